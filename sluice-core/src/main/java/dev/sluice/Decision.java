@@ -1,0 +1,136 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+
+/**
+ * The answer to one operation on one key: whether it was admitted, and the figures a caller
+ * needs next (for example to build HTTP headers) without a second call.
+ *
+ * <p>Immutable and thread-safe. Times are in nanoseconds; {@link #retryAfterNanos()} is
+ * {@link Long#MAX_VALUE} when the cost can never be admitted (it exceeds a capacity). With several
+ * limits on a key, the figures are those of the {@link #limit() deciding limit}: when rejected,
+ * the limit that asks for the longest wait; when admitted, the one with the least share of its
+ * capacity left. {@link #perLimit()} has every limit's own figures.
+ */
+public final class Decision {
+  private final boolean allowed;
+  private final boolean reachedCapacity;
+  private final double remaining;
+  private final long retryAfterNanos;
+  private final long resetAfterNanos;
+  private final long delayNanos;
+  private final Limit limit;
+  private final List<Decision> perLimit;
+
+  Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
+      long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit) {
+    this.allowed = allowed;
+    this.reachedCapacity = reachedCapacity;
+    this.remaining = remaining;
+    this.retryAfterNanos = retryAfterNanos;
+    this.resetAfterNanos = resetAfterNanos;
+    this.delayNanos = delayNanos;
+    this.limit = limit;
+    this.perLimit = perLimit;
+  }
+
+  /**
+   * Whether the request was admitted. For {@code fillUp}, which always counts the cost, whether
+   * the bucket stayed below capacity ({@code !reachedCapacity()}). For {@code check}, whether a
+   * {@code tryAcquire} would have been admitted.
+   */
+  public boolean isAllowed() {
+    return allowed;
+  }
+
+  /** Whether a {@code fillUp} reached capacity at that instant ("full" is an event, not a state). */
+  public boolean reachedCapacity() {
+    return reachedCapacity;
+  }
+
+  /** Whether this cost can never be admitted, because it exceeds the capacity. */
+  public boolean isNeverAdmissible() {
+    return !allowed && retryAfterNanos == Long.MAX_VALUE;
+  }
+
+  /** Capacity left after the operation ({@code C - L}), in units of cost; never negative. */
+  public double remaining() {
+    return remaining;
+  }
+
+  /** The level after the operation ({@code capacity - remaining}), in units of cost. */
+  public double level() {
+    return Math.max(0, limit.capacity() - remaining);
+  }
+
+  /**
+   * Nanoseconds until the same cost would be admitted: zero when admitted, {@link Long#MAX_VALUE}
+   * when never. Exact when nothing else touches the key meanwhile.
+   */
+  public long retryAfterNanos() {
+    return retryAfterNanos;
+  }
+
+  /** {@link #retryAfterNanos()} as a Duration; {@link ChronoUnit#FOREVER} when never. */
+  public Duration retryAfter() {
+    return retryAfterNanos == Long.MAX_VALUE
+        ? ChronoUnit.FOREVER.getDuration() : Duration.ofNanos(retryAfterNanos);
+  }
+
+  /** Nanoseconds until the key holds nothing (the bucket is empty, the window is over). */
+  public long resetAfterNanos() {
+    return resetAfterNanos;
+  }
+
+  /** {@link #resetAfterNanos()} as a Duration. */
+  public Duration resetAfter() {
+    return Duration.ofNanos(resetAfterNanos);
+  }
+
+  /**
+   * For {@code reserve}: nanoseconds the caller must wait before proceeding so that output runs
+   * at the leak rate. Zero for every other operation.
+   */
+  public long delayNanos() {
+    return delayNanos;
+  }
+
+  /** {@link #delayNanos()} as a Duration. */
+  public Duration delay() {
+    return Duration.ofNanos(delayNanos);
+  }
+
+  /** The limit that decided. */
+  public Limit limit() {
+    return limit;
+  }
+
+  /**
+   * Every limit's own decision, in the order the limits were configured; a one-element list of
+   * this decision when there is one limit. A limit's {@link #isAllowed()} there says whether that
+   * limit alone would have admitted.
+   */
+  public List<Decision> perLimit() {
+    return perLimit == null ? List.of(this) : perLimit;
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder b = new StringBuilder(allowed ? "allowed" : "rejected");
+    b.append(" remaining=").append(Checks.format(remaining));
+    if (!allowed || reachedCapacity) {
+      b.append(" retryAfter=").append(
+          retryAfterNanos == Long.MAX_VALUE ? "never" : Duration.ofNanos(retryAfterNanos));
+    }
+    b.append(" resetAfter=").append(Duration.ofNanos(resetAfterNanos));
+    if (delayNanos > 0) {
+      b.append(" delay=").append(Duration.ofNanos(delayNanos));
+    }
+    if (reachedCapacity) {
+      b.append(" reachedCapacity");
+    }
+    return b.append(" limit=").append(limit.name()).toString();
+  }
+}

@@ -1,0 +1,79 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Per-key rate limiting under one set of {@link Limit limits}.
+ *
+ * <p>Every operation on a key is one atomic step: with several limits, all must admit and none
+ * is charged unless all admit. Implementations are thread-safe. Keys are non-empty strings; costs
+ * are positive finite numbers (fractional allowed, default 1). A cost above a capacity is not an
+ * error: the decision says it can never be admitted. Bad arguments throw
+ * {@link IllegalArgumentException} (or {@link NullPointerException} for nulls) naming the value.
+ *
+ * <p>Create one with {@link Sluice#builder()}.
+ */
+public interface RateLimiter {
+
+  /** {@link #tryAcquire(String, double)} with cost 1. */
+  default Decision tryAcquire(String key) {
+    return tryAcquire(key, 1);
+  }
+
+  /**
+   * The meter: admits iff the cost fits every limit now ({@code L(now) + c <= C}), and then
+   * charges it; a rejection changes nothing (except starting a configured penalty).
+   */
+  Decision tryAcquire(String key, double cost);
+
+  /** {@link #check(String, double)} with cost 1. */
+  default Decision check(String key) {
+    return check(key, 1);
+  }
+
+  /** The answer {@link #tryAcquire(String, double)} would give now, changing nothing. */
+  Decision check(String key, double cost);
+
+  /**
+   * Adds the cost unconditionally, clamped at capacity ({@code L = min(C, L + c)}), and reports
+   * whether capacity was reached at this instant ({@link Decision#reachedCapacity()}).
+   */
+  Decision fillUp(String key, double cost);
+
+  /** {@link #reserve(String, double)} with cost 1. */
+  default Decision reserve(String key) {
+    return reserve(key, 1);
+  }
+
+  /**
+   * The queue (shaper): admits iff the queue has room, and returns in
+   * {@link Decision#delayNanos()} how long to wait before proceeding so that admitted work leaves
+   * at exactly the leak rate. Rejects when the queue is full.
+   *
+   * @throws UnsupportedOperationException if a limit is a window algorithm (it has no leak rate)
+   */
+  Decision reserve(String key, double cost);
+
+  /**
+   * Blocks until the cost is admitted or {@code timeout} has passed. Fails at once, without
+   * waiting, when the wait the limiter can already foresee exceeds the timeout (or the cost can
+   * never be admitted). Returns the last decision: admitted, or the rejection.
+   *
+   * @throws InterruptedException if interrupted while waiting; nothing has been charged then
+   */
+  Decision acquire(String key, double cost, Duration timeout) throws InterruptedException;
+
+  /**
+   * The asynchronous twin of {@link #acquire}: holds no thread while waiting. The future completes
+   * with the admitting decision or the final rejection; cancelling it stops the waiting.
+   */
+  CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout);
+
+  /** Forgets a key: its next request finds empty buckets and no windows. */
+  void reset(String key);
+
+  /** The limits every key is held to, in the order configured. */
+  List<Limit> limits();
+}

@@ -1,0 +1,114 @@
+package dev.sluice;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The front door: builds {@link RateLimiter rate limiters}.
+ *
+ * <pre>{@code
+ * RateLimiter limiter = Sluice.builder()
+ *     .limit(Limit.leakyBucket(10, Rate.perSecond(1.5)))
+ *     .build();
+ * Decision d = limiter.tryAcquire("user:42");
+ * }</pre>
+ */
+public final class Sluice {
+  /** Default bound on the number of keys an in-memory limiter holds. */
+  public static final long DEFAULT_MAXIMUM_KEYS = 1_000_000;
+
+  private Sluice() {}
+
+  /** A new builder; with no further settings it builds an in-memory limiter. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Collects the settings of a limiter. Not thread-safe; each setting may be given once, and a
+   * bad value fails at once with a message that names it.
+   */
+  public static final class Builder {
+    private final List<Limit> limits = new ArrayList<>();
+    private Clock clock;
+    private Scheduler scheduler;
+    private long maximumKeys = -1;
+    private boolean fastPath = true;
+
+    private Builder() {}
+
+    /** Adds a limit; a key is admitted only when every limit admits it. */
+    public Builder limit(Limit limit) {
+      Objects.requireNonNull(limit, "limit");
+      limits.add(limit);
+      return this;
+    }
+
+    /** Adds several limits. */
+    public Builder limits(Limit... limits) {
+      for (Limit l : Objects.requireNonNull(limits, "limits")) {
+        limit(l);
+      }
+      return this;
+    }
+
+    /** The clock; default {@link Clock#system()}. A manual clock makes tests exact. */
+    public Builder clock(Clock clock) {
+      if (this.clock != null) {
+        throw new IllegalStateException("clock was already set to " + this.clock);
+      }
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Where {@code acquireAsync} schedules its retries; default {@link Scheduler#system()}. */
+    public Builder scheduler(Scheduler scheduler) {
+      if (this.scheduler != null) {
+        throw new IllegalStateException("scheduler was already set to " + this.scheduler);
+      }
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * The most keys an in-memory limiter holds (default {@value #DEFAULT_MAXIMUM_KEYS_TEXT}).
+     * Beyond it, new keys evict idle keys first, then the sampled key closest to empty, whose
+     * level is forgotten.
+     */
+    public Builder maximumKeys(long maximumKeys) {
+      if (this.maximumKeys != -1) {
+        throw new IllegalStateException("maximumKeys was already set to " + this.maximumKeys);
+      }
+      if (maximumKeys <= 0) {
+        throw new IllegalArgumentException("maximumKeys must be positive but was " + maximumKeys);
+      }
+      this.maximumKeys = maximumKeys;
+      return this;
+    }
+
+    private static final String DEFAULT_MAXIMUM_KEYS_TEXT = "1,000,000";
+
+    /** For tests: route even a single bucket through the general engine. */
+    Builder generalPathOnly() {
+      this.fastPath = false;
+      return this;
+    }
+
+    /**
+     * Builds an in-memory limiter.
+     *
+     * @throws IllegalStateException if no limit was added
+     */
+    public RateLimiter build() {
+      if (limits.isEmpty()) {
+        throw new IllegalStateException("no limit was set: call limit(...) at least once");
+      }
+      return new InMemoryRateLimiter(limits,
+          clock == null ? Clock.system() : clock,
+          scheduler == null ? Scheduler.system() : scheduler,
+          maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys,
+          fastPath);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package dev.sluice;
+
+import java.time.Duration;
+
+/**
+ * Integer time. A tick is the resolution of a store's clock: one nanosecond in-process, one
+ * microsecond in Redis and PostgreSQL. All arithmetic saturates at {@link #MAX} instead of
+ * wrapping, so a huge capacity or a slow rate turns into "very long", never into a negative time.
+ */
+final class Ticks {
+  /** The largest time we ever compute with; far from overflow when two of them are added. */
+  static final long MAX = Long.MAX_VALUE / 4;
+
+  /** Marks "no time yet" in a state slot (an empty bucket, no window). */
+  static final long NONE = Long.MIN_VALUE + 1;
+
+  private Ticks() {}
+
+  /** {@code a + b}, clamped to {@code [-MAX..MAX]} for finite operands. */
+  static long add(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) {
+      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return r;
+  }
+
+  /** {@code max(0, a - b)} without overflow. */
+  static long positiveDifference(long a, long b) {
+    if (a <= b) {
+      return 0;
+    }
+    long r = a - b;
+    return r < 0 ? Long.MAX_VALUE : r;
+  }
+
+  /** Converts a non-negative double number of ticks to a long, saturating at {@link #MAX}. */
+  static long saturate(double ticks) {
+    if (ticks >= MAX) {
+      return MAX;
+    }
+    return (long) ticks;
+  }
+
+  /**
+   * Ticks for an amount of units at {@code ticksPerUnit}: rounded down, so that {@code n} costs
+   * that add up to the capacity always fit in it, but at least one tick, so that a positive cost
+   * is never free. A product within 1e-6 of an integer is taken as that integer: {@code 0.3 * 1e9}
+   * must be 300,000,000 ticks even though the double product is a hair below it.
+   */
+  static long fromUnits(double units, double ticksPerUnit) {
+    double exact = units * ticksPerUnit;
+    if (exact >= MAX) {
+      return MAX;
+    }
+    double nearest = Math.rint(exact);
+    long ticks = Math.abs(exact - nearest) < 1e-6 ? (long) nearest : (long) Math.floor(exact);
+    return Math.max(1, ticks);
+  }
+
+  static long toNanosSaturated(Duration duration) {
+    try {
+      return Math.min(duration.toNanos(), MAX);
+    } catch (ArithmeticException overflow) {
+      return duration.isNegative() ? -MAX : MAX;
+    }
+  }
+
+  /** Converts nanoseconds to ticks of {@code ticksPerSecond} as a double (exact for ns and µs). */
+  static double scale(long nanos, long ticksPerSecond) {
+    if (ticksPerSecond == 1_000_000_000L) {
+      return nanos;
+    }
+    return nanos * (ticksPerSecond / 1e9);
+  }
+
+  /** Ticks of {@code ticksPerSecond} in a duration, rounded up, saturating. */
+  static long fromNanosCeil(long nanos, long ticksPerSecond) {
+    if (ticksPerSecond == 1_000_000_000L) {
+      return nanos;
+    }
+    long divisor = 1_000_000_000L / ticksPerSecond;
+    return nanos / divisor + (nanos % divisor == 0 ? 0 : 1);
+  }
+
+  /** Nanoseconds in {@code ticks} of {@code ticksPerSecond}, saturating at Long.MAX_VALUE. */
+  static long toNanos(long ticks, long ticksPerSecond) {
+    if (ticksPerSecond == 1_000_000_000L || ticks == 0) {
+      return ticks;
+    }
+    if (ticks >= MAX) {
+      return Long.MAX_VALUE;
+    }
+    long factor = 1_000_000_000L / ticksPerSecond;
+    long r = ticks * factor;
+    return r / factor == ticks ? r : Long.MAX_VALUE;
+  }
+
+  static String formatDuration(Duration d) {
+    long s = d.getSeconds();
+    if (d.getNano() == 0 && s != 0) {
+      if (s % 86400 == 0) {
+        return (s / 86400) + "d";
+      }
+      if (s % 3600 == 0) {
+        return (s / 3600) + "h";
+      }
+      if (s % 60 == 0) {
+        return (s / 60) + "m";
+      }
+      return s + "s";
+    }
+    long nanos = toNanosSaturated(d);
+    if (nanos % 1_000_000 == 0) {
+      return (nanos / 1_000_000) + "ms";
+    }
+    return nanos + "ns";
+  }
+}

@@ -1,0 +1,646 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Rate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every store must show, as JUnit tests. A store module extends this class and
+ * supplies {@link #factory()}; nothing else. Times here are whole microseconds so that stores of
+ * either resolution give the same figures.
+ */
+public abstract class ConformanceSuite {
+  private static final double EPS = 1e-6;
+
+  /** The store under test. */
+  protected abstract LimiterFactory factory();
+
+  protected final ManualClock clock = new ManualClock(0);
+
+  protected RateLimiter limiter(Limit... limits) {
+    return factory().create(clock, List.of(limits));
+  }
+
+  private void at(double seconds) {
+    clock.set(Math.round(seconds * 1e9));
+  }
+
+  private static long nanos(double seconds) {
+    return Math.round(seconds * 1e9);
+  }
+
+  // ------------------------------------------------------------------ seed timelines
+
+  /** Seed 000's plot: capacity 3, leak 1.5/s, fill-ups at 1, 1.7, 2, 2.3 and 6 seconds. */
+  @Test
+  public void seed000_fillUpTimeline_levelsAndFullEvents() {
+    RateLimiter b = limiter(Limit.leakyBucket(3, Rate.perSecond(1.5)));
+    at(1.0);
+    Decision d = b.fillUp("k", 1);
+    assertThat(d.level()).isCloseTo(1.0, within(EPS));
+    assertThat(d.reachedCapacity()).isFalse();
+    at(1.7);   // 1 - 0.7 * 1.5 < 0: empty since 1.667 s, then +2
+    d = b.fillUp("k", 2);
+    assertThat(d.level()).isCloseTo(2.0, within(EPS));
+    at(2.0);
+    assertThat(b.check("k", 0.001).level()).isCloseTo(1.55, within(EPS));
+    d = b.fillUp("k", 1);
+    assertThat(d.level()).isCloseTo(2.55, within(EPS));
+    assertThat(d.reachedCapacity()).isFalse();
+    at(2.3);   // 2.55 - 0.45 + 2 = 4.1: clamped to 3, the "full" event
+    d = b.fillUp("k", 2);
+    assertThat(d.level()).isCloseTo(3.0, within(EPS));
+    assertThat(d.reachedCapacity()).isTrue();
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.resetAfterNanos()).isCloseTo(nanos(2.0), within(2L));   // 3 / 1.5
+    at(4.3);
+    assertThat(b.check("k", 0.001).level()).isCloseTo(0.0, within(EPS));
+    at(6.0);   // exactly capacity: full again
+    d = b.fillUp("k", 3);
+    assertThat(d.level()).isCloseTo(3.0, within(EPS));
+    assertThat(d.reachedCapacity()).isTrue();
+  }
+
+  /** Seed 001's two-user timeline: capacity 1, one leak per 2 seconds, per-user buckets. */
+  @Test
+  public void seed001_twoUsers_ownBuckets() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.of(1, Duration.ofSeconds(2))));
+    Object[][] timeline = {
+        {0.000, "bob", true}, {0.999, "bob", false},
+        {1.000, "alice", true}, {1.000, "alice", false}, {1.001, "alice", false},
+        {2.001, "alice", false}, {2.001, "bob", true}, {2.001, "bob", false},
+        {3.002, "alice", true}, {3.003, "alice", false},
+    };
+    for (Object[] step : timeline) {
+      at((double) step[0]);
+      assertThat(l.tryAcquire((String) step[1]).isAllowed())
+          .as("%s at %ss", step[1], step[0]).isEqualTo(step[2]);
+    }
+  }
+
+  /** Seed 003: 10 calls per 10 s; the 11th waits for the next drip. */
+  @Test
+  public void seed003_tenPerTenSeconds_retryAfterIsTimeToNextDrip() {
+    RateLimiter l = limiter(Limit.leakyBucket(10, Rate.of(10, Duration.ofSeconds(10))));
+    for (int i = 0; i < 10; i++) {
+      assertThat(l.tryAcquire("ip-127.0.0.1").isAllowed()).as("call %s", i + 1).isTrue();
+    }
+    at(0.220877);
+    Decision d = l.tryAcquire("ip-127.0.0.1");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isCloseTo(nanos(0.779123), within(2L));
+    at(0.457641);
+    assertThat(l.tryAcquire("ip-127.0.0.1").retryAfterNanos()).isCloseTo(nanos(0.542359), within(2L));
+    at(1.0);
+    assertThat(l.tryAcquire("ip-127.0.0.1").isAllowed()).isTrue();
+  }
+
+  /** Seed 001's queue: rate 1/s, room for 2; C is rejected, D fits after one leak. */
+  @Test
+  public void seed001_queue_delaysToConstantRate() {
+    RateLimiter q = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    Decision a = q.reserve("k");
+    Decision b = q.reserve("k");
+    Decision c = q.reserve("k");
+    assertThat(a.isAllowed()).isTrue();
+    assertThat(a.delayNanos()).isZero();
+    assertThat(b.isAllowed()).isTrue();
+    assertThat(b.delayNanos()).isEqualTo(nanos(1));
+    assertThat(c.isAllowed()).isFalse();
+    assertThat(c.retryAfterNanos()).isEqualTo(nanos(1));
+    at(1.0);
+    Decision d = q.reserve("k");
+    assertThat(d.isAllowed()).isTrue();
+    assertThat(d.delayNanos()).isEqualTo(nanos(1));   // departs at 2 s, after B
+    at(4.0);
+    Decision e = q.reserve("k");
+    assertThat(e.isAllowed()).isTrue();
+    assertThat(e.delayNanos()).isZero();
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  @Test
+  public void tryAcquire_fractionalCosts_admitUpToCapacityExactly() {
+    RateLimiter l = limiter(Limit.leakyBucket(1000, Rate.of(1000, Duration.ofDays(30))));
+    assertThat(l.tryAcquire("budget", 30).isAllowed()).isTrue();
+    Decision d = l.tryAcquire("budget", 990);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.remaining()).isCloseTo(970, within(EPS));
+    assertThat(l.tryAcquire("budget", 969.75).isAllowed()).isTrue();
+    assertThat(l.tryAcquire("budget", 0.5).isAllowed()).isFalse();
+    assertThat(l.tryAcquire("budget", 0.25).isAllowed()).isTrue();
+    assertThat(l.check("budget", 0.25).isAllowed()).isFalse();
+  }
+
+  @Test
+  public void tryAcquire_costsThatSumToCapacity_allFit() {
+    RateLimiter l = limiter(Limit.leakyBucket(3, Rate.perSecond(1.5)));
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k", 0.001).isAllowed()).isFalse();
+  }
+
+  @Test
+  public void check_changesNothing() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    for (int i = 0; i < 5; i++) {
+      assertThat(l.check("k", 2).isAllowed()).isTrue();
+    }
+    assertThat(l.tryAcquire("k", 2).isAllowed()).isTrue();
+    Decision d = l.check("k", 1);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(1));
+    assertThat(l.check("k", 1).retryAfterNanos()).isEqualTo(nanos(1));
+  }
+
+  @Test
+  public void tryAcquire_rejected_changesNothing() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    l.tryAcquire("k", 1.5);
+    for (int i = 0; i < 3; i++) {
+      assertThat(l.tryAcquire("k", 1).isAllowed()).isFalse();
+    }
+    assertThat(l.tryAcquire("k", 0.5).isAllowed()).isTrue();
+  }
+
+  @Test
+  public void tryAcquire_costAboveCapacity_neverAdmits() {
+    RateLimiter l = limiter(Limit.leakyBucket(5, Rate.perSecond(1)));
+    Decision d = l.tryAcquire("k", 5.5);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.isNeverAdmissible()).isTrue();
+    assertThat(d.retryAfterNanos()).isEqualTo(Long.MAX_VALUE);
+    assertThat(d.retryAfter()).isEqualTo(java.time.temporal.ChronoUnit.FOREVER.getDuration());
+    assertThat(l.tryAcquire("k", 5).isAllowed()).as("nothing was charged").isTrue();
+  }
+
+  @Test
+  public void decision_figures_remainingRetryResetDelay() {
+    RateLimiter l = limiter(Limit.leakyBucket(4, Rate.perSecond(2)));
+    Decision d = l.tryAcquire("k", 3);
+    assertThat(d.remaining()).isCloseTo(1, within(EPS));
+    assertThat(d.retryAfterNanos()).isZero();
+    assertThat(d.resetAfterNanos()).isEqualTo(nanos(1.5));
+    assertThat(d.delayNanos()).isZero();
+    d = l.tryAcquire("k", 2);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(0.5));
+    assertThat(d.resetAfterNanos()).isEqualTo(nanos(1.5));
+    assertThat(d.limit()).isEqualTo(l.limits().get(0));
+  }
+
+  @Test
+  public void fillUp_clampsAtCapacity_andReportsTheInstant() {
+    RateLimiter l = limiter(Limit.leakyBucket(3, Rate.perSecond(1)));
+    Decision d = l.fillUp("k", 2);
+    assertThat(d.reachedCapacity()).isFalse();
+    assertThat(d.isAllowed()).isTrue();
+    d = l.fillUp("k", 5);
+    assertThat(d.reachedCapacity()).isTrue();
+    assertThat(d.level()).isCloseTo(3, within(EPS));
+    at(1.0);
+    assertThat(l.check("k", 1).isAllowed()).as("clamped at 3, one unit leaked").isTrue();
+    assertThat(l.check("k", 1.25).isAllowed()).isFalse();
+  }
+
+  @Test
+  public void tokenBucket_gcra_leakyBucket_decideIdentically() {
+    Random random = new Random(42);
+    RateLimiter leaky = limiter(Limit.leakyBucket(5, Rate.perSecond(2)));
+    RateLimiter token = limiter(Limit.tokenBucket(5, Rate.perSecond(2)));
+    RateLimiter gcra = limiter(Limit.gcra(Rate.perSecond(2), 5));
+    long t = 0;
+    for (int i = 0; i < 2_000; i++) {
+      t += random.nextInt(400_000) * 1000L;
+      clock.set(t);
+      double cost = 0.25 * (1 + random.nextInt(8));
+      Decision a = leaky.tryAcquire("k", cost);
+      Decision b = token.tryAcquire("k", cost);
+      Decision c = gcra.tryAcquire("k", cost);
+      assertThat(b.isAllowed()).isEqualTo(a.isAllowed());
+      assertThat(c.isAllowed()).isEqualTo(a.isAllowed());
+      assertThat(b.remaining()).isEqualTo(a.remaining());
+      assertThat(c.retryAfterNanos()).isEqualTo(a.retryAfterNanos());
+      assertThat(c.resetAfterNanos()).isEqualTo(b.resetAfterNanos());
+    }
+  }
+
+  @Test
+  public void reset_forgetsTheKey() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perHour(1)));
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+    l.reset("k");
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    l.reset("never-seen");
+  }
+
+  @Test
+  public void keys_areIndependent() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perHour(1)));
+    assertThat(l.tryAcquire("a").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("b").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("a").isAllowed()).isFalse();
+  }
+
+  @Test
+  public void clockGoingBackwards_countsAsNoTime() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    at(10);
+    l.tryAcquire("k", 2);
+    at(5);   // the clock jumps back 5 s
+    Decision d = l.check("k", 1);
+    assertThat(d.retryAfterNanos()).as("no extra wait, no extra room").isEqualTo(nanos(1));
+    at(11);
+    assertThat(l.tryAcquire("k", 1).isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k", 0.5).isAllowed()).isFalse();
+  }
+
+  // ------------------------------------------------------------------ several limits
+
+  @Test
+  public void severalLimits_allMustAdmit_noneChargedOtherwise() {
+    Limit perSecond = Limit.leakyBucket(10, Rate.perSecond(10)).named("10/s");
+    Limit perHour = Limit.leakyBucket(15, Rate.perHour(15)).named("15/h");
+    RateLimiter l = limiter(perSecond, perHour);
+    for (int i = 0; i < 10; i++) {
+      assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    }
+    Decision d = l.tryAcquire("k");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.limit().name()).isEqualTo("10/s");
+    assertThat(d.perLimit()).hasSize(2);
+    assertThat(d.perLimit().get(1).isAllowed()).as("the hourly limit alone had room").isTrue();
+    at(1.0);
+    for (int i = 0; i < 5; i++) {
+      assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    }
+    d = l.tryAcquire("k");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.limit().name()).isEqualTo("15/h");
+    // one unit of 15/h leaks in 240 s, and 1 s of it has leaked already
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(239));
+    // the per-second bucket was not charged by the rejected request: 5 of its 10 left... leaked
+    assertThat(d.perLimit().get(0).remaining()).isCloseTo(5, within(EPS));
+  }
+
+  @Test
+  public void dualLeakyBucket_peakAndSustained() {
+    // ATM TM 4.0: peak 10/s with no burst, sustained 2/s with a burst of 5
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(10)).named("peak"),
+        Limit.leakyBucket(5, Rate.perSecond(2)).named("sustained"));
+    int admitted = 0;
+    for (int i = 0; i < 100; i++) {
+      clock.set(i * 100_000_000L);   // one request per 100 ms for 10 s
+      if (l.tryAcquire("vc").isAllowed()) {
+        admitted++;
+      }
+    }
+    // 6 in the burst (0 to 0.5 s), then one per 0.5 s from 1.0 s to 9.5 s: 6 + 18 = 24
+    assertThat(admitted).isEqualTo(24);
+  }
+
+  @Test
+  public void severalLimits_reserve_departsWhenEveryQueueIsEmpty() {
+    // each request sits in both queues until it departs: 6 @ 2/s holds 3 s, 3 @ 1/s holds 3 s
+    RateLimiter l = limiter(Limit.leakyBucket(6, Rate.perSecond(2)), Limit.leakyBucket(3, Rate.perSecond(1)));
+    assertThat(l.reserve("k").delayNanos()).isZero();
+    assertThat(l.reserve("k").delayNanos()).isEqualTo(nanos(1));   // the 1/s queue is the slower
+    assertThat(l.reserve("k").delayNanos()).isEqualTo(nanos(2));
+    assertThat(l.reserve("k").isAllowed()).isFalse();
+  }
+
+  @Test
+  public void reserve_onWindowLimit_isRefusedWithAReason() {
+    RateLimiter l = limiter(Limit.fixedWindow(10, Duration.ofSeconds(1)));
+    assertThatThrownBy(() -> l.reserve("k"))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("fixed-window");
+  }
+
+  // ------------------------------------------------------------------ windows
+
+  @Test
+  public void fixedWindow_startsWithFirstRequest_resetsAtItsEnd() {
+    RateLimiter l = limiter(Limit.fixedWindow(3, Duration.ofSeconds(10)));
+    at(5);
+    for (int i = 0; i < 3; i++) {
+      assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    }
+    at(14.9);
+    Decision d = l.tryAcquire("k");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(0.1));
+    at(15);
+    assertThat(l.tryAcquire("k").isAllowed()).as("burst at reset: seed 004's complaint").isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+  }
+
+  @Test
+  public void slidingWindow_weighsThePreviousWindow() {
+    RateLimiter l = limiter(Limit.slidingWindow(10, Duration.ofSeconds(10)));
+    at(5);
+    for (int i = 0; i < 10; i++) {
+      assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    }
+    at(12.5);   // previous window had 10; 75% of it is still in view: 7.5
+    Decision d = l.check("k", 2.5);
+    assertThat(d.isAllowed()).isTrue();
+    assertThat(d.remaining()).isCloseTo(2.5, within(EPS));
+    assertThat(l.tryAcquire("k", 3).isAllowed()).isFalse();
+    assertThat(l.tryAcquire("k", 2.5).isAllowed()).isTrue();
+    d = l.tryAcquire("k", 1);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(1));   // at 13.5 s the weight is 6.5
+  }
+
+  // ------------------------------------------------------------------ penalty
+
+  @Test
+  public void penalty_afterOverflow_rejectsForThePenalty() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)).withPenalty(Duration.ofSeconds(30)));
+    l.tryAcquire("k", 2);
+    Decision d = l.tryAcquire("k", 1);
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(31));   // held full 30 s, then 1 s to leak 1
+    at(10);
+    assertThat(l.tryAcquire("k", 1).isAllowed()).as("held").isFalse();
+    at(30.5);   // the hold ended at 30 s; the full bucket has leaked 0.5
+    assertThat(l.check("k", 1).isAllowed()).isFalse();
+    at(31);   // the rejection at 10 s did not extend the penalty
+    assertThat(l.tryAcquire("k", 1).isAllowed()).isTrue();
+  }
+
+  @Test
+  public void penalty_onWindow_blocksUntilItEnds() {
+    RateLimiter l = limiter(Limit.fixedWindow(1, Duration.ofSeconds(1)).withPenalty(Duration.ofSeconds(5)));
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    Decision d = l.tryAcquire("k");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(5));
+    at(4.999);
+    assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+    at(5);
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+  }
+
+  @Test
+  public void penalty_costThatCanNeverFit_doesNotPenalize() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)).withPenalty(Duration.ofSeconds(30)));
+    assertThat(l.tryAcquire("k", 3).isNeverAdmissible()).isTrue();
+    assertThat(l.tryAcquire("k", 2).isAllowed()).isTrue();
+  }
+
+  // ------------------------------------------------------------------ validation
+
+  @Test
+  public void badKeysAndCosts_areRejectedWithTheValue() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    assertThatThrownBy(() -> l.tryAcquire(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("key");
+    assertThatThrownBy(() -> l.tryAcquire("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key");
+    for (double bad : new double[] {0, -1, Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY}) {
+      assertThatThrownBy(() -> l.tryAcquire("k", bad))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("cost").hasMessageContaining(String.valueOf(bad).replace(".0", ""));
+      assertThatThrownBy(() -> l.check("k", bad)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> l.fillUp("k", bad)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> l.reserve("k", bad)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> l.acquire("k", bad, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> l.acquireAsync("k", bad, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    }
+    assertThatThrownBy(() -> l.acquire("k", 1, Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+    assertThat(l.check("k", 2).isAllowed()).as("bad calls charged nothing").isTrue();
+  }
+
+  // ------------------------------------------------------------------ acquire
+
+  @Test
+  public void acquire_waitsExactlyTheRetryAfter() throws InterruptedException {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(4)));
+    l.tryAcquire("job", 2);
+    long before = clock.nanoTime();
+    Decision d = l.acquire("job", 1, Duration.ofSeconds(1));
+    assertThat(d.isAllowed()).isTrue();
+    assertThat(clock.nanoTime() - before).isEqualTo(nanos(0.25));
+  }
+
+  @Test
+  public void acquire_waitBeyondTimeout_failsAtOnce() throws InterruptedException {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    l.tryAcquire("job", 2);
+    long before = clock.nanoTime();
+    Decision d = l.acquire("job", 1, Duration.ofMillis(999));
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfterNanos()).isEqualTo(nanos(1));
+    assertThat(clock.nanoTime()).as("did not wait").isEqualTo(before);
+    assertThat(l.acquire("job", 5, Duration.ofDays(1)).isNeverAdmissible()).isTrue();
+  }
+
+  @Test
+  public void acquire_interrupted_throwsAndChargesNothing() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(1)));
+    l.tryAcquire("job");
+    Thread.currentThread().interrupt();
+    assertThatThrownBy(() -> l.acquire("job", 1, Duration.ofSeconds(5)))
+        .isInstanceOf(InterruptedException.class);
+    assertThat(Thread.interrupted()).isFalse();
+    assertThat(l.check("job").retryAfterNanos()).isEqualTo(nanos(1));
+  }
+
+  @Test
+  public void acquireAsync_holdsNoThread_completesWhenAdmitted() throws Exception {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(2)));
+    l.tryAcquire("job");
+    CompletableFuture<Decision> f = l.acquireAsync("job", 1, Duration.ofSeconds(1));
+    assertThat(f).isNotDone();
+    assertThat(clock.pendingTasks()).isEqualTo(1);
+    clock.advanceNanos(nanos(0.5) - 1);
+    assertThat(f).isNotDone();
+    clock.advanceNanos(1);
+    assertThat(f).isCompleted();
+    assertThat(f.get().isAllowed()).isTrue();
+  }
+
+  @Test
+  public void acquireAsync_waitBeyondTimeout_completesRejectedAtOnce() throws Exception {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(1)));
+    l.tryAcquire("job");
+    CompletableFuture<Decision> f = l.acquireAsync("job", 1, Duration.ofMillis(10));
+    assertThat(f).isCompleted();
+    assertThat(f.get().isAllowed()).isFalse();
+    assertThat(clock.pendingTasks()).isZero();
+  }
+
+  @Test
+  public void acquireAsync_cancelled_stopsWaitingAndChargesNothing() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(1)));
+    l.tryAcquire("job");
+    CompletableFuture<Decision> f = l.acquireAsync("job", 1, Duration.ofSeconds(5));
+    f.cancel(false);
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(l.check("job").isAllowed()).as("the cancelled wait took nothing").isTrue();
+  }
+
+  // ------------------------------------------------------------------ concurrency
+
+  /** Threads in the stress tests; raise with -Dsluice.test.threads. */
+  protected int threads() {
+    return Integer.getInteger("sluice.test.threads", 8);
+  }
+
+  /** Operations per thread per phase; raise with -Dsluice.test.operations. */
+  protected int operations() {
+    return Integer.getInteger("sluice.test.operations", 20_000) / 4;
+  }
+
+  /**
+   * Many threads on one hot key, random costs, the clock fixed within a phase: the admitted total
+   * never exceeds the room at the phase start, every rejected cost really did not fit at the end,
+   * and the store's own level agrees with the sum to the tick.
+   */
+  @Test
+  public void concurrency_hotKey_exactAccounting() throws Exception {
+    double capacity = 1000;
+    RateLimiter l = limiter(Limit.leakyBucket(capacity, Rate.perSecond(500)));
+    ExecutorService pool = Executors.newFixedThreadPool(threads());
+    try {
+      for (int phase = 0; phase < 4; phase++) {
+        clock.advance(Duration.ofMillis(700 * phase));
+        double room = l.check("hot", 0.25).remaining();
+        List<Future<double[]>> results = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        for (int t = 0; t < threads(); t++) {
+          long seed = phase * 1000L + t;
+          results.add(pool.submit(() -> {
+            Random r = new Random(seed);
+            go.await();
+            double admitted = 0;
+            double smallestRejected = Double.MAX_VALUE;
+            for (int i = 0; i < operations(); i++) {
+              double cost = 0.25 * (1 + r.nextInt(12));
+              if (l.tryAcquire("hot", cost).isAllowed()) {
+                admitted += cost;
+              } else {
+                smallestRejected = Math.min(smallestRejected, cost);
+              }
+            }
+            return new double[] {admitted, smallestRejected};
+          }));
+        }
+        go.countDown();
+        double admitted = 0;
+        double smallestRejected = Double.MAX_VALUE;
+        for (Future<double[]> f : results) {
+          double[] r = f.get(60, TimeUnit.SECONDS);
+          admitted += r[0];
+          smallestRejected = Math.min(smallestRejected, r[1]);
+        }
+        assertThat(admitted).as("phase %s admitted", phase).isLessThanOrEqualTo(room + EPS);
+        double left = l.check("hot", 0.25).remaining();
+        assertThat(left).as("store level agrees with the admitted sum").isCloseTo(room - admitted, within(1e-6));
+        assertThat(smallestRejected).as("each rejection really did not fit").isGreaterThan(left);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Many threads on many keys: per-key totals never exceed capacity; nothing is lost. */
+  @Test
+  public void concurrency_manyKeys_exactAccounting() throws Exception {
+    int keys = 64;
+    RateLimiter l = limiter(Limit.leakyBucket(50, Rate.perHour(1)));
+    ExecutorService pool = Executors.newFixedThreadPool(threads());
+    try {
+      List<Future<double[]>> results = new ArrayList<>();
+      for (int t = 0; t < threads(); t++) {
+        long seed = t;
+        results.add(pool.submit(() -> {
+          Random r = new Random(seed);
+          double[] admitted = new double[keys];
+          for (int i = 0; i < operations(); i++) {
+            int k = r.nextInt(keys);
+            double cost = 0.5 * (1 + r.nextInt(6));
+            if (l.tryAcquire("key-" + k, cost).isAllowed()) {
+              admitted[k] += cost;
+            }
+          }
+          return admitted;
+        }));
+      }
+      double[] total = new double[keys];
+      for (Future<double[]> f : results) {
+        double[] a = f.get(60, TimeUnit.SECONDS);
+        for (int k = 0; k < keys; k++) {
+          total[k] += a[k];
+        }
+      }
+      for (int k = 0; k < keys; k++) {
+        assertThat(total[k]).isLessThanOrEqualTo(50);
+        double level = 50 - l.check("key-" + k, 0.5).remaining();
+        assertThat(level).as("key-%s level", k).isCloseTo(total[k], within(1e-3));
+        assertThat(total[k]).as("filled up to within one largest cost").isGreaterThan(50 - 3);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Several limits under contention: no limit is ever charged for a rejected request. */
+  @Test
+  public void concurrency_severalLimits_allOrNothing() throws Exception {
+    RateLimiter l = limiter(Limit.leakyBucket(40, Rate.perHour(1)).named("a"),
+        Limit.leakyBucket(100, Rate.perHour(1)).named("b"));
+    ExecutorService pool = Executors.newFixedThreadPool(threads());
+    AtomicBoolean failed = new AtomicBoolean();
+    try {
+      List<Future<Double>> results = new ArrayList<>();
+      for (int t = 0; t < threads(); t++) {
+        long seed = t;
+        results.add(pool.submit(() -> {
+          Random r = new Random(seed);
+          double admitted = 0;
+          for (int i = 0; i < operations() / 4; i++) {
+            double cost = 0.5 * (1 + r.nextInt(4));
+            if (l.tryAcquire("k", cost).isAllowed()) {
+              admitted += cost;
+            }
+          }
+          return admitted;
+        }));
+      }
+      double admitted = 0;
+      for (Future<Double> f : results) {
+        admitted += f.get(60, TimeUnit.SECONDS);
+      }
+      Decision d = l.check("k", 0.5);
+      assertThat(40 - d.perLimit().get(0).remaining()).isCloseTo(admitted, within(1e-6));
+      assertThat(100 - d.perLimit().get(1).remaining()).as("b charged only with a").isCloseTo(admitted, within(1e-6));
+      assertThat(failed).isFalse();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
