@@ -16,8 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * One bucket limit (leaky, token, GCRA): the cell is one volatile long, E, the instant the
  * bucket is empty, updated by compare-and-set. A decision reads E, then the clock, computes, and
- * CASes; on failure it retries with a fresh clock reading, so every decision is linearizable at
- * its clock reading. No allocation but the Decision, which escape analysis removes when the
+ * CASes; on failure it retries with a fresh clock reading. A decision that writes nothing reads E
+ * again after the clock: E never decreases, so an unchanged E held at the clock reading. Every
+ * decision is thus linearizable at its clock reading (checked by Lincheck). No allocation but the Decision, which escape analysis removes when the
  * caller does not keep it.
  *
  * Several limits, or windows: the cell holds the state slots and decides under its own monitor.
@@ -137,39 +138,38 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       long now = clock.nanoTime();
       long b = Engine.backlog(e, now);
       long filled = Ticks.add(b, q);
-      switch (op) {
-        case Engine.CHECK:
-          return filled <= l.capacity
-              ? new Decision(true, false, l.units(l.capacity - b), 0, b, 0, l.limit, null)
-              : rejected(l, b, q);
-        case Engine.FILL_UP: {
-          boolean reached = filled >= l.capacity;
-          long kept = Math.max(b, Math.min(l.capacity, filled));
-          if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
-            kept = Ticks.add(l.capacity, l.penalty);
-          }
-          if (kept == b || cell.cas(e, Ticks.add(now, kept))) {
-            long retry = q > l.capacity ? Engine.NEVER : Ticks.positiveDifference(Ticks.add(kept, q), l.capacity);
-            return new Decision(!reached, reached, l.units(Math.max(0, l.capacity - kept)),
-                retry, kept, 0, l.limit, null);
-          }
-          break;
+      if (op == Engine.FILL_UP) {
+        boolean reached = filled >= l.capacity;
+        long kept = Math.max(b, Math.min(l.capacity, filled));
+        if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
+          kept = Ticks.add(l.capacity, l.penalty);
         }
-        default:
-          if (filled <= l.capacity) {
-            if (cell.cas(e, Ticks.add(now, filled))) {
-              return admitted(l, filled, op == Engine.RESERVE ? b : 0);
-            }
-          } else {
-            // A penalty starts on an overflow when none is in force (a held bucket is over-full).
-            if (l.penalty <= 0 || q > l.capacity || b > l.capacity) {
-              return rejected(l, b, q);
-            }
-            long held = Ticks.add(l.capacity, l.penalty);
-            if (cell.cas(e, Ticks.add(now, held))) {
-              return rejected(l, held, q);
-            }
+        if (kept == b ? cell.e == e : cell.cas(e, Ticks.add(now, kept))) {
+          long retry = q > l.capacity ? Engine.NEVER
+              : Ticks.positiveDifference(Ticks.add(kept, q), l.capacity);
+          return new Decision(!reached, reached, l.units(Math.max(0, l.capacity - kept)), retry,
+              kept, 0, l.limit, null);
+        }
+      } else if (filled <= l.capacity) {
+        if (op == Engine.CHECK) {
+          if (cell.e == e) {
+            return new Decision(true, false, l.units(l.capacity - b), 0, b, 0, l.limit, null);
           }
+        } else if (cell.cas(e, Ticks.add(now, filled))) {
+          return admitted(l, filled, op == Engine.RESERVE ? b : 0);
+        }
+      } else if (op == Engine.CHECK || l.penalty <= 0 || q > l.capacity || b > l.capacity) {
+        // No write. E never decreases, so if it is unchanged since before the clock was read,
+        // it held at that reading: the decision is linearizable there.
+        if (cell.e == e) {
+          return rejected(l, b, q);
+        }
+      } else {
+        // An overflow starts the penalty (none is in force: a held bucket is over-full).
+        long held = Ticks.add(l.capacity, l.penalty);
+        if (cell.cas(e, Ticks.add(now, held))) {
+          return rejected(l, held, q);
+        }
       }
     }
   }

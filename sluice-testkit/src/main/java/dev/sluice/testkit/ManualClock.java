@@ -36,8 +36,11 @@ public final class ManualClock implements Clock, Scheduler {
     advanceNanos(duration.toNanos());
   }
 
-  /** Moves the clock forward by {@code nanos} and runs every task that falls due, in order. */
-  public void advanceNanos(long nanos) {
+  /**
+   * Moves the clock forward by {@code nanos} and runs every task that falls due, in order.
+   * Concurrent advances add up: each is atomic.
+   */
+  public synchronized void advanceNanos(long nanos) {
     if (nanos < 0) {
       throw new IllegalArgumentException("advance must not be negative but was " + nanos);
     }
@@ -58,7 +61,7 @@ public final class ManualClock implements Clock, Scheduler {
   }
 
   /** Sets the clock, backwards too: limiters must treat going back as no time passing. */
-  public void set(long nanos) {
+  public synchronized void set(long nanos) {
     now.set(nanos);
   }
 

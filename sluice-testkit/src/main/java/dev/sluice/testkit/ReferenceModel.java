@@ -2,9 +2,6 @@ package dev.sluice.testkit;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
-import java.math.BigDecimal;
-import java.math.MathContext;
-import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,7 +11,7 @@ import java.util.TreeMap;
 /**
  * A plain model of every algorithm, written for clarity, not speed: a leaky bucket is a level
  * that leaks, a token bucket a count of tokens that refills, GCRA a theoretical arrival time,
- * windows are counts per window. Levels are exact decimals; time is integer ticks of the store's
+ * windows are counts per window. Levels are exact fractions; time is integer ticks of the store's
  * resolution (the model floors nanoseconds to ticks as the store does).
  *
  * <p>Exactness: the model does not round costs. It agrees with a store decision for decision when
@@ -24,8 +21,6 @@ import java.util.TreeMap;
  * <p>Not thread-safe: it is the sequential specification.
  */
 public final class ReferenceModel {
-  static final MathContext MC = new MathContext(50, RoundingMode.HALF_EVEN);
-  private static final BigDecimal MICRO = BigDecimal.valueOf(1_000_000);
 
   private final List<Limit> limits;
   private final long ticksPerSecond;
@@ -70,7 +65,7 @@ public final class ReferenceModel {
 
   private ModelDecision meter(String key, double cost, long nanos, boolean charge) {
     List<Single> ls = at(key, nanos);
-    BigDecimal c = new BigDecimal(cost);
+    Fraction c = Fraction.of(cost);
     boolean[] fits = new boolean[ls.size()];
     boolean all = true;
     for (int i = 0; i < ls.size(); i++) {
@@ -91,7 +86,7 @@ public final class ReferenceModel {
 
   public ModelDecision fillUp(String key, double cost, long nanos) {
     List<Single> ls = at(key, nanos);
-    BigDecimal c = new BigDecimal(cost);
+    Fraction c = Fraction.of(cost);
     boolean[] below = new boolean[ls.size()];
     boolean reached = false;
     for (int i = 0; i < ls.size(); i++) {
@@ -108,7 +103,7 @@ public final class ReferenceModel {
   /** The queue: depart when every limit's queue is empty; each is then busy for c / rate. */
   public ModelDecision reserve(String key, double cost, long nanos) {
     List<Single> ls = at(key, nanos);
-    BigDecimal c = new BigDecimal(cost);
+    Fraction c = Fraction.of(cost);
     long departure = now;
     for (Single s : ls) {
       departure = Math.max(departure, ((BucketLike) s).emptyAt());
@@ -129,17 +124,17 @@ public final class ReferenceModel {
     return decision(ls, c, fits, all, false, all ? departure - now : 0, false);
   }
 
-  private ModelDecision decision(List<Single> ls, BigDecimal c, boolean[] ok, boolean allowed,
+  private ModelDecision decision(List<Single> ls, Fraction c, boolean[] ok, boolean allowed,
       boolean reached, long delayTicks, boolean fill) {
     int deciding = -1;
     long longest = -1;
-    BigDecimal leastShare = null;
+    Fraction leastShare = null;
     long retryAll = 0;
     List<ModelDecision> each = new ArrayList<>();
     for (int i = 0; i < ls.size(); i++) {
       Single s = ls.get(i);
       long retry = allowed && !fill ? 0 : s.retryAfter(c);
-      BigDecimal remaining = s.remaining().max(BigDecimal.ZERO);
+      Fraction remaining = s.remaining().max(Fraction.ZERO);
       each.add(new ModelDecision(ok[i], fill && !ok[i], remaining.doubleValue(), nanos(retry),
           nanos(s.resetAfter()), nanos(delayTicks), s.limit.name()));
       retryAll = Math.max(retryAll, nanos(retry));
@@ -149,7 +144,7 @@ public final class ReferenceModel {
           deciding = i;
         }
       } else if (longest < 0) {
-        BigDecimal share = remaining.divide(BigDecimal.valueOf(s.limit.capacity()), MC);
+        Fraction share = remaining.divide(Fraction.of(s.limit.capacity()));
         if (leastShare == null || share.compareTo(leastShare) < 0) {
           leastShare = share;
           deciding = i;
@@ -191,43 +186,49 @@ public final class ReferenceModel {
   }
 
   /** Ticks one unit takes to leak at this limit's rate: period / amount. */
-  private BigDecimal ticksPerUnit(Limit l) {
-    BigDecimal period = BigDecimal.valueOf(ticksOf(l.rate().period()));
-    return period.divide(new BigDecimal(l.rate().amount()), MC);
+  private Fraction ticksPerUnit(Limit l) {
+    return Fraction.of(ticksOf(l.rate().period())).divide(Fraction.of(l.rate().amount()));
   }
 
-  private static long ceil(BigDecimal ticks) {
-    return ticks.setScale(0, RoundingMode.CEILING).longValueExact();
+  /** Units that leak in {@code ticks} at {@code perUnit} ticks a unit. */
+  private static Fraction units(long ticks, Fraction perUnit) {
+    return Fraction.of(ticks).divide(perUnit);
+  }
+
+  private static long ceilOf(Fraction ticks) {
+    return ticks.ceil();
   }
 
   /** One limit's state for one key. */
   abstract class Single {
     final Limit limit;
-    final BigDecimal capacity;
+    final Fraction capacity;
 
     Single(Limit limit) {
       this.limit = limit;
-      this.capacity = new BigDecimal(limit.capacity());
+      this.capacity = Fraction.of(limit.capacity());
     }
+
+
 
     abstract void advanceTo(long t);
 
-    abstract boolean fits(BigDecimal c);
+    abstract boolean fits(Fraction c);
 
-    abstract void charge(BigDecimal c);
+    abstract void charge(Fraction c);
 
     /** Adds c clamped at capacity; returns whether capacity was reached. */
-    abstract boolean fill(BigDecimal c);
+    abstract boolean fill(Fraction c);
 
     abstract void penalize();
 
-    abstract BigDecimal remaining();
+    abstract Fraction remaining();
 
-    abstract long retryAfter(BigDecimal c);
+    abstract long retryAfter(Fraction c);
 
     abstract long resetAfter();
 
-    boolean neverFits(BigDecimal c) {
+    boolean neverFits(Fraction c) {
       return c.compareTo(capacity) > 0;
     }
   }
@@ -236,44 +237,45 @@ public final class ReferenceModel {
   interface BucketLike {
     long emptyAt();
 
-    boolean queueFits(long departure, BigDecimal c);
+    boolean queueFits(long departure, Fraction c);
 
-    void enqueue(long departure, BigDecimal c);
+    void enqueue(long departure, Fraction c);
   }
 
   /** Seed 000's bucket: a level that leaks at a rate, never below zero. */
   final class LeakyBucket extends Single implements BucketLike {
-    final BigDecimal perTick;
-    BigDecimal level = BigDecimal.ZERO;
+    /** Ticks one unit takes to leak. */
+    final Fraction perUnit;
+    Fraction level = Fraction.ZERO;
     long last = Long.MIN_VALUE;
     long heldUntil = Long.MIN_VALUE;
 
     LeakyBucket(Limit l) {
       super(l);
-      perTick = BigDecimal.ONE.divide(ticksPerUnit(l), MC);
+      perUnit = ticksPerUnit(l);
     }
 
     @Override
     void advanceTo(long t) {
       long from = Math.max(last, heldUntil);
       if (last != Long.MIN_VALUE && t > from) {
-        level = level.subtract(perTick.multiply(BigDecimal.valueOf(t - from))).max(BigDecimal.ZERO);
+        level = level.subtract(units(t - from, perUnit)).max(Fraction.ZERO);
       }
       last = Math.max(last, t);
     }
 
     @Override
-    boolean fits(BigDecimal c) {
+    boolean fits(Fraction c) {
       return level.add(c).compareTo(capacity) <= 0;
     }
 
     @Override
-    void charge(BigDecimal c) {
+    void charge(Fraction c) {
       level = level.add(c);
     }
 
     @Override
-    boolean fill(BigDecimal c) {
+    boolean fill(Fraction c) {
       boolean reached = level.add(c).compareTo(capacity) >= 0;
       level = level.max(level.add(c).min(capacity));
       return reached;
@@ -294,83 +296,82 @@ public final class ReferenceModel {
     }
 
     /** Ticks until the level is zero, counting a hold. */
-    BigDecimal drainTicks() {
-      BigDecimal held = BigDecimal.valueOf(heldFor());
-      return held.add(level.divide(perTick, MC));
+    Fraction drainTicks() {
+      Fraction held = Fraction.of(heldFor());
+      return held.add(level.multiply(perUnit));
     }
 
     @Override
-    BigDecimal remaining() {
-      return heldUntil > now ? BigDecimal.ZERO : capacity.subtract(level);
+    Fraction remaining() {
+      return heldUntil > now ? Fraction.ZERO : capacity.subtract(level);
     }
 
     @Override
-    long retryAfter(BigDecimal c) {
+    long retryAfter(Fraction c) {
       if (neverFits(c)) {
         return Long.MAX_VALUE;
       }
-      BigDecimal held = BigDecimal.valueOf(heldFor());
-      BigDecimal excess = level.add(c).subtract(capacity).max(BigDecimal.ZERO);
-      return ceil(held.add(excess.divide(perTick, MC)));
+      Fraction held = Fraction.of(heldFor());
+      Fraction excess = level.add(c).subtract(capacity).max(Fraction.ZERO);
+      return ceilOf(held.add(excess.multiply(perUnit)));
     }
 
     @Override
     long resetAfter() {
-      return ceil(drainTicks());
+      return ceilOf(drainTicks());
     }
 
     @Override
     public long emptyAt() {
-      return now + ceil(drainTicks());
+      return now + ceilOf(drainTicks());
     }
 
     @Override
-    public boolean queueFits(long departure, BigDecimal c) {
-      BigDecimal busy = BigDecimal.valueOf(departure - now).multiply(perTick);
-      return busy.add(c).compareTo(capacity) <= 0;
+    public boolean queueFits(long departure, Fraction c) {
+      return units(departure - now, perUnit).add(c).compareTo(capacity) <= 0;
     }
 
     @Override
-    public void enqueue(long departure, BigDecimal c) {
-      level = BigDecimal.valueOf(departure - now).multiply(perTick).add(c);
+    public void enqueue(long departure, Fraction c) {
+      level = units(departure - now, perUnit).add(c);
       heldUntil = Long.MIN_VALUE;
     }
   }
 
   /** Tokens refill at a rate up to the capacity; a request takes tokens; starts full. */
   final class TokenBucket extends Single implements BucketLike {
-    final BigDecimal perTick;
-    BigDecimal tokens;
+    final Fraction perUnit;
+    Fraction tokens;
     long last = Long.MIN_VALUE;
 
     TokenBucket(Limit l) {
       super(l);
-      perTick = BigDecimal.ONE.divide(ticksPerUnit(l), MC);
+      perUnit = ticksPerUnit(l);
       tokens = capacity;
     }
 
     @Override
     void advanceTo(long t) {
       if (last != Long.MIN_VALUE && t > last) {
-        tokens = capacity.min(tokens.add(perTick.multiply(BigDecimal.valueOf(t - last))));
+        tokens = capacity.min(tokens.add(units(t - last, perUnit)));
       }
       last = Math.max(last, t);
     }
 
     @Override
-    boolean fits(BigDecimal c) {
+    boolean fits(Fraction c) {
       return tokens.compareTo(c) >= 0;
     }
 
     @Override
-    void charge(BigDecimal c) {
+    void charge(Fraction c) {
       tokens = tokens.subtract(c);
     }
 
     @Override
-    boolean fill(BigDecimal c) {
+    boolean fill(Fraction c) {
       boolean reached = tokens.subtract(c).signum() <= 0;
-      tokens = tokens.subtract(c).max(BigDecimal.ZERO);
+      tokens = tokens.subtract(c).max(Fraction.ZERO);
       return reached;
     }
 
@@ -382,19 +383,19 @@ public final class ReferenceModel {
     }
 
     @Override
-    BigDecimal remaining() {
+    Fraction remaining() {
       return tokens;
     }
 
     @Override
-    long retryAfter(BigDecimal c) {
+    long retryAfter(Fraction c) {
       return neverFits(c) ? Long.MAX_VALUE
-          : ceil(c.subtract(tokens).max(BigDecimal.ZERO).divide(perTick, MC));
+          : ceilOf(c.subtract(tokens).max(Fraction.ZERO).multiply(perUnit));
     }
 
     @Override
     long resetAfter() {
-      return ceil(capacity.subtract(tokens).divide(perTick, MC));
+      return ceilOf(capacity.subtract(tokens).multiply(perUnit));
     }
 
     @Override
@@ -403,22 +404,22 @@ public final class ReferenceModel {
     }
 
     @Override
-    public boolean queueFits(long departure, BigDecimal c) {
-      BigDecimal owed = BigDecimal.valueOf(departure - now).multiply(perTick).add(c);
+    public boolean queueFits(long departure, Fraction c) {
+      Fraction owed = units(departure - now, perUnit).add(c);
       return owed.compareTo(capacity) <= 0;
     }
 
     @Override
-    public void enqueue(long departure, BigDecimal c) {
-      tokens = capacity.subtract(BigDecimal.valueOf(departure - now).multiply(perTick).add(c));
+    public void enqueue(long departure, Fraction c) {
+      tokens = capacity.subtract(units(departure - now, perUnit).add(c));
     }
   }
 
   /** GCRA: admit iff the theoretical arrival time, less the tolerance, is not in the future. */
   final class Gcra extends Single implements BucketLike {
-    final BigDecimal interval;
-    final BigDecimal tolerance;
-    BigDecimal tat;
+    final Fraction interval;
+    final Fraction tolerance;
+    Fraction tat;
 
     Gcra(Limit l) {
       super(l);
@@ -429,29 +430,29 @@ public final class ReferenceModel {
     @Override
     void advanceTo(long t) {
       if (tat == null) {
-        tat = BigDecimal.valueOf(t);
+        tat = Fraction.of(t);
       }
     }
 
-    private BigDecimal start() {
-      return tat.max(BigDecimal.valueOf(now));
+    private Fraction start() {
+      return tat.max(Fraction.of(now));
     }
 
     @Override
-    boolean fits(BigDecimal c) {
-      return start().add(c.multiply(interval)).subtract(BigDecimal.valueOf(now))
+    boolean fits(Fraction c) {
+      return start().add(c.multiply(interval)).subtract(Fraction.of(now))
           .compareTo(tolerance) <= 0;
     }
 
     @Override
-    void charge(BigDecimal c) {
+    void charge(Fraction c) {
       tat = start().add(c.multiply(interval));
     }
 
     @Override
-    boolean fill(BigDecimal c) {
-      BigDecimal wanted = start().add(c.multiply(interval));
-      BigDecimal cap = BigDecimal.valueOf(now).add(tolerance);
+    boolean fill(Fraction c) {
+      Fraction wanted = start().add(c.multiply(interval));
+      Fraction cap = Fraction.of(now).add(tolerance);
       boolean reached = wanted.compareTo(cap) >= 0;
       tat = start().max(wanted.min(cap));
       return reached;
@@ -465,35 +466,35 @@ public final class ReferenceModel {
     }
 
     @Override
-    BigDecimal remaining() {
-      return tolerance.subtract(start().subtract(BigDecimal.valueOf(now))).divide(interval, MC);
+    Fraction remaining() {
+      return tolerance.subtract(start().subtract(Fraction.of(now))).divide(interval);
     }
 
     @Override
-    long retryAfter(BigDecimal c) {
+    long retryAfter(Fraction c) {
       return neverFits(c) ? Long.MAX_VALUE
-          : ceil(start().add(c.multiply(interval)).subtract(tolerance)
-              .subtract(BigDecimal.valueOf(now)).max(BigDecimal.ZERO));
+          : ceilOf(start().add(c.multiply(interval)).subtract(tolerance)
+              .subtract(Fraction.of(now)).max(Fraction.ZERO));
     }
 
     @Override
     long resetAfter() {
-      return ceil(start().subtract(BigDecimal.valueOf(now)));
+      return ceilOf(start().subtract(Fraction.of(now)));
     }
 
     @Override
     public long emptyAt() {
-      return ceil(start());
+      return ceilOf(start());
     }
 
     @Override
-    public boolean queueFits(long departure, BigDecimal c) {
-      return BigDecimal.valueOf(departure - now).add(c.multiply(interval)).compareTo(tolerance) <= 0;
+    public boolean queueFits(long departure, Fraction c) {
+      return Fraction.of(departure - now).add(c.multiply(interval)).compareTo(tolerance) <= 0;
     }
 
     @Override
-    public void enqueue(long departure, BigDecimal c) {
-      tat = BigDecimal.valueOf(departure).add(c.multiply(interval));
+    public void enqueue(long departure, Fraction c) {
+      tat = Fraction.of(departure).add(c.multiply(interval));
     }
   }
 
@@ -501,7 +502,7 @@ public final class ReferenceModel {
   final class FixedWindow extends Single {
     final long window;
     Long start;
-    BigDecimal count = BigDecimal.ZERO;
+    Fraction count = Fraction.ZERO;
     long blockedUntil = Long.MIN_VALUE;
 
     FixedWindow(Limit l) {
@@ -513,7 +514,7 @@ public final class ReferenceModel {
     void advanceTo(long t) {
       if (start != null && t >= start + window) {
         start = null;
-        count = BigDecimal.ZERO;
+        count = Fraction.ZERO;
       }
     }
 
@@ -522,12 +523,12 @@ public final class ReferenceModel {
     }
 
     @Override
-    boolean fits(BigDecimal c) {
+    boolean fits(Fraction c) {
       return !blocked() && count.add(c).compareTo(capacity) <= 0;
     }
 
     @Override
-    void charge(BigDecimal c) {
+    void charge(Fraction c) {
       if (start == null) {
         start = now;
       }
@@ -535,7 +536,7 @@ public final class ReferenceModel {
     }
 
     @Override
-    boolean fill(BigDecimal c) {
+    boolean fill(Fraction c) {
       if (start == null) {
         start = now;
       }
@@ -557,12 +558,12 @@ public final class ReferenceModel {
     }
 
     @Override
-    BigDecimal remaining() {
-      return blocked() ? BigDecimal.ZERO : capacity.subtract(count);
+    Fraction remaining() {
+      return blocked() ? Fraction.ZERO : capacity.subtract(count);
     }
 
     @Override
-    long retryAfter(BigDecimal c) {
+    long retryAfter(Fraction c) {
       if (neverFits(c)) {
         return Long.MAX_VALUE;
       }
@@ -593,7 +594,7 @@ public final class ReferenceModel {
     SlidingWindow(Limit l) {
       super(l);
       window = ticksOf(l.window());
-      limitMicros = capacity.multiply(MICRO).longValueExact();
+      limitMicros = Fraction.of(limit.capacity()).multiply(Fraction.of(1_000_000)).ceil();
     }
 
     @Override
@@ -613,8 +614,8 @@ public final class ReferenceModel {
       return (double) prev * (double) (window - elapsed) / (double) window + (double) (curr + micros);
     }
 
-    long micros(BigDecimal c) {
-      return c.multiply(MICRO).longValueExact();
+    long micros(Fraction c) {
+      return c.multiply(Fraction.of(1_000_000)).ceil();
     }
 
     boolean fitsAt(long t, long micros) {
@@ -622,17 +623,17 @@ public final class ReferenceModel {
     }
 
     @Override
-    boolean fits(BigDecimal c) {
+    boolean fits(Fraction c) {
       return blockedUntil <= now && fitsAt(now, micros(c));
     }
 
     @Override
-    void charge(BigDecimal c) {
+    void charge(Fraction c) {
       counts.merge(index(now), micros(c), Long::sum);
     }
 
     @Override
-    boolean fill(BigDecimal c) {
+    boolean fill(Fraction c) {
       long m = micros(c);
       boolean reached = estimate(now, m) >= (double) limitMicros;
       long curr = counts.getOrDefault(index(now), 0L);
@@ -653,16 +654,16 @@ public final class ReferenceModel {
     }
 
     @Override
-    BigDecimal remaining() {
+    Fraction remaining() {
       if (blockedUntil > now) {
-        return BigDecimal.ZERO;
+        return Fraction.ZERO;
       }
       double left = Math.max(0, (double) limitMicros - estimate(now, 0));
-      return new BigDecimal(left / 1e6);
+      return Fraction.of(left / 1e6);
     }
 
     @Override
-    long retryAfter(BigDecimal c) {
+    long retryAfter(Fraction c) {
       if (neverFits(c)) {
         return Long.MAX_VALUE;
       }

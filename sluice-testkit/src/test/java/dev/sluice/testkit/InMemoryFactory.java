@@ -6,7 +6,7 @@ import dev.sluice.Sluice;
 import java.util.List;
 
 /** The in-memory store, on the manual clock. */
-final class InMemoryFactory implements LimiterFactory {
+public final class InMemoryFactory implements LimiterFactory {
   @Override
   public RateLimiter create(ManualClock clock, List<Limit> limits) {
     return Sluice.builder().limits(limits.toArray(new Limit[0])).clock(clock).scheduler(clock).build();

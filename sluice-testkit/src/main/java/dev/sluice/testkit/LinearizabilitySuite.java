@@ -1,0 +1,93 @@
+package dev.sluice.testkit;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import java.util.List;
+import org.jetbrains.kotlinx.lincheck.LinChecker;
+import org.jetbrains.kotlinx.lincheck.annotations.Operation;
+import org.jetbrains.kotlinx.lincheck.annotations.Param;
+import org.jetbrains.kotlinx.lincheck.paramgen.IntGen;
+import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
+import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck linearizability of every operation on one key. A store module extends this class
+ * with a public no-argument constructor that passes its factory and the limits to check. Sizes
+ * come from {@code -Dsluice.lincheck.iterations} (default 30).
+ *
+ * <p>With {@code concurrentClock}, advancing the clock is itself a concurrent operation: right
+ * for a store that reads the clock inside its atomic step (a lock, a script, a statement). A
+ * lock-free store reads the clock just before its compare-and-set, so a decision may commit as
+ * of a reading a few nanoseconds older than the newest; its accounting stays exact (a non-empty
+ * bucket's update does not depend on the time) and is checked by the stress tests, while
+ * Lincheck checks its operations racing at one instant.
+ */
+public abstract class LinearizabilitySuite {
+  private final ManualClock clock = new ManualClock(1_000_000_000L);
+  private final RateLimiter limiter;
+  private final boolean concurrentClock;
+
+  protected LinearizabilitySuite(LimiterFactory factory, List<Limit> limits,
+      boolean concurrentClock) {
+    this.limiter = factory.create(clock, limits);
+    this.concurrentClock = concurrentClock;
+  }
+
+  private static String summary(Decision d) {
+    return d.toString();
+  }
+
+  @Operation
+  public String tryAcquire(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    return summary(limiter.tryAcquire("k", halves * 0.5));
+  }
+
+  @Operation
+  public String check(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    return summary(limiter.check("k", halves * 0.5));
+  }
+
+  @Operation
+  public String fillUp(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    return summary(limiter.fillUp("k", halves * 0.5));
+  }
+
+  @Operation
+  public String reserve(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    try {
+      return summary(limiter.reserve("k", halves * 0.5));
+    } catch (UnsupportedOperationException windows) {
+      return "unsupported";
+    }
+  }
+
+  @Operation
+  public void advance() {
+    if (concurrentClock) {
+      clock.advanceNanos(250_000_000L);
+    }
+  }
+
+  @Operation
+  public void reset() {
+    limiter.reset("k");
+  }
+
+  private static int iterations() {
+    return Integer.getInteger("sluice.lincheck.iterations", 30);
+  }
+
+  @Test
+  public void linearizable_underModelChecking() {
+    LinChecker.check(getClass(), new ModelCheckingOptions()
+        .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+  }
+
+  @Test
+  public void linearizable_underStress() {
+    LinChecker.check(getClass(), new StressOptions()
+        .iterations(iterations()).invocationsPerIteration(2_000).threads(3).actorsPerThread(3));
+  }
+}
