@@ -46,6 +46,19 @@ final class CompiledLimit {
         this.window = 0;
         this.slots = 1;
     }
+    double exactCapacity = limit.capacity() * quantaPerUnit;
+    if (kind == BUCKET && !(exactCapacity < Ticks.MAX)) {
+      throw new IllegalArgumentException(String.format(
+          "%s: a full bucket takes %.3g years to drain; the most a store can represent is %d years"
+              + " (raise the rate or lower the capacity)",
+          limit.name(), exactCapacity / ticksPerSecond / 31_557_600d,
+          Ticks.MAX / ticksPerSecond / 31_557_600L));
+    }
+    if (kind == BUCKET && exactCapacity < 1) {
+      throw new IllegalArgumentException(String.format(
+          "%s: a full bucket drains in less than one tick of the store's clock (1/%d s);"
+              + " raise the capacity", limit.name(), ticksPerSecond));
+    }
     this.capacity = Ticks.fromUnits(limit.capacity(), quantaPerUnit);
     this.unitCost = Ticks.fromUnits(1, quantaPerUnit);
   }

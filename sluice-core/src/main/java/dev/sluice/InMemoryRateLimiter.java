@@ -23,17 +23,22 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * Several limits, or windows: the cell holds the state slots and decides under its own monitor.
  *
+ * A key enters the map only when a decision writes to it: checks, rejections and costs that can
+ * never fit leave an unknown key unknown, so they allocate nothing.
+ *
  * Eviction. A cell leaves the map only after it is marked dead (E = DEAD, or dead = true under
  * the monitor), and only an idle cell is marked dead unless the key bound forces it. A decision
  * that finds a dead cell helps remove it and starts over on a fresh cell, so no charge is ever
  * applied to a cell that has left the map: nothing admitted is lost or counted twice. Idle cells
- * are swept a few at a time on every 64th new key; when the map holds more than maximumKeys,
- * new keys evict idle cells first, then the sampled cell closest to empty.
+ * are swept 16 at a time on every 64th new key; when the map holds more than maximumKeys, a new
+ * key evicts the idle cells among a sample of 128, or if none is idle the sampled cell closest
+ * to empty (its level is forgotten; counted as evictedBusy).
  */
 final class InMemoryRateLimiter extends AbstractRateLimiter {
   static final long TICKS_PER_SECOND = 1_000_000_000L;
   private static final long DEAD = Long.MIN_VALUE;
   private static final int SAMPLE = 16;
+  private static final int EVICTION_SAMPLE = 128;
 
   private final CompiledLimit[] compiled;
   /** The single bucket limit of the fast path; null when the general path is used. */
@@ -113,7 +118,22 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       return decideBucket(key, op, cost);
     }
     for (;;) {
-      SlotsCell cell = (SlotsCell) cellFor(key);
+      SlotsCell cell = (SlotsCell) cells.get(key);
+      if (cell == null) {
+        // An absent key is an empty one: decide on a fresh state, insert only what was written.
+        long now = clock.nanoTime();
+        long[] fresh = Engine.initialState(compiled);
+        long[] next = new long[fresh.length];
+        Decision d = Engine.decide(compiled, fresh, now, op, cost, next);
+        if (op == Engine.CHECK || java.util.Arrays.equals(fresh, next)) {
+          if (!cells.containsKey(key)) {
+            return d;
+          }
+        } else if (insert(key, new SlotsCell(compiled, clock, next))) {
+          return d;
+        }
+        continue;
+      }
       Decision d = cell.decide(op, cost);
       if (d != null) {
         return d;
@@ -127,12 +147,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   private Decision decideBucket(String key, int op, double cost) {
     CompiledLimit l = bucket;
     long q = l.quantum(cost);
-    BucketCell cell = (BucketCell) cellFor(key);
     for (;;) {
-      long e = cell.e;
+      BucketCell cell = (BucketCell) cells.get(key);
+      long e = cell == null ? Ticks.NONE : cell.e;
       if (e == DEAD) {
         cells.remove(key, cell);
-        cell = (BucketCell) cellFor(key);
         continue;
       }
       long now = clock.nanoTime();
@@ -144,7 +163,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
           kept = Ticks.add(l.capacity, l.penalty);
         }
-        if (kept == b ? cell.e == e : cell.cas(e, Ticks.add(now, kept))) {
+        if (kept == b ? unchanged(key, cell, e) : commit(key, cell, e, Ticks.add(now, kept))) {
           long retry = q > l.capacity ? Engine.NEVER
               : Ticks.positiveDifference(Ticks.add(kept, q), l.capacity);
           return new Decision(!reached, reached, l.units(Math.max(0, l.capacity - kept)), retry,
@@ -152,26 +171,36 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         }
       } else if (filled <= l.capacity) {
         if (op == Engine.CHECK) {
-          if (cell.e == e) {
+          if (unchanged(key, cell, e)) {
             return new Decision(true, false, l.units(l.capacity - b), 0, b, 0, l.limit, null);
           }
-        } else if (cell.cas(e, Ticks.add(now, filled))) {
+        } else if (commit(key, cell, e, Ticks.add(now, filled))) {
           return admitted(l, filled, op == Engine.RESERVE ? b : 0);
         }
       } else if (op == Engine.CHECK || l.penalty <= 0 || q > l.capacity || b > l.capacity) {
         // No write. E never decreases, so if it is unchanged since before the clock was read,
         // it held at that reading: the decision is linearizable there.
-        if (cell.e == e) {
+        if (unchanged(key, cell, e)) {
           return rejected(l, b, q);
         }
       } else {
         // An overflow starts the penalty (none is in force: a held bucket is over-full).
         long held = Ticks.add(l.capacity, l.penalty);
-        if (cell.cas(e, Ticks.add(now, held))) {
+        if (commit(key, cell, e, Ticks.add(now, held))) {
           return rejected(l, held, q);
         }
       }
     }
+  }
+
+  /** CAS on the cell, or, for an absent key, insert a cell born with this value. */
+  private boolean commit(String key, BucketCell cell, long expected, long value) {
+    return cell != null ? cell.cas(expected, value) : insert(key, new BucketCell(value));
+  }
+
+  /** Whether the state read before the clock is still the state (an absent key still absent). */
+  private boolean unchanged(String key, BucketCell cell, long expected) {
+    return cell != null ? cell.e == expected : !cells.containsKey(key);
   }
 
   private static Decision admitted(CompiledLimit l, long filled, long delay) {
@@ -186,15 +215,13 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   // ------------------------------------------------------------------ cells and eviction
 
-  private Cell cellFor(String key) {
-    Cell cell = cells.get(key);
-    if (cell != null) {
-      return cell;
-    }
-    Cell fresh = bucket != null ? new BucketCell() : new SlotsCell(compiled, clock);
-    cell = cells.putIfAbsent(key, fresh);
-    if (cell != null) {
-      return cell;
+  /**
+   * Inserts a cell that a decision has just written, if the key is still absent. A cell is born
+   * holding a charge, so the eviction it may trigger never takes it for an idle one.
+   */
+  private boolean insert(String key, Cell cell) {
+    if (cells.putIfAbsent(key, cell) != null) {
+      return false;
     }
     long n = inserts.incrementAndGet();
     if (cells.mappingCount() > maximumKeys) {
@@ -202,7 +229,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     } else if ((n & 63) == 0) {
       sweep(SAMPLE);
     }
-    return fresh;
+    return true;
   }
 
   /** Removes idle cells among the next {@code budget} entries of the sweeping cursor. */
@@ -227,24 +254,25 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
   }
 
-  /** Brings the map back to the bound: idle cells first, then the sampled cell nearest empty. */
+  /**
+   * Brings the map back to the bound: removes idle cells among up to {@value #EVICTION_SAMPLE}
+   * entries, and only if none of them is idle, the sampled cell nearest to empty. Bounded work per
+   * insert, however many keys are busy.
+   */
   private void evict() {
     if (!sweepLock.tryLock()) {
       return;
     }
     try {
       long now = clock.nanoTime();
-      long scanned = 0;
-      long limit = cells.mappingCount() + SAMPLE;
-      while (cells.mappingCount() > maximumKeys && scanned < limit) {
+      for (int rounds = 0; cells.mappingCount() > maximumKeys && rounds < 64; rounds++) {
         Map.Entry<String, Cell> best = null;
         long bestPressure = Long.MAX_VALUE;
-        for (int i = 0; i < SAMPLE && cells.mappingCount() > maximumKeys; i++) {
+        for (int i = 0; i < EVICTION_SAMPLE && cells.mappingCount() > maximumKeys; i++) {
           Map.Entry<String, Cell> entry = next();
           if (entry == null) {
             break;
           }
-          scanned++;
           Cell cell = entry.getValue();
           if (cell.killIfIdle(now)) {
             cells.remove(entry.getKey(), cell);
@@ -257,7 +285,10 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
             }
           }
         }
-        if (best != null && cells.mappingCount() > maximumKeys) {
+        if (cells.mappingCount() > maximumKeys) {
+          if (best == null) {
+            return;
+          }
           best.getValue().kill();
           if (cells.remove(best.getKey(), best.getValue())) {
             evictedBusy.incrementAndGet();
@@ -303,7 +334,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       }
     }
 
-    volatile long e = Ticks.NONE;
+    volatile long e;
+
+    BucketCell(long e) {
+      this.e = e;
+    }
 
     boolean cas(long expected, long value) {
       return E.compareAndSet(this, expected, value);
@@ -335,10 +370,10 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     private final long[] next;
     private boolean dead;
 
-    SlotsCell(CompiledLimit[] limits, Clock clock) {
+    SlotsCell(CompiledLimit[] limits, Clock clock, long[] state) {
       this.limits = limits;
       this.clock = clock;
-      this.state = Engine.initialState(limits);
+      this.state = state;
       this.next = new long[state.length];
     }
 

@@ -12,12 +12,10 @@ import java.util.Objects;
 public final class Rate {
   private final double amount;
   private final Duration period;
-  private final long periodNanos;
 
   private Rate(double amount, Duration period) {
     this.amount = amount;
     this.period = period;
-    this.periodNanos = Ticks.toNanosSaturated(period);
   }
 
   /**
@@ -68,16 +66,15 @@ public final class Rate {
 
   /** The rate in units per second. */
   public double perSecond() {
-    return amount * 1e9 / periodNanos;
+    return amount / (period.getSeconds() + period.getNano() / 1e9);
   }
 
   /** The time one unit takes to leak, in ticks of {@code ticksPerSecond}; not rounded. */
   double ticksPerUnit(long ticksPerSecond) {
-    return Ticks.scale(periodNanos, ticksPerSecond) / amount;
-  }
-
-  long periodNanos() {
-    return periodNanos;
+    // From seconds and nanos separately: a period beyond Long.MAX_VALUE ns stays exact enough.
+    double ticks = period.getSeconds() * (double) ticksPerSecond
+        + period.getNano() * (ticksPerSecond / 1e9);
+    return ticks / amount;
   }
 
   @Override

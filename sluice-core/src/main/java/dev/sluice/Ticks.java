@@ -66,23 +66,6 @@ final class Ticks {
     }
   }
 
-  /** Converts nanoseconds to ticks of {@code ticksPerSecond} as a double (exact for ns and µs). */
-  static double scale(long nanos, long ticksPerSecond) {
-    if (ticksPerSecond == 1_000_000_000L) {
-      return nanos;
-    }
-    return nanos * (ticksPerSecond / 1e9);
-  }
-
-  /** Ticks of {@code ticksPerSecond} in a duration, rounded up, saturating. */
-  static long fromNanosCeil(long nanos, long ticksPerSecond) {
-    if (ticksPerSecond == 1_000_000_000L) {
-      return nanos;
-    }
-    long divisor = 1_000_000_000L / ticksPerSecond;
-    return nanos / divisor + (nanos % divisor == 0 ? 0 : 1);
-  }
-
   /** Nanoseconds in {@code ticks} of {@code ticksPerSecond}, saturating at Long.MAX_VALUE. */
   static long toNanos(long ticks, long ticksPerSecond) {
     if (ticksPerSecond == 1_000_000_000L || ticks == 0) {

@@ -1,0 +1,100 @@
+package dev.sluice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The key bound, idle-first eviction, and that eviction never loses an admitted charge. */
+class EvictionTest {
+  private final EngineInternalsTest.TestClock clock = new EngineInternalsTest.TestClock();
+
+  private InMemoryRateLimiter limiter(long maximumKeys, Limit... limits) {
+    return (InMemoryRateLimiter) Sluice.builder().limits(limits).clock(clock).maximumKeys(maximumKeys).build();
+  }
+
+  @Test
+  void bound_isHeld_andIdleKeysGoFirst() {
+    InMemoryRateLimiter l = limiter(100, Limit.leakyBucket(5, Rate.perSecond(1)));
+    for (int i = 0; i < 50; i++) {
+      l.tryAcquire("busy-" + i, 5);   // full for 5 s
+    }
+    clock.now.addAndGet(1);
+    for (int i = 0; i < 50; i++) {
+      l.tryAcquire("idle-" + i, 0.000_000_001);   // empty again 1 ns later
+    }
+    clock.now.addAndGet(10);
+    for (int i = 0; i < 50; i++) {
+      l.tryAcquire("new-" + i, 1);
+    }
+    assertThat(l.size()).isLessThanOrEqualTo(100);
+    assertThat(l.evictedBusy()).as("only idle keys had to go").isZero();
+    assertThat(l.evictedIdle()).isGreaterThanOrEqualTo(50);
+    for (int i = 0; i < 50; i++) {
+      assertThat(l.check("busy-" + i, 1).isAllowed()).as("busy-%s kept its level", i).isFalse();
+    }
+  }
+
+  @Test
+  void bound_whenEveryKeyIsBusy_evictsTheEmptiestAndCountsIt() {
+    InMemoryRateLimiter l = limiter(10, Limit.leakyBucket(100, Rate.perSecond(1)));
+    for (int i = 0; i < 30; i++) {
+      l.tryAcquire("k" + i, i + 1);
+    }
+    assertThat(l.size()).isLessThanOrEqualTo(10);
+    assertThat(l.evictedBusy()).isEqualTo(20);
+  }
+
+  @Test
+  void idleKeys_areSweptWithoutPressure() {
+    InMemoryRateLimiter l = limiter(1_000_000, Limit.fixedWindow(1, Duration.ofSeconds(1)));
+    for (int i = 0; i < 10_000; i++) {
+      l.tryAcquire("k" + i);
+    }
+    clock.now.addAndGet(Duration.ofSeconds(2).toNanos());
+    for (int i = 0; i < 10_000; i++) {
+      l.tryAcquire("later" + i);
+    }
+    assertThat(l.evictedIdle()).as("swept a few on every 64th new key").isGreaterThan(1000);
+    assertThat(l.evictedBusy()).isZero();
+  }
+
+  /**
+   * Keys churn through a tiny bound while threads charge them: every admission lands on a live
+   * cell (a charge is never applied to an evicted one), so per key at most the capacity is ever
+   * admitted between evictions of that key, and the counters add up.
+   */
+  @Test
+  void eviction_underConcurrency_neverOverAdmitsALiveKey() throws Exception {
+    InMemoryRateLimiter l = limiter(1_000_000, Limit.leakyBucket(10, Rate.perHour(1)));
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<Integer>> fs = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        fs.add(pool.submit(() -> {
+          int admitted = 0;
+          for (int i = 0; i < 20_000; i++) {
+            if (l.tryAcquire("hot").isAllowed()) {
+              admitted++;
+            }
+            l.tryAcquire("cold-" + (i % 500));
+          }
+          return admitted;
+        }));
+      }
+      int admitted = 0;
+      for (Future<Integer> f : fs) {
+        admitted += f.get(60, TimeUnit.SECONDS);
+      }
+      assertThat(admitted).as("the hot key is never idle, so never evicted").isEqualTo(10);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
