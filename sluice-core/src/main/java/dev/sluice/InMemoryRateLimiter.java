@@ -2,6 +2,7 @@ package dev.sluice;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -120,19 +121,27 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     for (;;) {
       SlotsCell cell = (SlotsCell) cells.get(key);
       if (cell == null) {
-        // An absent key is an empty one: decide on a fresh state, insert only what was written.
-        long now = clock.nanoTime();
+        // An absent key is an empty one. A decision that writes nothing is answered from a fresh
+        // state (linearizable at the clock reading if the key is still absent after it); one that
+        // writes publishes a new cell already locked and decides inside, clock read included.
         long[] fresh = Engine.initialState(compiled);
         long[] next = new long[fresh.length];
-        Decision d = Engine.decide(compiled, fresh, now, op, cost, next);
-        if (op == Engine.CHECK || java.util.Arrays.equals(fresh, next)) {
+        Decision d = Engine.decide(compiled, fresh, clock.nanoTime(), op, cost, next);
+        if (op == Engine.CHECK || Arrays.equals(fresh, next)) {
           if (!cells.containsKey(key)) {
             return d;
           }
-        } else if (insert(key, new SlotsCell(compiled, clock, next))) {
-          return d;
+          continue;
         }
-        continue;
+        SlotsCell born = new SlotsCell(compiled, clock, fresh);
+        synchronized (born) {
+          if (cells.putIfAbsent(key, born) != null) {
+            continue;
+          }
+          d = born.decide(op, cost);
+        }
+        inserted();
+        return d;
       }
       Decision d = cell.decide(op, cost);
       if (d != null) {
@@ -223,13 +232,18 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     if (cells.putIfAbsent(key, cell) != null) {
       return false;
     }
+    inserted();
+    return true;
+  }
+
+  /** Counts a new key; evicts past the bound, or sweeps a few idle keys on every 64th. */
+  private void inserted() {
     long n = inserts.incrementAndGet();
     if (cells.mappingCount() > maximumKeys) {
       evict();
     } else if ((n & 63) == 0) {
       sweep(SAMPLE);
     }
-    return true;
   }
 
   /** Removes idle cells among the next {@code budget} entries of the sweeping cursor. */
