@@ -16,11 +16,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * Keys map to cells in a ConcurrentHashMap; there is no global lock on the decision path.
  *
  * One bucket limit (leaky, token, GCRA): the cell is one volatile long, E, the instant the
- * bucket is empty, updated by compare-and-set. A decision reads E, then the clock, computes, and
- * CASes; on failure it retries with a fresh clock reading. A decision that writes nothing reads E
- * again after the clock: E never decreases, so an unchanged E held at the clock reading. Every
- * decision is thus linearizable at its clock reading (checked by Lincheck). No allocation but the Decision, which escape analysis removes when the
- * caller does not keep it.
+ * bucket is empty, updated by compare-and-set. A decision reads the clock, then E, computes and
+ * CASes at once; it takes effect at the CAS (or at the read of E if it writes nothing) as of the
+ * clock reading just before. Racing decisions may commit out of the order of their readings by
+ * those nanoseconds; accounting stays exact because a non-empty bucket's update, E + q, does
+ * not depend on the time. Lincheck checks the operations racing at one instant. No allocation but the Decision, which escape analysis removes when the
+ * caller does not keep it: the path returns one long and a single small method builds the
+ * Decision.
  *
  * Several limits, or windows: the cell holds the state slots and decides under its own monitor.
  *
@@ -116,7 +118,8 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       Checks.cost(cost);
     }
     if (bucket != null) {
-      return decideBucket(key, op, cost);
+      long q = bucket.quantum(cost);
+      return bucketDecision(bucket, op, q, decideBucket(key, op, q));
     }
     for (;;) {
       SlotsCell cell = (SlotsCell) cells.get(key);
@@ -153,17 +156,54 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   // ------------------------------------------------------------------ one bucket, lock-free
 
-  private Decision decideBucket(String key, int op, double cost) {
+  // Outcome of the lock-free path, one long so that nothing is allocated on the way: the backlog
+  // after the operation (at most Ticks.MAX, 61 bits) and two flags.
+  private static final long ALLOWED = 1L << 61;
+  private static final long REACHED = 1L << 62;
+  private static final long BACKLOG = ALLOWED - 1;
+
+  private static long outcome(long backlogAfter, boolean allowed, boolean reached) {
+    return Math.min(backlogAfter, Ticks.MAX) | (allowed ? ALLOWED : 0) | (reached ? REACHED : 0);
+  }
+
+  /**
+   * The one place the lock-free path makes a Decision: small, so that it inlines into the caller
+   * and escape analysis can drop the object when the caller only reads it.
+   */
+  private static Decision bucketDecision(CompiledLimit l, int op, long q, long outcome) {
+    long after = outcome & BACKLOG;
+    boolean allowed = (outcome & ALLOWED) != 0;
+    boolean reached = (outcome & REACHED) != 0;
+    long retry = allowed && op != Engine.FILL_UP ? 0
+        : q > l.capacity ? Engine.NEVER : Ticks.positiveDifference(Ticks.add(after, q), l.capacity);
+    long delay = op == Engine.RESERVE && allowed ? after - q : 0;
+    return new Decision(allowed, reached, l.units(Math.max(0, l.capacity - after)), retry, after,
+        delay, l.limit, null);
+  }
+
+  /**
+   * One bucket, lock-free. Reads the clock, then E, then computes and CASes at once (a short
+   * window, so that contended CASes rarely fail). The decision takes effect at the CAS, or at the
+   * read of E when it writes nothing, as of the clock reading just before; E observed after that
+   * reading holds every commit made before it.
+   */
+  private long decideBucket(String key, int op, long q) {
     CompiledLimit l = bucket;
-    long q = l.quantum(cost);
-    for (;;) {
-      BucketCell cell = (BucketCell) cells.get(key);
+    long now = clock.nanoTime();
+    BucketCell cell = (BucketCell) cells.get(key);
+    for (int attempt = 0; ; attempt++) {
+      if (attempt > 0) {
+        backOff(attempt);
+        if (cell == null) {
+          cell = (BucketCell) cells.get(key);
+        }
+      }
       long e = cell == null ? Ticks.NONE : cell.e;
       if (e == DEAD) {
         cells.remove(key, cell);
+        cell = (BucketCell) cells.get(key);
         continue;
       }
-      long now = clock.nanoTime();
       long b = Engine.backlog(e, now);
       long filled = Ticks.add(b, q);
       if (op == Engine.FILL_UP) {
@@ -172,54 +212,41 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
           kept = Ticks.add(l.capacity, l.penalty);
         }
-        if (kept == b ? unchanged(key, cell, e) : commit(key, cell, e, Ticks.add(now, kept))) {
-          long retry = q > l.capacity ? Engine.NEVER
-              : Ticks.positiveDifference(Ticks.add(kept, q), l.capacity);
-          return new Decision(!reached, reached, l.units(Math.max(0, l.capacity - kept)), retry,
-              kept, 0, l.limit, null);
+        if (kept == b || commit(key, cell, e, Ticks.add(now, kept))) {
+          return outcome(kept, !reached, reached);
         }
       } else if (filled <= l.capacity) {
         if (op == Engine.CHECK) {
-          if (unchanged(key, cell, e)) {
-            return new Decision(true, false, l.units(l.capacity - b), 0, b, 0, l.limit, null);
-          }
-        } else if (commit(key, cell, e, Ticks.add(now, filled))) {
-          return admitted(l, filled, op == Engine.RESERVE ? b : 0);
+          return outcome(b, true, false);
+        }
+        if (commit(key, cell, e, Ticks.add(now, filled))) {
+          return outcome(filled, true, false);
         }
       } else if (op == Engine.CHECK || l.penalty <= 0 || q > l.capacity || b > l.capacity) {
-        // No write. E never decreases, so if it is unchanged since before the clock was read,
-        // it held at that reading: the decision is linearizable there.
-        if (unchanged(key, cell, e)) {
-          return rejected(l, b, q);
-        }
+        return outcome(b, false, false);
       } else {
         // An overflow starts the penalty (none is in force: a held bucket is over-full).
         long held = Ticks.add(l.capacity, l.penalty);
         if (commit(key, cell, e, Ticks.add(now, held))) {
-          return rejected(l, held, q);
+          return outcome(held, false, false);
         }
       }
+    }
+  }
+
+  /**
+   * After a lost CAS, spin a little (exponentially, capped) so that the winner's core keeps the
+   * cache line for a few decisions instead of both cores bouncing it on every one.
+   */
+  private static void backOff(int attempt) {
+    for (int i = 1 << Math.min(attempt, 6); i > 0; i--) {
+      Thread.onSpinWait();
     }
   }
 
   /** CAS on the cell, or, for an absent key, insert a cell born with this value. */
   private boolean commit(String key, BucketCell cell, long expected, long value) {
     return cell != null ? cell.cas(expected, value) : insert(key, new BucketCell(value));
-  }
-
-  /** Whether the state read before the clock is still the state (an absent key still absent). */
-  private boolean unchanged(String key, BucketCell cell, long expected) {
-    return cell != null ? cell.e == expected : !cells.containsKey(key);
-  }
-
-  private static Decision admitted(CompiledLimit l, long filled, long delay) {
-    return new Decision(true, false, l.units(l.capacity - filled), 0, filled, delay, l.limit, null);
-  }
-
-  private static Decision rejected(CompiledLimit l, long backlog, long q) {
-    long retry = q > l.capacity ? Engine.NEVER : Ticks.add(backlog, q) - l.capacity;
-    return new Decision(false, false, l.units(Math.max(0, l.capacity - backlog)), retry, backlog,
-        0, l.limit, null);
   }
 
   // ------------------------------------------------------------------ cells and eviction
