@@ -1,7 +1,6 @@
 package dev.sluice;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A source of monotonic time in nanoseconds, and the way a blocked caller waits for it.
@@ -28,26 +27,5 @@ public interface Clock {
   /** The monotonic system clock: {@link System#nanoTime()}. */
   static Clock system() {
     return SystemClock.INSTANCE;
-  }
-
-  /** The system clock, as a singleton so that limiters can tell it needs no monotonic guard. */
-  enum SystemClock implements Clock {
-    INSTANCE;
-
-    @Override
-    public long nanoTime() {
-      return System.nanoTime();
-    }
-
-    @Override
-    public void sleep(long nanos) throws InterruptedException {
-      long deadline = System.nanoTime() + nanos;
-      for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
-        LockSupport.parkNanos(this, left);
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-      }
-    }
   }
 }

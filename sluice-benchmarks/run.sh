@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every in-process benchmark the way docs/benchmarks.md reports them, and writes the raw
+# JMH results to docs/results/. Takes about ten minutes on 2 cores.
+#   sluice-benchmarks/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -q -B -ntp install -DskipTests
+J=sluice-benchmarks/target/benchmarks.jar
+OUT=docs/results
+mkdir -p "$OUT"
+for t in 1 2; do
+  java -jar "$J" HotKeyBenchmark -t "$t" -f 2 -prof gc -rf json -rff "$OUT/hot-key-t$t.json"
+  java -jar "$J" ManyKeysBenchmark -t "$t" -prof gc -rf json -rff "$OUT/many-keys-t$t.json"
+done
+java -Xmx8g -cp "$J" dev.sluice.benchmarks.MemoryPerKey 1000000 | tee "$OUT/memory-per-key.txt"
