@@ -1,0 +1,71 @@
+package dev.sluice.cli;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.LongConsumer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "simulate", mixinStandardHelpOptions = true,
+    description = "Run traffic through every algorithm on a virtual clock and print what each admits.")
+final class SimulateCommand implements Callable<Integer> {
+  @Mixin
+  TrafficOptions traffic;
+
+  @Option(names = "--format", defaultValue = "table", paramLabel = "table|csv|json",
+      description = "Output format (default table).")
+  String format;
+
+  @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to a file instead of standard output.")
+  Path output;
+
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    try {
+      if (!List.of("table", "csv", "json").contains(format)) {
+        throw new InputException("--format must be table, csv or json but was '" + format + "'");
+      }
+      TrafficOptions.Loaded run = traffic.load();
+      List<Simulation.Result> results = new ArrayList<>();
+      for (Algo a : run.algos()) {
+        results.add(Simulation.run(a, run.arrivals(), run.rate(), run.capacity(), run.op(), null,
+            progress(spec, a, run.arrivals().size())));
+      }
+      String text = Report.format(format, run.source(), run.rate(), run.capacity(), results);
+      if (output == null) {
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(text);
+        out.flush();
+      } else {
+        Output.atomically(output, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
+      }
+      return 0;
+    } catch (InputException e) {
+      spec.commandLine().getErr().println("sluice simulate: " + e.getMessage());
+      return 2;
+    }
+  }
+
+  /** Progress on a terminal for long runs; nothing when output is piped or in tests. */
+  static LongConsumer progress(CommandSpec spec, Algo algo, int total) {
+    if (total < 200_000 || System.console() == null) {
+      return null;
+    }
+    PrintWriter err = spec.commandLine().getErr();
+    return done -> {
+      err.printf(Locale.ROOT, "\r%-15s %3d%%", algo.id, done * 100 / total);
+      err.flush();
+    };
+  }
+}

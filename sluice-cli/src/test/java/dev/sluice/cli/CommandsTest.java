@@ -1,0 +1,114 @@
+package dev.sluice.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+import picocli.CommandLine;
+
+/** The commands end to end, in-process: output, exit codes, files. */
+class CommandsTest {
+  @TempDir
+  Path dir;
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int run(String... args) {
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    return cl.execute(args);
+  }
+
+  @Test
+  void simulate_table_listsEveryAlgorithm() {
+    assertThat(run("simulate", "burst")).isZero();
+    assertThat(out.toString()).contains("leaky-meter", "leaky-queue", "token-bucket", "gcra",
+        "fixed-window", "sliding-window", "first 100ms", "longest rejection run");
+  }
+
+  @Test
+  void simulate_jsonAndCsv() {
+    assertThat(run("simulate", "sustained", "--format", "json", "-a", "gcra,fixed-window")).isZero();
+    assertThat(out.toString()).contains("\"algorithm\": \"gcra\", \"offered\": 600, \"admitted\": 399")
+        .contains("\"algorithm\": \"fixed-window\"").doesNotContain("leaky-meter");
+    out.getBuffer().setLength(0);
+    assertThat(run("simulate", "--spec", "10 in 1s", "--format", "csv", "-a", "token-bucket")).isZero();
+    assertThat(out.toString()).startsWith("algorithm,offered,admitted").contains("token-bucket,10,10,0");
+  }
+
+  @Test
+  void badInput_exitsWith2_andSaysWhy() {
+    assertThat(run("simulate", "--spec", "200 in 1x")).isEqualTo(2);
+    assertThat(err.toString()).contains("at position 9: expected a unit");
+    assertThat(run("simulate", "nosuch")).isEqualTo(2);
+    assertThat(err.toString()).contains("unknown scenario 'nosuch'");
+    assertThat(run("simulate")).isEqualTo(2);
+    assertThat(run("simulate", "burst", "--rate", "-1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--rate must be positive and finite but was -1");
+    assertThat(run("simulate", "burst", "-a", "bogus")).isEqualTo(2);
+    assertThat(run("simulate", "burst", "--format", "xml")).isEqualTo(2);
+    assertThat(run("simulate", "--csv", dir.resolve("missing.csv").toString())).isEqualTo(2);
+    assertThat(err.toString()).contains("no such file");
+    assertThat(run("simulate", "burst", "--unknown-option")).isEqualTo(2);
+  }
+
+  @Test
+  void badInput_leavesNoPartialFile() throws Exception {
+    Path csv = dir.resolve("in.csv");
+    Files.writeString(csv, "0.1\n0.2\nbad\n");
+    Path svg = dir.resolve("out.svg");
+    assertThat(run("plot", "--csv", csv.toString(), "-o", svg.toString())).isEqualTo(2);
+    assertThat(err.toString()).contains("line 3, column 1");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString())).containsExactly("in.csv");
+    }
+  }
+
+  @Test
+  void plot_svg_isWellFormed_andHoldsTheSeriesItClaims() throws Exception {
+    Path svg = dir.resolve("seed000.svg");
+    assertThat(run("plot", "seed000", "-o", svg.toString(), "--png")).isZero();
+    DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+    Document doc = f.newDocumentBuilder().parse(svg.toFile());
+    assertThat(doc.getDocumentElement().getTagName()).isEqualTo("svg");
+    NodeList groups = doc.getElementsByTagName("g");
+    assertThat(groups.getLength()).isEqualTo(6);
+    for (int i = 0; i < groups.getLength(); i++) {
+      Element g = (Element) groups.item(i);
+      String id = g.getAttribute("id");
+      assertThat(id).startsWith("panel-");
+      assertThat(count(g, "polyline", "level")).as(id).isEqualTo(1);
+      assertThat(count(g, "line", "capacity")).as(id).isEqualTo(1);
+      int marks = count(g, "circle", "arrival admitted") + count(g, "path", "arrival rejected")
+          + count(g, "path", "arrival delayed");
+      assertThat(marks).as(id + " marks every arrival").isEqualTo(5);
+      assertThat(count(g, "line", "output")).as(id).isEqualTo(id.equals("panel-leaky-queue") ? 4 : 0);
+    }
+    Element meter = (Element) groups.item(0);
+    assertThat(count(meter, "path", "arrival rejected")).as("two full events").isEqualTo(2);
+    assertThat(Files.size(dir.resolve("seed000.png"))).isGreaterThan(1000);
+    assertThat(Files.readAllBytes(dir.resolve("seed000.png"))).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
+  }
+
+  private static int count(Element g, String tag, String cssClass) {
+    NodeList nodes = g.getElementsByTagName(tag);
+    int n = 0;
+    for (int i = 0; i < nodes.getLength(); i++) {
+      if (((Element) nodes.item(i)).getAttribute("class").equals(cssClass)) {
+        n++;
+      }
+    }
+    return n;
+  }
+}
