@@ -28,16 +28,26 @@ final class CompiledLimit {
   /** The quantum of a cost of 1, precomputed for the default cost. */
   final long unitCost;
 
+  /**
+   * The longest time a limit may span, in ticks: Ticks.MAX in-process; 2^51 for coarser stores,
+   * whose scripts compute in doubles, so that now + capacity + penalty stays exact below 2^53.
+   */
+  static long maxTicks(long ticksPerSecond) {
+    return ticksPerSecond == 1_000_000_000L ? Ticks.MAX : 1L << 51;
+  }
+
   CompiledLimit(Limit limit, long ticksPerSecond) {
     this.limit = limit;
     this.ticksPerSecond = ticksPerSecond;
-    this.penalty = ticks(Ticks.toNanosSaturated(limit.penalty()), ticksPerSecond);
+    long max = maxTicks(ticksPerSecond);
+    this.penalty = Math.min(max, ticks(Ticks.toNanosSaturated(limit.penalty()), ticksPerSecond));
     switch (limit.algorithm()) {
       case FIXED_WINDOW:
       case SLIDING_WINDOW:
         this.kind = limit.algorithm() == Algorithm.FIXED_WINDOW ? FIXED : SLIDING;
         this.quantaPerUnit = MICRO_UNITS;
-        this.window = Math.max(1, ticks(Ticks.toNanosSaturated(limit.windowOrNull()), ticksPerSecond));
+        this.window = Math.min(max,
+            Math.max(1, ticks(Ticks.toNanosSaturated(limit.windowOrNull()), ticksPerSecond)));
         this.slots = kind == FIXED ? 3 : 4;
         break;
       default:
@@ -47,12 +57,12 @@ final class CompiledLimit {
         this.slots = 1;
     }
     double exactCapacity = limit.capacity() * quantaPerUnit;
-    if (kind == BUCKET && !(exactCapacity < Ticks.MAX)) {
+    if (kind == BUCKET && !(exactCapacity < max)) {
       throw new IllegalArgumentException(String.format(
           "%s: a full bucket takes %.3g years to drain; the most a store can represent is %d years"
               + " (raise the rate or lower the capacity)",
           limit.name(), exactCapacity / ticksPerSecond / 31_557_600d,
-          Ticks.MAX / ticksPerSecond / 31_557_600L));
+          max / ticksPerSecond / 31_557_600L));
     }
     if (kind == BUCKET && exactCapacity < 1) {
       throw new IllegalArgumentException(String.format(

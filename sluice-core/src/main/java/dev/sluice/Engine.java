@@ -37,6 +37,16 @@ final class Engine {
 
   private Engine() {}
 
+  /** Whether every limit has a leak rate, so that reserve() applies. */
+  static boolean canReserve(CompiledLimit[] limits) {
+    for (CompiledLimit l : limits) {
+      if (l.kind != CompiledLimit.BUCKET) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** A fresh state array for these limits: every bucket empty, no windows. */
   static long[] initialState(CompiledLimit[] limits) {
     int n = 0;

@@ -20,7 +20,7 @@ public final class Sluice {
 
   private Sluice() {}
 
-  /** A new builder; with no further settings it builds an in-memory limiter. */
+  /** A new builder; without {@link Builder#store} it builds an in-memory limiter. */
   public static Builder builder() {
     return new Builder();
   }
@@ -35,6 +35,7 @@ public final class Sluice {
     private Scheduler scheduler;
     private long maximumKeys = -1;
     private boolean fastPath = true;
+    private dev.sluice.spi.DecisionStore store;
 
     private Builder() {}
 
@@ -89,6 +90,18 @@ public final class Sluice {
 
     private static final String DEFAULT_MAXIMUM_KEYS_TEXT = "1,000,000";
 
+    /**
+     * Keeps the state in a shared store (Redis, PostgreSQL) instead of in memory; the store's
+     * clock decides. The limiter does not close the store.
+     */
+    public Builder store(dev.sluice.spi.DecisionStore store) {
+      if (this.store != null) {
+        throw new IllegalStateException("store was already set to " + this.store);
+      }
+      this.store = Objects.requireNonNull(store, "store");
+      return this;
+    }
+
     /** For tests: route even a single bucket through the general engine. */
     Builder generalPathOnly() {
       this.fastPath = false;
@@ -103,6 +116,11 @@ public final class Sluice {
     public RateLimiter build() {
       if (limits.isEmpty()) {
         throw new IllegalStateException("no limit was set: call limit(...) at least once");
+      }
+      if (store != null) {
+        return new StoreRateLimiter(limits, store,
+            clock == null ? Clock.system() : clock,
+            scheduler == null ? Scheduler.system() : scheduler);
       }
       return new InMemoryRateLimiter(limits,
           clock == null ? Clock.system() : clock,

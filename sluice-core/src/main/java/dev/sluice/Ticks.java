@@ -12,7 +12,7 @@ final class Ticks {
   static final long MAX = Long.MAX_VALUE / 4;
 
   /** Marks "no time yet" in a state slot (an empty bucket, no window). */
-  static final long NONE = Long.MIN_VALUE + 1;
+  static final long NONE = dev.sluice.spi.StoreRequest.NONE;
 
   private Ticks() {}
 

@@ -1,0 +1,88 @@
+package dev.sluice;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import java.util.List;
+
+/**
+ * A limiter whose state lives in a {@link DecisionStore}: the store applies each operation
+ * atomically on its clock and reports what it saw; the decision is rebuilt here with the same
+ * engine the in-memory store uses.
+ */
+final class StoreRateLimiter extends AbstractRateLimiter {
+  private static final StoreRequest.Operation[] OPS = {
+      StoreRequest.Operation.TRY_ACQUIRE, StoreRequest.Operation.CHECK,
+      StoreRequest.Operation.FILL_UP, StoreRequest.Operation.RESERVE};
+
+  private final DecisionStore store;
+  private final CompiledLimit[] compiled;
+  private final int[] kinds;
+  private final long[] capacity;
+  private final long[] window;
+  private final long[] penalty;
+
+  StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler) {
+    super(limits, clock, scheduler);
+    this.store = store;
+    long tps = store.ticksPerSecond();
+    if (tps <= 0 || 1_000_000_000L % tps != 0) {
+      throw new IllegalArgumentException("a store's ticksPerSecond must divide 1e9 but was " + tps);
+    }
+    int n = limits.size();
+    compiled = new CompiledLimit[n];
+    kinds = new int[n];
+    capacity = new long[n];
+    window = new long[n];
+    penalty = new long[n];
+    for (int i = 0; i < n; i++) {
+      compiled[i] = limits.get(i).compile(tps);
+      kinds[i] = compiled[i].kind;
+      capacity[i] = compiled[i].capacity;
+      window[i] = compiled[i].window;
+      penalty[i] = compiled[i].penalty;
+    }
+  }
+
+  @Override
+  public Decision tryAcquire(String key, double cost) {
+    return decide(key, Engine.TRY_ACQUIRE, cost);
+  }
+
+  @Override
+  public Decision check(String key, double cost) {
+    return decide(key, Engine.CHECK, cost);
+  }
+
+  @Override
+  public Decision fillUp(String key, double cost) {
+    return decide(key, Engine.FILL_UP, cost);
+  }
+
+  @Override
+  public Decision reserve(String key, double cost) {
+    if (!Engine.canReserve(compiled)) {
+      Engine.decide(compiled, Engine.initialState(compiled), 0, Engine.RESERVE, 1,
+          new long[Engine.initialState(compiled).length]);   // throws the explanation
+    }
+    return decide(key, Engine.RESERVE, cost);
+  }
+
+  @Override
+  public void reset(String key) {
+    store.reset(Checks.key(key));
+  }
+
+  private Decision decide(String key, int op, double cost) {
+    Checks.key(key);
+    Checks.cost(cost);
+    long[] quantum = new long[compiled.length];
+    for (int i = 0; i < compiled.length; i++) {
+      quantum[i] = compiled[i].quantum(cost);
+    }
+    StoreRequest request = new StoreRequest(OPS[op], kinds, capacity, window, penalty, quantum);
+    Observation seen = store.apply(key, request);
+    long[] state = seen.normalizedState();
+    return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
+  }
+}

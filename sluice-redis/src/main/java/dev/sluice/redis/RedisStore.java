@@ -1,0 +1,261 @@
+package dev.sluice.redis;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+
+/**
+ * Limits shared through Redis: each decision is one Lua script call ({@code EVALSHA}, resent as
+ * {@code EVAL} on {@code NOSCRIPT}, never replayed after a timeout), computed on Redis
+ * {@code TIME} in microseconds. A key's state is one Redis string under
+ * {@code prefix + "{" + key + "}"}, written only when it changes and expiring when the key is idle.
+ * The limits travel with each call, so changing them needs no migration (state of another layout
+ * of limits is not reused).
+ *
+ * <pre>{@code
+ * RedisStore store = RedisStore.builder("redis://localhost:6379").build();
+ * RateLimiter limiter = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(1))).store(store).build();
+ * }</pre>
+ *
+ * Thread-safe; one multiplexed connection serves every thread.
+ */
+public final class RedisStore implements DecisionStore {
+  static final String SCRIPT = load();
+
+  private final String name;
+  private final RedisClient ownedClient;
+  private final StatefulRedisConnection<String, String> connection;
+  private final boolean ownsConnection;
+  private final RedisCommands<String, String> commands;
+  private final String prefix;
+  private final LongSupplier micros;
+  private final String sha;
+
+  private RedisStore(Builder b) {
+    this.name = redacted(b.uri);
+    this.prefix = b.prefix;
+    this.micros = b.micros;
+    if (b.connection != null) {
+      this.ownedClient = null;
+      this.ownsConnection = false;
+      this.connection = b.connection;
+      this.commands = connection.sync();
+      this.sha = commands.scriptLoad(SCRIPT);
+      return;
+    }
+    this.ownsConnection = true;
+    RedisClient client = b.client != null ? b.client : RedisClient.create();
+    this.ownedClient = b.client != null ? null : client;
+    client.setOptions(ClientOptions.builder()
+        .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
+        .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
+        .build());
+    try {
+      this.connection = client.connect(b.uri);
+    } catch (RedisConnectionException e) {
+      if (ownedClient != null) {
+        ownedClient.shutdown(Duration.ZERO, Duration.ZERO);
+      }
+      throw new IllegalStateException("cannot connect to Redis at " + redacted(b.uri) + ": "
+          + rootMessage(e), e);
+    }
+    this.connection.setTimeout(b.commandTimeout);
+    this.commands = connection.sync();
+    this.sha = commands.scriptLoad(SCRIPT);
+  }
+
+  /** A builder for a store on the server at {@code uri} (redis://, rediss://, redis-sentinel://). */
+  public static Builder builder(String uri) {
+    Objects.requireNonNull(uri, "uri");
+    try {
+      return new Builder(RedisURI.create(uri), null);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("not a Redis URI: '" + uri + "': " + e.getMessage(), e);
+    }
+  }
+
+  /** A builder that connects with the caller's client (which the store does not shut down). */
+  public static Builder builder(RedisClient client, RedisURI uri) {
+    return new Builder(Objects.requireNonNull(uri, "uri"), Objects.requireNonNull(client, "client"));
+  }
+
+  /**
+   * A builder that uses the caller's connection, as it is configured (timeouts included), and
+   * does not close it.
+   */
+  public static Builder builder(StatefulRedisConnection<String, String> connection) {
+    Objects.requireNonNull(connection, "connection");
+    Builder b = new Builder(RedisURI.create("redis://connection"), null);
+    b.connection = connection;
+    return b;
+  }
+
+  @Override
+  public long ticksPerSecond() {
+    return 1_000_000L;
+  }
+
+  @Override
+  public Observation apply(String key, StoreRequest request) {
+    int n = request.limits();
+    String[] args = new String[3 + 5 * n];
+    args[0] = Integer.toString(request.operation().ordinal());
+    args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
+    args[2] = request.layout();
+    for (int i = 0; i < n; i++) {
+      args[3 + 5 * i] = Integer.toString(request.kind(i));
+      args[4 + 5 * i] = Long.toString(request.capacity(i));
+      args[5 + 5 * i] = Long.toString(request.window(i));
+      args[6 + 5 * i] = Long.toString(request.penalty(i));
+      args[7 + 5 * i] = Long.toString(request.quantum(i));
+    }
+    String[] keys = {stateKey(key)};
+    List<Object> reply;
+    try {
+      reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+    } catch (RedisNoScriptException e) {
+      // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
+      // run, so sending it whole is safe. A timeout is never retried: the script may have run.
+      reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
+    }
+    long now = (Long) reply.get(0);
+    long[] state = new long[reply.size() - 1];
+    for (int i = 0; i < state.length; i++) {
+      state[i] = (Long) reply.get(i + 1);
+    }
+    return new Observation(now, state);
+  }
+
+  @Override
+  public void reset(String key) {
+    commands.del(stateKey(key));
+  }
+
+  /** The Redis key holding a limited key's state. */
+  String stateKey(String key) {
+    return prefix + "{" + key + "}";
+  }
+
+  @Override
+  public void close() {
+    if (ownsConnection) {
+      connection.close();
+    }
+    if (ownedClient != null) {
+      ownedClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RedisStore[" + name + "]";
+  }
+
+  private static String redacted(RedisURI uri) {
+    return uri.getHost() + ":" + uri.getPort();
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+  }
+
+  private static String load() {
+    try (InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
+      return new String(Objects.requireNonNull(in, "decide.lua").readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Settings of a {@link RedisStore}; each fails fast with the value it refuses. */
+  public static final class Builder {
+    private final RedisURI uri;
+    private final RedisClient client;
+    private String prefix = "sluice:";
+    private Duration commandTimeout = Duration.ofMillis(50);
+    private Duration connectTimeout = Duration.ofSeconds(2);
+    private LongSupplier micros;
+    private StatefulRedisConnection<String, String> connection;
+
+    private Builder(RedisURI uri, RedisClient client) {
+      this.uri = uri;
+      this.client = client;
+    }
+
+    /** Prefix of every key Sluice writes (default {@code sluice:}). */
+    public Builder prefix(String prefix) {
+      Objects.requireNonNull(prefix, "prefix");
+      if (prefix.contains("{") || prefix.contains("}")) {
+        throw new IllegalArgumentException("prefix must not contain '{' or '}' but was '" + prefix + "'");
+      }
+      this.prefix = prefix;
+      return this;
+    }
+
+    /** How long one decision may take before it fails (default 50 ms). */
+    public Builder commandTimeout(Duration timeout) {
+      this.commandTimeout = positive("commandTimeout", timeout);
+      return this;
+    }
+
+    /** How long connecting may take at build time (default 2 s). */
+    public Builder connectTimeout(Duration timeout) {
+      this.connectTimeout = positive("connectTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * Test hook: take the time from this supplier (microseconds) instead of Redis {@code TIME}.
+     * Production code leaves it unset: Redis time keeps app servers' clocks out of the decision.
+     */
+    public Builder timeSourceMicros(LongSupplier micros) {
+      this.micros = Objects.requireNonNull(micros, "micros");
+      return this;
+    }
+
+    /**
+     * Connects and loads the script.
+     *
+     * @throws IllegalStateException naming the server if it cannot be reached
+     */
+    public RedisStore build() {
+      try {
+        return new RedisStore(this);
+      } catch (RedisException e) {
+        throw new IllegalStateException("Redis at " + redacted(uri) + " refused the store: "
+            + rootMessage(e), e);
+      }
+    }
+
+    private static Duration positive(String name, Duration d) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive but was " + d);
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package dev.sluice.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.testkit.ManualClock;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+/** What only the Redis store has to show: keys, expiry, the script cache, connection errors. */
+class RedisStoreTest {
+  private final RedisCommands<String, String> redis = TestRedis.connection().sync();
+  private final ManualClock clock = new ManualClock(1_000_000_000_000L);
+  private final String prefix = "t:" + UUID.randomUUID() + ":";
+
+  private RateLimiter limiter(Limit... limits) {
+    return Sluice.builder().limits(limits).store(RedisFactory.store(prefix, clock)).build();
+  }
+
+  private List<String> keys() {
+    return redis.scan(ScanArgs.Builder.matches(prefix + "*").limit(10_000)).getKeys();
+  }
+
+  @Test
+  void everyKey_hasATtl_untilItIsIdle() {
+    RateLimiter l = limiter(Limit.leakyBucket(10, Rate.perSecond(2)));
+    for (int i = 0; i < 200; i++) {
+      l.tryAcquire("user:" + (i % 50), 1 + i % 3);
+    }
+    List<String> keys = keys();
+    assertThat(keys).hasSize(50);
+    for (String k : keys) {
+      long ttl = redis.pttl(k);
+      assertThat(ttl).as(k).isPositive().isLessThanOrEqualTo(5_000);   // a full bucket drains in 5 s
+      assertThat(k).startsWith(prefix + "{user:").endsWith("}");
+    }
+  }
+
+  @Test
+  void aDecisionThatDrainsTheKey_deletesIt() {
+    RateLimiter l = limiter(Limit.fixedWindow(5, Duration.ofSeconds(1)));
+    l.tryAcquire("k");
+    assertThat(keys()).hasSize(1);
+    l.reset("k");
+    assertThat(keys()).isEmpty();
+  }
+
+  @Test
+  void checksAndRejections_writeNothing() {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perHour(1)));
+    l.check("k");
+    l.tryAcquire("k", 5);   // can never fit
+    assertThat(keys()).isEmpty();
+    l.tryAcquire("k");
+    String before = redis.get(keys().get(0));
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+    assertThat(redis.get(keys().get(0))).isEqualTo(before);
+  }
+
+  @Test
+  void scriptCacheFlushed_recoversWithEval() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    redis.scriptFlush();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+  }
+
+  @Test
+  void limitsOfAnotherLayout_doNotReuseState_andChangedRatesNeedNoMigration() {
+    limiter(Limit.leakyBucket(2, Rate.perSecond(1))).tryAcquire("k", 2);
+    RateLimiter slower = limiter(Limit.leakyBucket(4, Rate.perSecond(1)));
+    assertThat(slower.check("k", 2).isAllowed()).as("same layout: the level carries over").isTrue();
+    assertThat(slower.check("k", 2.5).isAllowed()).isFalse();
+    RateLimiter window = limiter(Limit.fixedWindow(1, Duration.ofSeconds(1)));
+    assertThat(window.tryAcquire("k").isAllowed()).as("another layout starts fresh").isTrue();
+  }
+
+  @Test
+  void redisTime_isUsedWithoutTheHook() {
+    RedisStore store = RedisStore.builder(TestRedis.connection()).prefix(prefix).build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perHour(1))).store(store).build();
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    Decision d = l.tryAcquire("k");
+    assertThat(d.isAllowed()).isFalse();
+    assertThat(d.retryAfter()).isBetween(Duration.ofMinutes(59), Duration.ofHours(1));
+  }
+
+  @Test
+  void unreachableServer_failsAtBuild_namingIt_withoutHanging() {
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> RedisStore.builder("redis://127.0.0.1:1")
+        .connectTimeout(Duration.ofMillis(500)).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("127.0.0.1:1");
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+    assertThatThrownBy(() -> RedisStore.builder("http://nope")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("http://nope");
+    assertThatThrownBy(() -> RedisStore.builder(TestRedis.uri()).prefix("a{b"))
+        .hasMessageContaining("a{b");
+    assertThatThrownBy(() -> RedisStore.builder(TestRedis.uri()).commandTimeout(Duration.ZERO))
+        .hasMessage("commandTimeout must be positive but was PT0S");
+  }
+
+  @Test
+  void wrongPassword_failsAtBuild_namingTheServer() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    RedisServer secured = RedisServer.newRedisServer().port(port)
+        .bind("127.0.0.1").setting("requirepass secret").setting("save \"\"").build();
+    secured.start();
+    try {
+      assertThatThrownBy(() -> RedisStore.builder("redis://:wrong@127.0.0.1:" + port).build())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("127.0.0.1:" + port);
+      RedisStore ok = RedisStore.builder("redis://:secret@127.0.0.1:" + port).build();
+      ok.close();
+    } finally {
+      secured.stop();
+    }
+  }
+}
