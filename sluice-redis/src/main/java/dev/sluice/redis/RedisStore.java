@@ -40,6 +40,11 @@ import java.util.function.LongSupplier;
  */
 public final class RedisStore implements DecisionStore {
   static final String SCRIPT = load();
+  /**
+   * With injected time, Redis still expires keys on its own clock: keys then live this much
+   * longer than their idle instant, so that a test's virtual time may run slower than real time.
+   */
+  private static final String INJECTED_TIME_EXPIRY_PADDING_MS = "60000";
 
   private final String name;
   private final RedisClient ownedClient;
@@ -117,16 +122,17 @@ public final class RedisStore implements DecisionStore {
   @Override
   public Observation apply(String key, StoreRequest request) {
     int n = request.limits();
-    String[] args = new String[3 + 5 * n];
+    String[] args = new String[4 + 5 * n];
     args[0] = Integer.toString(request.operation().ordinal());
     args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
     args[2] = request.layout();
+    args[3] = micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
     for (int i = 0; i < n; i++) {
-      args[3 + 5 * i] = Integer.toString(request.kind(i));
-      args[4 + 5 * i] = Long.toString(request.capacity(i));
-      args[5 + 5 * i] = Long.toString(request.window(i));
-      args[6 + 5 * i] = Long.toString(request.penalty(i));
-      args[7 + 5 * i] = Long.toString(request.quantum(i));
+      args[4 + 5 * i] = Integer.toString(request.kind(i));
+      args[5 + 5 * i] = Long.toString(request.capacity(i));
+      args[6 + 5 * i] = Long.toString(request.window(i));
+      args[7 + 5 * i] = Long.toString(request.penalty(i));
+      args[8 + 5 * i] = Long.toString(request.quantum(i));
     }
     String[] keys = {stateKey(key)};
     List<Object> reply;
@@ -229,6 +235,7 @@ public final class RedisStore implements DecisionStore {
 
     /**
      * Test hook: take the time from this supplier (microseconds) instead of Redis {@code TIME}.
+     * Keys then expire 60 s after their idle instant, as Redis expires them on its own clock.
      * Production code leaves it unset: Redis time keeps app servers' clocks out of the decision.
      */
     public Builder timeSourceMicros(LongSupplier micros) {

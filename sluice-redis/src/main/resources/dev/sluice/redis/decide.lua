@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  the key's state: "<layout>|slot,slot,..."; absent means the initial state
 -- ARGV     op (0 tryAcquire, 1 check, 2 fillUp, 3 reserve), now (microseconds, or -1: TIME),
---          layout, then per limit: kind, capacity, window, penalty, quantum
+--          layout, expiry padding (ms; 0 unless time is passed in), then per limit: kind,
+--          capacity, window, penalty, quantum
 -- returns  { now, slot, slot, ... }   the clock reading and the state before the operation
 --
 -- Numbers are doubles: every value stays below 2^53 (times in microseconds, capacities and
@@ -153,9 +154,10 @@ if now < 0 then
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local layout = ARGV[3]
+local pad = tonumber(ARGV[4])
 local limits = {}
 local slots = 0
-local a = 4
+local a = 5
 for i = 1, #layout do
   local l = {kind = tonumber(ARGV[a]), cap = tonumber(ARGV[a + 1]), w = tonumber(ARGV[a + 2]),
              pen = tonumber(ARGV[a + 3]), q = tonumber(ARGV[a + 4])}
@@ -228,7 +230,7 @@ if changed then
     local parts = {}
     for i = 1, slots do parts[i] = string.format('%.0f', nx[i]) end
     redis.call('SET', KEYS[1], layout .. '|' .. table.concat(parts, ','),
-               'PX', math.ceil(idle / 1000))
+               'PX', math.ceil(idle / 1000) + pad)
   end
 end
 

@@ -33,7 +33,8 @@ class RedisStoreTest {
 
   @Test
   void everyKey_hasATtl_untilItIsIdle() {
-    RateLimiter l = limiter(Limit.leakyBucket(10, Rate.perSecond(2)));
+    RedisStore onRedisTime = RedisStore.builder(TestRedis.connection()).prefix(prefix).build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(2))).store(onRedisTime).build();
     for (int i = 0; i < 200; i++) {
       l.tryAcquire("user:" + (i % 50), 1 + i % 3);
     }
