@@ -23,9 +23,18 @@ public final class Decision {
   private final long delayNanos;
   private final Limit limit;
   private final List<Decision> perLimit;
+  private final boolean degraded;
 
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit) {
+    this(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos, delayNanos, limit,
+        perLimit, false);
+  }
+
+  Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
+      long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
+      boolean degraded) {
+    this.degraded = degraded;
     this.allowed = allowed;
     this.reachedCapacity = reachedCapacity;
     this.remaining = remaining;
@@ -102,6 +111,20 @@ public final class Decision {
     return Duration.ofNanos(delayNanos);
   }
 
+  /**
+   * Whether the shared store could not be asked and the limiter's {@link StoreFailure} policy
+   * answered instead (the figures are then those of the policy, not of the store).
+   */
+  public boolean isDegraded() {
+    return degraded;
+  }
+
+  /** This decision, marked degraded. */
+  Decision degraded() {
+    return new Decision(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos,
+        delayNanos, limit, perLimit, true);
+  }
+
   /** The limit that decided. */
   public Limit limit() {
     return limit;
@@ -130,6 +153,9 @@ public final class Decision {
     }
     if (reachedCapacity) {
       b.append(" reachedCapacity");
+    }
+    if (degraded) {
+      b.append(" degraded");
     }
     return b.append(" limit=").append(limit.name()).toString();
   }

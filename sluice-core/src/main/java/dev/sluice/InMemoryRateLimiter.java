@@ -99,6 +99,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
   }
 
+  @Override
+  public LimiterStats stats() {
+    return new LimiterStats(0, 0, false, evictedIdle.get(), evictedBusy.get());
+  }
+
   /** Number of keys held now (idle ones included until swept). */
   long size() {
     return cells.mappingCount();

@@ -76,4 +76,7 @@ public interface RateLimiter {
 
   /** The limits every key is held to, in the order configured. */
   List<Limit> limits();
+
+  /** Counters since the limiter was built: store errors, degraded decisions, evictions. */
+  LimiterStats stats();
 }

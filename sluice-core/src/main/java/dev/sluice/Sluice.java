@@ -36,6 +36,9 @@ public final class Sluice {
     private long maximumKeys = -1;
     private boolean fastPath = true;
     private dev.sluice.spi.DecisionStore store;
+    private StoreFailure onStoreFailure;
+    private int breakerFailures = -1;
+    private java.time.Duration breakerOpen;
 
     private Builder() {}
 
@@ -102,6 +105,32 @@ public final class Sluice {
       return this;
     }
 
+    /**
+     * What a store-backed limiter answers while its store fails; default
+     * {@link StoreFailure#FAIL_CLOSED}.
+     */
+    public Builder onStoreFailure(StoreFailure policy) {
+      if (this.onStoreFailure != null) {
+        throw new IllegalStateException("onStoreFailure was already set to " + this.onStoreFailure);
+      }
+      this.onStoreFailure = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * The circuit breaker of a store-backed limiter: after {@code failures} consecutive store
+     * failures, decisions skip the store for {@code open}, then one trial call is let through.
+     * Default 3 failures, 1 second.
+     */
+    public Builder circuitBreaker(int failures, java.time.Duration open) {
+      if (failures <= 0) {
+        throw new IllegalArgumentException("circuit breaker failures must be positive but was " + failures);
+      }
+      this.breakerOpen = Checks.positive("circuit breaker open time", open);
+      this.breakerFailures = failures;
+      return this;
+    }
+
     /** For tests: route even a single bucket through the general engine. */
     Builder generalPathOnly() {
       this.fastPath = false;
@@ -120,7 +149,10 @@ public final class Sluice {
       if (store != null) {
         return new StoreRateLimiter(limits, store,
             clock == null ? Clock.system() : clock,
-            scheduler == null ? Scheduler.system() : scheduler);
+            scheduler == null ? Scheduler.system() : scheduler,
+            onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,
+            breakerFailures == -1 ? 3 : breakerFailures,
+            breakerOpen == null ? 1_000_000_000L : Ticks.toNanosSaturated(breakerOpen));
       }
       return new InMemoryRateLimiter(limits,
           clock == null ? Clock.system() : clock,

@@ -4,6 +4,7 @@ import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A limiter whose state lives in a {@link DecisionStore}: the store applies each operation
@@ -21,10 +22,21 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   private final long[] capacity;
   private final long[] window;
   private final long[] penalty;
+  private final StoreFailure onFailure;
+  private final CircuitBreaker breaker;
+  private final RateLimiter fallback;
+  private final AtomicLong storeErrors = new AtomicLong();
+  private final AtomicLong degraded = new AtomicLong();
 
-  StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler) {
+  StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
+      StoreFailure onFailure, int breakerFailures, long breakerOpenNanos) {
     super(limits, clock, scheduler);
     this.store = store;
+    this.onFailure = onFailure;
+    this.breaker = new CircuitBreaker(breakerFailures, breakerOpenNanos, this.clock);
+    this.fallback = onFailure == StoreFailure.FALLBACK_IN_MEMORY
+        ? new InMemoryRateLimiter(limits, this.clock, scheduler, Sluice.DEFAULT_MAXIMUM_KEYS, true)
+        : null;
     long tps = store.ticksPerSecond();
     if (tps <= 0 || 1_000_000_000L % tps != 0) {
       throw new IllegalArgumentException("a store's ticksPerSecond must divide 1e9 but was " + tps);
@@ -71,6 +83,16 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   @Override
   public void reset(String key) {
     store.reset(Checks.key(key));
+    if (fallback != null) {
+      fallback.reset(key);
+    }
+  }
+
+  @Override
+  public LimiterStats stats() {
+    LimiterStats local = fallback == null ? null : fallback.stats();
+    return new LimiterStats(storeErrors.get(), degraded.get(), breaker.isOpen(),
+        local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy());
   }
 
   private Decision decide(String key, int op, double cost) {
@@ -81,8 +103,41 @@ final class StoreRateLimiter extends AbstractRateLimiter {
       quantum[i] = compiled[i].quantum(cost);
     }
     StoreRequest request = new StoreRequest(OPS[op], kinds, capacity, window, penalty, quantum);
-    Observation seen = store.apply(key, request);
+    if (!breaker.allowsCall()) {
+      return degraded(key, op, cost);
+    }
+    Observation seen;
+    try {
+      seen = store.apply(key, request);
+    } catch (RuntimeException e) {
+      storeErrors.incrementAndGet();
+      breaker.failure();
+      return degraded(key, op, cost);
+    }
+    breaker.success();
     long[] state = seen.normalizedState();
     return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
+  }
+
+  /** The failure policy's answer, marked degraded and counted. */
+  private Decision degraded(String key, int op, double cost) {
+    degraded.incrementAndGet();
+    switch (onFailure) {
+      case FALLBACK_IN_MEMORY:
+        switch (op) {
+          case Engine.CHECK: return fallback.check(key, cost).degraded();
+          case Engine.FILL_UP: return fallback.fillUp(key, cost).degraded();
+          case Engine.RESERVE: return fallback.reserve(key, cost).degraded();
+          default: return fallback.tryAcquire(key, cost).degraded();
+        }
+      case FAIL_OPEN:
+        return new Decision(true, false, compiled[0].limit.capacity(), 0, 0, 0, compiled[0].limit,
+            null, true);
+      default: {
+        // Retry when the breaker next lets a call through (at least a second).
+        long retry = Math.max(breaker.remainingOpenNanos(), 1_000_000_000L);
+        return new Decision(false, false, 0, retry, retry, 0, compiled[0].limit, null, true);
+      }
+    }
   }
 }

@@ -73,6 +73,8 @@ public final class RedisStore implements DecisionStore {
     client.setOptions(ClientOptions.builder()
         .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
         .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
+        // While disconnected, fail at once instead of queueing: the failure policy answers.
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .build());
     try {
       this.connection = client.connect(b.uri);

@@ -1,0 +1,13 @@
+package dev.sluice;
+
+/**
+ * Counters of a limiter since it was built.
+ *
+ * @param storeErrors operations the shared store failed (errors and timeouts)
+ * @param degradedDecisions decisions answered by the failure policy instead of the store
+ * @param breakerOpen whether the circuit breaker currently keeps calls away from the store
+ * @param evictedIdle in-memory keys evicted because they were idle
+ * @param evictedBusy in-memory keys evicted while not empty (past the key bound)
+ */
+public record LimiterStats(long storeErrors, long degradedDecisions, boolean breakerOpen,
+    long evictedIdle, long evictedBusy) {}

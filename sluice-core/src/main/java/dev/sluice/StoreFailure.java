@@ -1,0 +1,15 @@
+package dev.sluice;
+
+/**
+ * What a limiter backed by a shared store answers when the store fails (an error, a timeout, or
+ * the circuit breaker open after repeated failures). Every such decision is
+ * {@link Decision#isDegraded() degraded} and counted in {@link LimiterStats}.
+ */
+public enum StoreFailure {
+  /** Reject: nothing passes while the store is down. The default. */
+  FAIL_CLOSED,
+  /** Admit: everything passes while the store is down. */
+  FAIL_OPEN,
+  /** Decide with an in-process limiter of the same limits, per JVM, until the store is back. */
+  FALLBACK_IN_MEMORY
+}
