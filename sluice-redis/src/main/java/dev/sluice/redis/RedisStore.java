@@ -13,7 +13,11 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.api.sync.RedisKeyCommands;
+import io.lettuce.core.api.sync.RedisScriptingCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -48,9 +52,11 @@ public final class RedisStore implements DecisionStore {
 
   private final String name;
   private final RedisClient ownedClient;
-  private final StatefulRedisConnection<String, String> connection;
+  private final AutoCloseable connection;
   private final boolean ownsConnection;
-  private final RedisCommands<String, String> commands;
+  private final RedisScriptingCommands<String, String> commands;
+  private final RedisKeyCommands<String, String> keyCommands;
+  private final RedisClusterClient ownedClusterClient;
   private final String prefix;
   private final LongSupplier micros;
   private final String sha;
@@ -59,15 +65,48 @@ public final class RedisStore implements DecisionStore {
     this.name = redacted(b.uri);
     this.prefix = b.prefix;
     this.micros = b.micros;
-    if (b.connection != null) {
+    if (b.connection != null || b.clusterConnection != null) {
       this.ownedClient = null;
+      this.ownedClusterClient = null;
       this.ownsConnection = false;
-      this.connection = b.connection;
-      this.commands = connection.sync();
+      if (b.connection != null) {
+        this.connection = b.connection;
+        this.commands = b.connection.sync();
+        this.keyCommands = b.connection.sync();
+      } else {
+        this.connection = b.clusterConnection;
+        this.commands = b.clusterConnection.sync();
+        this.keyCommands = b.clusterConnection.sync();
+      }
       this.sha = commands.scriptLoad(SCRIPT);
       return;
     }
     this.ownsConnection = true;
+    if (b.clusterSeeds != null) {
+      this.ownedClient = null;
+      RedisClusterClient cluster = RedisClusterClient.create(b.clusterSeeds);
+      this.ownedClusterClient = cluster;
+      cluster.setOptions(ClusterClientOptions.builder()
+          .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
+          .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
+          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+          .build());
+      StatefulRedisClusterConnection<String, String> c;
+      try {
+        c = cluster.connect();
+      } catch (RedisException e) {
+        cluster.shutdown(Duration.ZERO, Duration.ZERO);
+        throw new IllegalStateException("cannot connect to the Redis Cluster at " + name + ": "
+            + rootMessage(e), e);
+      }
+      c.setTimeout(b.commandTimeout);
+      this.connection = c;
+      this.commands = c.sync();
+      this.keyCommands = c.sync();
+      this.sha = commands.scriptLoad(SCRIPT);
+      return;
+    }
+    this.ownedClusterClient = null;
     RedisClient client = b.client != null ? b.client : RedisClient.create();
     this.ownedClient = b.client != null ? null : client;
     client.setOptions(ClientOptions.builder()
@@ -76,8 +115,9 @@ public final class RedisStore implements DecisionStore {
         // While disconnected, fail at once instead of queueing: the failure policy answers.
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
         .build());
+    StatefulRedisConnection<String, String> c;
     try {
-      this.connection = client.connect(b.uri);
+      c = client.connect(b.uri);
     } catch (RedisConnectionException e) {
       if (ownedClient != null) {
         ownedClient.shutdown(Duration.ZERO, Duration.ZERO);
@@ -85,8 +125,10 @@ public final class RedisStore implements DecisionStore {
       throw new IllegalStateException("cannot connect to Redis at " + redacted(b.uri) + ": "
           + rootMessage(e), e);
     }
-    this.connection.setTimeout(b.commandTimeout);
-    this.commands = connection.sync();
+    c.setTimeout(b.commandTimeout);
+    this.connection = c;
+    this.commands = c.sync();
+    this.keyCommands = c.sync();
     this.sha = commands.scriptLoad(SCRIPT);
   }
 
@@ -103,6 +145,35 @@ public final class RedisStore implements DecisionStore {
   /** A builder that connects with the caller's client (which the store does not shut down). */
   public static Builder builder(RedisClient client, RedisURI uri) {
     return new Builder(Objects.requireNonNull(uri, "uri"), Objects.requireNonNull(client, "client"));
+  }
+
+  /**
+   * A builder for a store on a Redis Cluster, from one or more seed nodes (redis://host:port).
+   * Every key of one call shares a hash tag, so no call is ever {@code CROSSSLOT}.
+   */
+  public static Builder clusterBuilder(String... seedUris) {
+    if (seedUris.length == 0) {
+      throw new IllegalArgumentException("a Redis Cluster needs at least one seed URI");
+    }
+    List<RedisURI> seeds = new java.util.ArrayList<>();
+    for (String u : seedUris) {
+      try {
+        seeds.add(RedisURI.create(Objects.requireNonNull(u, "seed URI")));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("not a Redis URI: '" + u + "': " + e.getMessage(), e);
+      }
+    }
+    Builder b = new Builder(seeds.get(0), null);
+    b.clusterSeeds = seeds;
+    return b;
+  }
+
+  /** A builder that uses the caller's cluster connection, as configured, and does not close it. */
+  public static Builder builder(StatefulRedisClusterConnection<String, String> connection) {
+    Objects.requireNonNull(connection, "connection");
+    Builder b = new Builder(RedisURI.create("redis://cluster-connection"), null);
+    b.clusterConnection = connection;
+    return b;
   }
 
   /**
@@ -155,7 +226,7 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public void reset(String key) {
-    commands.del(stateKey(key));
+    keyCommands.del(stateKey(key));
   }
 
   /** The Redis key holding a limited key's state. */
@@ -166,10 +237,17 @@ public final class RedisStore implements DecisionStore {
   @Override
   public void close() {
     if (ownsConnection) {
-      connection.close();
+      try {
+        connection.close();
+      } catch (Exception e) {
+        // closing is best effort
+      }
     }
     if (ownedClient != null) {
       ownedClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+    if (ownedClusterClient != null) {
+      ownedClusterClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
   }
 
@@ -207,6 +285,8 @@ public final class RedisStore implements DecisionStore {
     private Duration connectTimeout = Duration.ofSeconds(2);
     private LongSupplier micros;
     private StatefulRedisConnection<String, String> connection;
+    private StatefulRedisClusterConnection<String, String> clusterConnection;
+    private List<RedisURI> clusterSeeds;
 
     private Builder(RedisURI uri, RedisClient client) {
       this.uri = uri;
