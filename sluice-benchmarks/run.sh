@@ -13,3 +13,6 @@ for t in 1 2; do
   java -jar "$J" ManyKeysBenchmark -t "$t" -prof gc -rf json -rff "$OUT/many-keys-t$t.json"
 done
 java -Xmx8g -cp "$J" dev.sluice.benchmarks.MemoryPerKey 1000000 | tee "$OUT/memory-per-key.txt"
+# Redis: starts its own Redis 6.2 on loopback; the raw-script rows need redis-benchmark
+# (Debian: apt-get install redis-tools).
+java -cp "$J" dev.sluice.benchmarks.RedisLoad "" 5 2>/dev/null | tee "$OUT/redis-load.txt"

@@ -1,0 +1,218 @@
+package dev.sluice.benchmarks;
+
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.redis.RedisStore;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntPredicate;
+import org.redisson.Redisson;
+import org.redisson.api.RRateLimiter;
+import org.redisson.api.RateIntervalUnit;
+import org.redisson.api.RateType;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import redis.embedded.RedisServer;
+
+/**
+ * Decisions per second and latency against one Redis, Sluice against Bucket4j (Lettuce,
+ * compare-and-swap) and Redisson's RRateLimiter, with 1, 16 and 64 concurrent callers on one hot
+ * key and on 100,000 keys. Every limiter is configured so that (almost) every call is admitted.
+ *
+ * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar dev.sluice.benchmarks.RedisLoad
+ * [redis://host:port] [seconds]}; with no URI it starts a Redis 6.2 (embedded-redis) on loopback.
+ */
+public final class RedisLoad {
+  private static final double RATE = 1_000_000_000d;
+
+  private RedisLoad() {}
+
+  public static void main(String[] args) throws Exception {
+    String uri = args.length > 0 && args[0].startsWith("redis") ? args[0] : null;
+    int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    RedisServer server = null;
+    if (uri == null) {
+      int port;
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        port = s.getLocalPort();
+      }
+      server = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+          .setting("save \"\"").setting("appendonly no").build();
+      server.start();
+      uri = "redis://127.0.0.1:" + port;
+    }
+    System.out.printf(Locale.ROOT, "redis: %s, %d s per run, %d cores%n", uri, seconds,
+        Runtime.getRuntime().availableProcessors());
+    System.out.printf(Locale.ROOT, "%-10s %-8s %7s %12s %10s %10s%n", "limiter", "keys", "callers",
+        "decisions/s", "p50 µs", "p99 µs");
+    RedisClient client = RedisClient.create(uri);
+    try (RedisStore store = RedisStore.builder(uri).commandTimeout(Duration.ofSeconds(5)).build();
+        StatefulRedisConnection<byte[], byte[]> bytes = client.connect(ByteArrayCodec.INSTANCE)) {
+      RateLimiter sluice = Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
+          .store(store).build();
+      LettuceBasedProxyManager<byte[]> b4j = Bucket4jLettuce.casBasedBuilder(bytes).build();
+      BucketConfiguration conf = BucketConfiguration.builder()
+          .addLimit(l -> l.capacity((long) RATE).refillGreedy((long) RATE, Duration.ofSeconds(1))).build();
+      ConcurrentHashMap<Integer, BucketProxy> b4jBuckets = new ConcurrentHashMap<>();
+      Config config = new Config();
+      config.useSingleServer().setAddress(uri).setConnectionPoolSize(64).setConnectionMinimumIdleSize(16);
+      RedissonClient redisson = Redisson.create(config);
+      ConcurrentHashMap<Integer, RRateLimiter> rLimiters = new ConcurrentHashMap<>();
+      try {
+        rawScript(uri);
+        for (int keys : new int[] {1, 100_000}) {
+          String[] names = new String[keys];
+          for (int i = 0; i < keys; i++) {
+            names[i] = "user:" + i;
+          }
+          for (int callers : new int[] {1, 16, 64}) {
+            run("sluice", keys, callers, seconds, k -> sluice.tryAcquire(names[k]).isAllowed());
+            run("bucket4j", keys, callers, seconds, k -> b4jBuckets.computeIfAbsent(k,
+                i -> b4j.builder().build(("b4j:" + names[i]).getBytes(StandardCharsets.UTF_8), () -> conf))
+                .tryConsume(1));
+            run("redisson", keys, callers, seconds, k -> rLimiters.computeIfAbsent(k, i -> {
+              RRateLimiter r = redisson.getRateLimiter("rr:" + names[i]);
+              r.trySetRate(RateType.OVERALL, 1_000_000, 1, RateIntervalUnit.SECONDS);
+              return r;
+            }).tryAcquire(1));
+          }
+        }
+      } finally {
+        redisson.shutdown();
+      }
+    } finally {
+      client.shutdown();
+      if (server != null) {
+        server.stop();
+      }
+    }
+  }
+
+  /**
+   * The ceiling for one Redis: the same script, with the same arguments as Sluice's calls, sent
+   * by redis-benchmark (from Debian's redis-tools) with 1, 16 and 64 connections.
+   */
+  private static void rawScript(String uri) throws Exception {
+    String script;
+    try (java.io.InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
+      script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    io.lettuce.core.RedisURI u = io.lettuce.core.RedisURI.create(uri);
+    RedisClient c = RedisClient.create(u);
+    String sha;
+    try (StatefulRedisConnection<String, String> conn = c.connect()) {
+      sha = conn.sync().scriptLoad(script);
+    } finally {
+      c.shutdown();
+    }
+    for (String keys : new String[] {"hot", "100000"}) {
+      for (int callers : new int[] {1, 16, 64}) {
+        List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", u.getHost(), "-p",
+            Integer.toString(u.getPort()), "-c", Integer.toString(callers), "-n", "300000", "-q"));
+        if (!keys.equals("hot")) {
+          cmd.addAll(List.of("-r", keys));
+        }
+        // op tryAcquire, Redis TIME, one bucket: capacity 1e6 µs (1e9 per second), cost 1 µs
+        cmd.addAll(List.of("EVALSHA", sha, "1",
+            keys.equals("hot") ? "sluice:{user:0}" : "sluice:{user:__rand_int__}",
+            "0", "-1", "b", "0", "0", "1000000", "0", "0", "1"));
+        Process p;
+        try {
+          p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+          System.out.println("raw script: redis-benchmark not found (apt-get install redis-tools)");
+          return;
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        String line = out.lines().filter(x -> x.contains("requests per second")).reduce((a, b) -> b).orElse(out);
+        line = line.substring(line.lastIndexOf('\r') + 1).trim();
+        java.util.regex.Matcher m = java.util.regex.Pattern
+            .compile("([0-9.]+) requests per second, p50=([0-9.]+) msec").matcher(line);
+        if (m.find()) {
+          System.out.printf(Locale.ROOT, "%-10s %-8s %7d %12.0f %10.1f %10s%n", "raw-script", keys,
+              callers, Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)) * 1000, "-");
+        } else {
+          System.out.println("raw script: " + line);
+        }
+      }
+    }
+  }
+
+  private static void run(String name, int keys, int callers, int seconds, IntPredicate decide)
+      throws InterruptedException {
+    // warm-up: a second of the same load, not recorded
+    load(keys, callers, 1, decide);
+    long[][] lat = load(keys, callers, seconds, decide);
+    long count = 0;
+    for (long[] l : lat) {
+      count += l[0];
+    }
+    long[] all = new long[(int) Math.min(count, Integer.MAX_VALUE - 8)];
+    int n = 0;
+    for (long[] l : lat) {
+      int m = (int) Math.min(l[0], l.length - 1);
+      System.arraycopy(l, 1, all, n, Math.min(m, all.length - n));
+      n += Math.min(m, all.length - n);
+    }
+    long[] sample = Arrays.copyOf(all, n);
+    Arrays.sort(sample);
+    System.out.printf(Locale.ROOT, "%-10s %-8s %7d %12.0f %10.1f %10.1f%n", name,
+        keys == 1 ? "hot" : keys, callers, count / (double) seconds,
+        sample[(int) (n * 0.50)] / 1e3, sample[(int) Math.min(n - 1, n * 0.99)] / 1e3);
+  }
+
+  /** Per caller: [count, latency ns...] (latencies kept up to 2M per caller). */
+  private static long[][] load(int keys, int callers, int seconds, IntPredicate decide)
+      throws InterruptedException {
+    long[][] out = new long[callers][];
+    AtomicBoolean stop = new AtomicBoolean();
+    CountDownLatch done = new CountDownLatch(callers);
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < callers; t++) {
+      int id = t;
+      Thread th = new Thread(() -> {
+        long[] lat = new long[2_000_001];
+        long count = 0;
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        while (!stop.get()) {
+          int k = keys == 1 ? 0 : r.nextInt(keys);
+          long start = System.nanoTime();
+          decide.test(k);
+          long took = System.nanoTime() - start;
+          count++;
+          if (count < lat.length) {
+            lat[(int) count] = took;
+          }
+        }
+        lat[0] = count;
+        out[id] = lat;
+        done.countDown();
+      });
+      th.setDaemon(true);
+      threads.add(th);
+      th.start();
+    }
+    Thread.sleep(seconds * 1000L);
+    stop.set(true);
+    done.await();
+    return out;
+  }
+}
