@@ -101,7 +101,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   @Override
   public LimiterStats stats() {
-    return new LimiterStats(0, 0, false, evictedIdle.get(), evictedBusy.get());
+    return new LimiterStats(0, 0, false, evictedIdle.get(), evictedBusy.get(), 0);
   }
 
   /** Number of keys held now (idle ones included until swept). */

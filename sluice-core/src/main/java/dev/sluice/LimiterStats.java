@@ -8,6 +8,7 @@ package dev.sluice;
  * @param breakerOpen whether the circuit breaker currently keeps calls away from the store
  * @param evictedIdle in-memory keys evicted because they were idle
  * @param evictedBusy in-memory keys evicted while not empty (past the key bound)
+ * @param deniedLocally rejections answered by the local deny cache without asking the store
  */
 public record LimiterStats(long storeErrors, long degradedDecisions, boolean breakerOpen,
-    long evictedIdle, long evictedBusy) {}
+    long evictedIdle, long evictedBusy, long deniedLocally) {}

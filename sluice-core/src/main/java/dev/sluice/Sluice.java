@@ -39,6 +39,7 @@ public final class Sluice {
     private StoreFailure onStoreFailure;
     private int breakerFailures = -1;
     private java.time.Duration breakerOpen;
+    private int denyCacheSize = -1;
 
     private Builder() {}
 
@@ -131,6 +132,21 @@ public final class Sluice {
       return this;
     }
 
+    /**
+     * A local deny cache for a store-backed limiter, holding up to {@code maximumKeys} keys: once
+     * the store rejects a key until T, {@code tryAcquire} of at least that cost is rejected
+     * locally until T, without a round trip. Never admits more than the store would (a rejection
+     * changes nothing, and other servers can only fill the bucket further); it may reject a key
+     * that was reset, or whose limits were raised, elsewhere before T. Off by default.
+     */
+    public Builder localDenyCache(int maximumKeys) {
+      if (maximumKeys <= 0) {
+        throw new IllegalArgumentException("localDenyCache maximumKeys must be positive but was " + maximumKeys);
+      }
+      this.denyCacheSize = maximumKeys;
+      return this;
+    }
+
     /** For tests: route even a single bucket through the general engine. */
     Builder generalPathOnly() {
       this.fastPath = false;
@@ -152,7 +168,8 @@ public final class Sluice {
             scheduler == null ? Scheduler.system() : scheduler,
             onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,
             breakerFailures == -1 ? 3 : breakerFailures,
-            breakerOpen == null ? 1_000_000_000L : Ticks.toNanosSaturated(breakerOpen));
+            breakerOpen == null ? 1_000_000_000L : Ticks.toNanosSaturated(breakerOpen),
+            Math.max(0, denyCacheSize));
       }
       return new InMemoryRateLimiter(limits,
           clock == null ? Clock.system() : clock,

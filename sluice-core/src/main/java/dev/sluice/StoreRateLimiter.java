@@ -4,6 +4,7 @@ import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -27,10 +28,19 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   private final RateLimiter fallback;
   private final AtomicLong storeErrors = new AtomicLong();
   private final AtomicLong degraded = new AtomicLong();
+  private final AtomicLong deniedLocally = new AtomicLong();
+  /** Local deny cache: key → the rejection and until when it holds; null when disabled. */
+  private final ConcurrentHashMap<String, Denial> denials;
+  private final int denyCacheSize;
+
+  /** A store's rejection: costs at least {@code cost} are rejected until {@code untilNanos}. */
+  private record Denial(double cost, long untilNanos, Decision decision) {}
 
   StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
-      StoreFailure onFailure, int breakerFailures, long breakerOpenNanos) {
+      StoreFailure onFailure, int breakerFailures, long breakerOpenNanos, int denyCacheSize) {
     super(limits, clock, scheduler);
+    this.denyCacheSize = denyCacheSize;
+    this.denials = denyCacheSize > 0 ? new ConcurrentHashMap<>() : null;
     this.store = store;
     this.onFailure = onFailure;
     this.breaker = new CircuitBreaker(breakerFailures, breakerOpenNanos, this.clock);
@@ -58,7 +68,38 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision tryAcquire(String key, double cost) {
-    return decide(key, Engine.TRY_ACQUIRE, cost);
+    if (denials == null) {
+      return decide(key, Engine.TRY_ACQUIRE, cost);
+    }
+    Checks.key(key);
+    Checks.cost(cost);
+    long now = clock.nanoTime();
+    Denial denial = denials.get(key);
+    if (denial != null) {
+      long left = denial.untilNanos() - now;
+      if (left > 0 && cost >= denial.cost()) {
+        deniedLocally.incrementAndGet();
+        Decision d = denial.decision();
+        return new Decision(false, false, d.remaining(), left, Math.max(left, d.resetAfterNanos()
+            - (d.retryAfterNanos() - left)), 0, d.limit(), d.perLimit().size() > 1 ? d.perLimit() : null);
+      }
+      if (left <= 0) {
+        denials.remove(key, denial);
+      }
+    }
+    Decision d = decide(key, Engine.TRY_ACQUIRE, cost);
+    if (!d.isAllowed() && !d.isDegraded() && d.retryAfterNanos() != Engine.NEVER
+        && d.retryAfterNanos() > 0) {
+      if (denials.size() >= denyCacheSize) {
+        denials.values().removeIf(x -> x.untilNanos() - now <= 0);
+      }
+      if (denials.size() < denyCacheSize) {
+        denials.put(key, new Denial(cost, now + d.retryAfterNanos(), d));
+      }
+    } else if (d.isAllowed()) {
+      denials.remove(key);
+    }
+    return d;
   }
 
   @Override
@@ -83,6 +124,9 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   @Override
   public void reset(String key) {
     store.reset(Checks.key(key));
+    if (denials != null) {
+      denials.remove(key);
+    }
     if (fallback != null) {
       fallback.reset(key);
     }
@@ -92,7 +136,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   public LimiterStats stats() {
     LimiterStats local = fallback == null ? null : fallback.stats();
     return new LimiterStats(storeErrors.get(), degraded.get(), breaker.isOpen(),
-        local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy());
+        local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy(),
+        deniedLocally.get());
   }
 
   private Decision decide(String key, int op, double cost) {

@@ -98,6 +98,55 @@ class RedisStoreTest {
     assertThat(d.retryAfter()).isBetween(Duration.ofMinutes(59), Duration.ofHours(1));
   }
 
+  /** Counts the calls that reach Redis. */
+  static final class Counting implements dev.sluice.spi.DecisionStore {
+    final RedisStore inner;
+    final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+
+    Counting(RedisStore inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public long ticksPerSecond() {
+      return inner.ticksPerSecond();
+    }
+
+    @Override
+    public dev.sluice.spi.Observation apply(String key, dev.sluice.spi.StoreRequest request) {
+      calls.incrementAndGet();
+      return inner.apply(key, request);
+    }
+
+    @Override
+    public void reset(String key) {
+      inner.reset(key);
+    }
+  }
+
+  @Test
+  void localDenyCache_answersRejectionsWithoutARoundTrip_untilTheRetryInstant() {
+    Counting store = new Counting(RedisFactory.store(prefix, clock));
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store)
+        .clock(clock).localDenyCache(1000).build();
+    l.tryAcquire("k", 2);
+    Decision first = l.tryAcquire("k", 1);
+    assertThat(first.isAllowed()).isFalse();
+    assertThat(first.retryAfterNanos()).isEqualTo(1_000_000_000L);
+    int calls = store.calls.get();
+    clock.advance(Duration.ofMillis(400));
+    Decision local = l.tryAcquire("k", 1);
+    assertThat(local.isAllowed()).isFalse();
+    assertThat(local.retryAfterNanos()).isEqualTo(600_000_000L);
+    assertThat(l.tryAcquire("k", 1.5).isAllowed()).isFalse();
+    assertThat(store.calls.get()).as("no round trip for costs at least as large").isEqualTo(calls);
+    assertThat(l.stats().deniedLocally()).isEqualTo(2);
+    assertThat(l.tryAcquire("k", 0.5).isAllowed()).as("room is 0.4").isFalse();
+    assertThat(store.calls.get()).as("a smaller cost may fit: ask the store").isEqualTo(calls + 1);
+    clock.advance(Duration.ofMillis(600));
+    assertThat(l.tryAcquire("k", 1).isAllowed()).as("at the retry instant the store admits").isTrue();
+  }
+
   @Test
   void unreachableServer_failsAtBuild_namingIt_withoutHanging() {
     long start = System.nanoTime();
