@@ -62,8 +62,18 @@ abstract class AbstractRateLimiter implements RateLimiter {
     if (future.isDone()) {
       return;
     }
+    CompletableFuture<Decision> next;
     try {
-      Decision d = tryAcquire(key, cost);
+      next = tryAcquireAsync(key, cost);
+    } catch (RuntimeException | Error e) {
+      future.completeExceptionally(e);
+      return;
+    }
+    next.whenComplete((d, failure) -> {
+      if (failure != null) {
+        future.completeExceptionally(failure);
+        return;
+      }
       long left = timeoutNanos - (clock.nanoTime() - start);
       if (d.isAllowed() || d.retryAfterNanos() > left) {
         future.complete(d);
@@ -71,9 +81,7 @@ abstract class AbstractRateLimiter implements RateLimiter {
         scheduler.schedule(() -> attempt(future, key, cost, timeoutNanos, start),
             d.retryAfterNanos());
       }
-    } catch (RuntimeException | Error e) {
-      future.completeExceptionally(e);
-    }
+    });
   }
 
   /** Makes any clock monotonic: time that goes backwards reads as no time passing. */

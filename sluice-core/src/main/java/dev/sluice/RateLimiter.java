@@ -28,6 +28,14 @@ public interface RateLimiter {
    */
   Decision tryAcquire(String key, double cost);
 
+  /**
+   * {@link #tryAcquire(String, double)} without blocking on a shared store's round trip. In
+   * memory the answer is immediate.
+   */
+  default CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
+    return CompletableFuture.completedFuture(tryAcquire(key, cost));
+  }
+
   /** {@link #check(String, double)} with cost 1. */
   default Decision check(String key) {
     return check(key, 1);

@@ -4,6 +4,7 @@ import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -68,36 +69,84 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision tryAcquire(String key, double cost) {
-    if (denials == null) {
-      return decide(key, Engine.TRY_ACQUIRE, cost);
-    }
     Checks.key(key);
     Checks.cost(cost);
-    long now = clock.nanoTime();
-    Denial denial = denials.get(key);
-    if (denial != null) {
-      long left = denial.untilNanos() - now;
-      if (left > 0 && cost >= denial.cost()) {
-        deniedLocally.incrementAndGet();
-        Decision d = denial.decision();
-        return new Decision(false, false, d.remaining(), left, Math.max(left, d.resetAfterNanos()
-            - (d.retryAfterNanos() - left)), 0, d.limit(), d.perLimit().size() > 1 ? d.perLimit() : null);
-      }
-      if (left <= 0) {
-        denials.remove(key, denial);
-      }
+    long now = denials == null ? 0 : clock.nanoTime();
+    Decision local = localDenial(key, cost, now);
+    if (local != null) {
+      return local;
     }
-    Decision d = decide(key, Engine.TRY_ACQUIRE, cost);
-    if (!d.isAllowed() && !d.isDegraded() && d.retryAfterNanos() != Engine.NEVER
-        && d.retryAfterNanos() > 0) {
+    return remember(key, cost, now, decide(key, Engine.TRY_ACQUIRE, cost));
+  }
+
+  @Override
+  public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
+    Checks.key(key);
+    Checks.cost(cost);
+    long now = denials == null ? 0 : clock.nanoTime();
+    Decision local = localDenial(key, cost, now);
+    if (local != null) {
+      return CompletableFuture.completedFuture(local);
+    }
+    if (!breaker.allowsCall()) {
+      return CompletableFuture.completedFuture(degraded(key, Engine.TRY_ACQUIRE, cost));
+    }
+    CompletableFuture<Observation> seen;
+    try {
+      seen = store.applyAsync(key, request(Engine.TRY_ACQUIRE, cost));
+    } catch (RuntimeException e) {
+      seen = CompletableFuture.failedFuture(e);
+    }
+    return seen.handle((observation, failure) -> {
+      if (failure != null) {
+        storeErrors.incrementAndGet();
+        breaker.failure();
+        return degraded(key, Engine.TRY_ACQUIRE, cost);
+      }
+      breaker.success();
+      return remember(key, cost, now, fromObservation(observation, Engine.TRY_ACQUIRE, cost));
+    });
+  }
+
+  /** The cached rejection of this key for this cost, aged to now; null if none applies. */
+  private Decision localDenial(String key, double cost, long now) {
+    if (denials == null) {
+      return null;
+    }
+    Denial denial = denials.get(key);
+    if (denial == null) {
+      return null;
+    }
+    long left = denial.untilNanos() - now;
+    if (left <= 0) {
+      denials.remove(key, denial);
+      return null;
+    }
+    if (cost < denial.cost()) {
+      return null;
+    }
+    deniedLocally.incrementAndGet();
+    Decision d = denial.decision();
+    long aged = d.retryAfterNanos() - left;
+    return new Decision(false, false, d.remaining(), left,
+        Math.max(left, d.resetAfterNanos() - aged), 0, d.limit(),
+        d.perLimit().size() > 1 ? d.perLimit() : null);
+  }
+
+  /** Records a store's rejection in the deny cache (when enabled); returns the decision. */
+  private Decision remember(String key, double cost, long now, Decision d) {
+    if (denials == null) {
+      return d;
+    }
+    if (d.isAllowed()) {
+      denials.remove(key);
+    } else if (!d.isDegraded() && d.retryAfterNanos() != Engine.NEVER && d.retryAfterNanos() > 0) {
       if (denials.size() >= denyCacheSize) {
         denials.values().removeIf(x -> x.untilNanos() - now <= 0);
       }
       if (denials.size() < denyCacheSize) {
         denials.put(key, new Denial(cost, now + d.retryAfterNanos(), d));
       }
-    } else if (d.isAllowed()) {
-      denials.remove(key);
     }
     return d;
   }
@@ -140,14 +189,23 @@ final class StoreRateLimiter extends AbstractRateLimiter {
         deniedLocally.get());
   }
 
-  private Decision decide(String key, int op, double cost) {
-    Checks.key(key);
-    Checks.cost(cost);
+  private StoreRequest request(int op, double cost) {
     long[] quantum = new long[compiled.length];
     for (int i = 0; i < compiled.length; i++) {
       quantum[i] = compiled[i].quantum(cost);
     }
-    StoreRequest request = new StoreRequest(OPS[op], kinds, capacity, window, penalty, quantum);
+    return new StoreRequest(OPS[op], kinds, capacity, window, penalty, quantum);
+  }
+
+  private Decision fromObservation(Observation seen, int op, double cost) {
+    long[] state = seen.normalizedState();
+    return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
+  }
+
+  private Decision decide(String key, int op, double cost) {
+    Checks.key(key);
+    Checks.cost(cost);
+    StoreRequest request = request(op, cost);
     if (!breaker.allowsCall()) {
       return degraded(key, op, cost);
     }
@@ -160,8 +218,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
       return degraded(key, op, cost);
     }
     breaker.success();
-    long[] state = seen.normalizedState();
-    return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
+    return fromObservation(seen, op, cost);
   }
 
   /** The failure policy's answer, marked degraded and counted. */

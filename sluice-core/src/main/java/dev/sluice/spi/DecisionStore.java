@@ -20,6 +20,19 @@ public interface DecisionStore extends AutoCloseable {
   /** Applies one operation atomically; see the class comment. */
   Observation apply(String key, StoreRequest request);
 
+  /**
+   * {@link #apply} without blocking the caller; the default runs it on the calling thread.
+   * A failure completes the future exceptionally.
+   */
+  default java.util.concurrent.CompletableFuture<Observation> applyAsync(String key,
+      StoreRequest request) {
+    try {
+      return java.util.concurrent.CompletableFuture.completedFuture(apply(key, request));
+    } catch (RuntimeException e) {
+      return java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+  }
+
   /** Forgets a key. */
   void reset(String key);
 

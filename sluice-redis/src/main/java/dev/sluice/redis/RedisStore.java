@@ -13,6 +13,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.sync.RedisKeyCommands;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -25,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
 /**
@@ -56,6 +58,7 @@ public final class RedisStore implements DecisionStore {
   private final boolean ownsConnection;
   private final RedisScriptingCommands<String, String> commands;
   private final RedisKeyCommands<String, String> keyCommands;
+  private final RedisScriptingAsyncCommands<String, String> asyncCommands;
   private final RedisClusterClient ownedClusterClient;
   private final String prefix;
   private final LongSupplier micros;
@@ -73,10 +76,12 @@ public final class RedisStore implements DecisionStore {
         this.connection = b.connection;
         this.commands = b.connection.sync();
         this.keyCommands = b.connection.sync();
+        this.asyncCommands = b.connection.async();
       } else {
         this.connection = b.clusterConnection;
         this.commands = b.clusterConnection.sync();
         this.keyCommands = b.clusterConnection.sync();
+        this.asyncCommands = b.clusterConnection.async();
       }
       this.sha = commands.scriptLoad(SCRIPT);
       return;
@@ -103,6 +108,7 @@ public final class RedisStore implements DecisionStore {
       this.connection = c;
       this.commands = c.sync();
       this.keyCommands = c.sync();
+      this.asyncCommands = c.async();
       this.sha = commands.scriptLoad(SCRIPT);
       return;
     }
@@ -129,6 +135,7 @@ public final class RedisStore implements DecisionStore {
     this.connection = c;
     this.commands = c.sync();
     this.keyCommands = c.sync();
+    this.asyncCommands = c.async();
     this.sha = commands.scriptLoad(SCRIPT);
   }
 
@@ -194,6 +201,49 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public Observation apply(String key, StoreRequest request) {
+    String[] keys = {stateKey(key)};
+    String[] args = args(request);
+    List<Object> reply;
+    try {
+      reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+    } catch (RedisNoScriptException e) {
+      // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
+      // run, so sending it whole is safe. A timeout is never retried: the script may have run.
+      reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
+    }
+    return observation(reply);
+  }
+
+  @Override
+  public CompletableFuture<Observation> applyAsync(String key, StoreRequest request) {
+    String[] keys = {stateKey(key)};
+    String[] args = args(request);
+    CompletableFuture<List<Object>> first =
+        asyncCommands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+    return first.handle((reply, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(reply);
+      }
+      Throwable cause = failure instanceof java.util.concurrent.CompletionException
+          && failure.getCause() != null ? failure.getCause() : failure;
+      if (cause instanceof RedisNoScriptException) {
+        return asyncCommands.<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, args)
+            .toCompletableFuture();
+      }
+      return CompletableFuture.<List<Object>>failedFuture(cause);
+    }).thenCompose(f -> f).thenApply(RedisStore::observation);
+  }
+
+  private static Observation observation(List<Object> reply) {
+    long now = (Long) reply.get(0);
+    long[] state = new long[reply.size() - 1];
+    for (int i = 0; i < state.length; i++) {
+      state[i] = (Long) reply.get(i + 1);
+    }
+    return new Observation(now, state);
+  }
+
+  private String[] args(StoreRequest request) {
     int n = request.limits();
     String[] args = new String[4 + 5 * n];
     args[0] = Integer.toString(request.operation().ordinal());
@@ -207,21 +257,7 @@ public final class RedisStore implements DecisionStore {
       args[7 + 5 * i] = Long.toString(request.penalty(i));
       args[8 + 5 * i] = Long.toString(request.quantum(i));
     }
-    String[] keys = {stateKey(key)};
-    List<Object> reply;
-    try {
-      reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
-    } catch (RedisNoScriptException e) {
-      // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
-      // run, so sending it whole is safe. A timeout is never retried: the script may have run.
-      reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
-    }
-    long now = (Long) reply.get(0);
-    long[] state = new long[reply.size() - 1];
-    for (int i = 0; i < state.length; i++) {
-      state[i] = (Long) reply.get(i + 1);
-    }
-    return new Observation(now, state);
+    return args;
   }
 
   @Override

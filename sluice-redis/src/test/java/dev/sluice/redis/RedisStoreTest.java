@@ -148,6 +148,35 @@ class RedisStoreTest {
   }
 
   @Test
+  void timeGoingBackwards_admitsNothingExtra() {
+    java.util.concurrent.atomic.AtomicLong micros = new java.util.concurrent.atomic.AtomicLong(10_000_000);
+    RedisStore raw = RedisStore.builder(TestRedis.connection()).prefix(prefix)
+        .timeSourceMicros(micros::get).build();   // no monotonic guard: the server's clock jumps back
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1)))
+        .limit(Limit.fixedWindow(5, Duration.ofSeconds(1))).store(raw).build();
+    assertThat(l.tryAcquire("k", 2).isAllowed()).isTrue();
+    micros.set(4_000_000);   // six seconds back
+    assertThat(l.tryAcquire("k", 0.25).isAllowed()).isFalse();
+    assertThat(l.check("k", 0.25).isAllowed()).isFalse();
+    micros.set(11_000_000);
+    assertThat(l.tryAcquire("k", 1).isAllowed()).as("one second after the fill, one unit fits").isTrue();
+    assertThat(l.tryAcquire("k", 0.25).isAllowed()).isFalse();
+  }
+
+  @Test
+  void clusterMisconfiguration_failsAtBuild_namingTheServer() {
+    assertThatThrownBy(() -> RedisStore.clusterBuilder("redis://127.0.0.1:1")
+        .connectTimeout(Duration.ofMillis(500)).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("127.0.0.1:1");
+    String standalone = TestRedis.uri();
+    assertThatThrownBy(() -> RedisStore.clusterBuilder(standalone).build())
+        .as("a server without cluster support")
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(standalone.replace("redis://", ""));
+    assertThatThrownBy(() -> RedisStore.clusterBuilder()).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void unreachableServer_failsAtBuild_namingIt_withoutHanging() {
     long start = System.nanoTime();
     assertThatThrownBy(() -> RedisStore.builder("redis://127.0.0.1:1")
