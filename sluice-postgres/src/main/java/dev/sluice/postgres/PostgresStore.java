@@ -1,0 +1,485 @@
+package dev.sluice.postgres;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Per-key limits shared through PostgreSQL: each decision is one statement and one round trip,
+ * computed in the database on {@code clock_timestamp()} by the function the schema installs.
+ *
+ * <pre>{@code
+ * PostgresStore store = PostgresStore.builder(dataSource).createIfMissing(true).build();
+ * RateLimiter limiter = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(1))).store(store).build();
+ * }</pre>
+ *
+ * <p>Takes connections from the given {@link DataSource} (any pool) for one statement at a time
+ * and never closes the DataSource. Thread-safe.
+ */
+public final class PostgresStore implements DecisionStore {
+  /** The schema version this store needs; the table's comment says which one it has. */
+  public static final int SCHEMA_VERSION = 1;
+  /** The table used unless {@link Builder#table} says otherwise. */
+  public static final String DEFAULT_TABLE = "sluice_buckets";
+  /** The schema file shipped in the jar, for Flyway, Liquibase or psql. */
+  public static final String SCHEMA_RESOURCE = "/dev/sluice/postgres/V1__sluice.sql";
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
+  private static final String VERSION_COMMENT = "sluice schema ";
+  private static final int SERIALIZATION_RETRIES = 5;
+  private static final ClassValue<Method> MILLIS_TIMEOUT = new ClassValue<>() {
+    @Override
+    protected Method computeValue(Class<?> type) {
+      try {
+        return type.getMethod("setQueryTimeoutMs", long.class);
+      } catch (NoSuchMethodException e) {
+        return null;
+      }
+    }
+  };
+
+  private final DataSource dataSource;
+  private final String table;
+  private final String decideSql;
+  private final String resetSql;
+  private final String pruneSql;
+  private final String prefix;
+  private final LongSupplier micros;
+  private final long timeoutMillis;
+  private final int pruneBatch;
+  private final ScheduledExecutorService pruner;
+  private final AtomicLong pruned = new AtomicLong();
+
+  private PostgresStore(Builder b) {
+    this.dataSource = b.dataSource;
+    this.table = b.table;
+    this.prefix = b.prefix;
+    this.micros = b.micros;
+    this.timeoutMillis = b.timeout.toMillis();
+    this.pruneBatch = b.pruneBatch;
+    this.decideSql = "SELECT " + table + "_decide(?, ?, ?, ?, ?::bigint[], ?)";
+    this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
+    this.pruneSql = "WITH victims AS (SELECT key FROM " + table
+        + " WHERE expires_at < COALESCE(to_timestamp(?::float8 / 1000000), clock_timestamp())"
+        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
+        + " DELETE FROM " + table + " t USING victims WHERE t.key = victims.key";
+    prepareSchema(b.createIfMissing, b.unlogged);
+    if (b.pruneEvery != null) {
+      pruner = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-postgres-prune-" + table);
+        t.setDaemon(true);
+        return t;
+      });
+      long every = b.pruneEvery.toMillis();
+      pruner.scheduleWithFixedDelay(() -> {
+        try {
+          pruneExpired();
+        } catch (RuntimeException e) {
+          // the next run tries again; pruning is housekeeping, decisions never depend on it
+        }
+      }, every, every, TimeUnit.MILLISECONDS);
+    } else {
+      pruner = null;
+    }
+  }
+
+  /** A builder for a store on {@code dataSource}. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  /**
+   * The schema's SQL for {@code table} (the shipped {@code V1__sluice.sql} with the name
+   * replaced), optionally creating the table {@code UNLOGGED}.
+   *
+   * @throws IllegalArgumentException if {@code table} is not a plain lower-case identifier
+   */
+  public static String schemaSql(String table, boolean unlogged) {
+    checkTable(table);
+    String sql = template().replace(DEFAULT_TABLE, table);
+    return unlogged ? sql.replace("CREATE TABLE", "CREATE UNLOGGED TABLE") : sql;
+  }
+
+  private static String template() {
+    try (InputStream in = PostgresStore.class.getResourceAsStream(SCHEMA_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException(SCHEMA_RESOURCE + " is missing from the classpath");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String checkTable(String table) {
+    if (table == null || !IDENTIFIER.matcher(table).matches()) {
+      throw new IllegalArgumentException("table must be a lower-case SQL identifier of at most 50"
+          + " characters ([a-z_][a-z0-9_]*; use the connection's search_path for a schema) but was "
+          + (table == null ? "null" : "'" + table + "'"));
+    }
+    return table;
+  }
+
+  private void prepareSchema(boolean createIfMissing, boolean unlogged) {
+    try (Connection c = dataSource.getConnection()) {
+      String where = describe(c);
+      int found = schemaVersion(c);
+      if (found == 0 && createIfMissing) {
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          // Several instances may start at once: one creates, the others wait and find it.
+          s.execute("SELECT pg_advisory_xact_lock(hashtext('sluice schema " + table + "'))");
+          if (schemaVersion(c) == 0) {
+            s.execute(schemaSql(table, unlogged));
+          }
+          c.commit();
+        } catch (SQLException e) {
+          c.rollback();
+          throw e;
+        } finally {
+          c.setAutoCommit(auto);
+        }
+        found = schemaVersion(c);
+      }
+      if (found == 0) {
+        throw new IllegalStateException("table " + table + " does not exist in " + where
+            + ": create it with the SQL in " + SCHEMA_RESOURCE.substring(1)
+            + " (PostgresStore.schemaSql(\"" + table + "\", false) gives it for this name;"
+            + " Flyway or Liquibase can run it), or call createIfMissing(true) on the builder");
+      }
+      if (found < 0) {
+        throw new IllegalStateException("table " + table + " in " + where + " is not a Sluice"
+            + " table (its comment does not say 'sluice schema N'); choose another name with"
+            + " table(...)");
+      }
+      if (found != SCHEMA_VERSION) {
+        throw new IllegalStateException("table " + table + " in " + where + " has Sluice schema"
+            + " version " + found + " but this Sluice needs version " + SCHEMA_VERSION);
+      }
+      try (PreparedStatement p = c.prepareStatement(
+          "SELECT to_regprocedure(? || '_decide(text,integer,bigint,text,bigint[],integer)')")) {
+        p.setString(1, table);
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          if (rs.getString(1) == null) {
+            throw new IllegalStateException("table " + table + " in " + where + " has schema"
+                + " version " + found + " but its function " + table + "_decide is missing:"
+                + " run the schema SQL again (it is idempotent)");
+          }
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("PostgreSQL refused the store (table " + table + "): "
+          + e.getMessage(), e);
+    }
+  }
+
+  private static String describe(Connection c) {
+    try {
+      return "database " + c.getCatalog() + " at " + c.getMetaData().getURL();
+    } catch (SQLException e) {
+      return "the database";
+    }
+  }
+
+  /** 0: no table; -1: a table that is not Sluice's; else the version its comment names. */
+  private int schemaVersion(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(
+        "SELECT to_regclass(?) IS NOT NULL, obj_description(to_regclass(?), 'pg_class')")) {
+      p.setString(1, table);
+      p.setString(2, table);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return 0;
+        }
+        String comment = rs.getString(2);
+        if (comment == null || !comment.startsWith(VERSION_COMMENT)) {
+          return -1;
+        }
+        try {
+          return Integer.parseInt(comment.substring(VERSION_COMMENT.length()).trim());
+        } catch (NumberFormatException e) {
+          return -1;
+        }
+      }
+    }
+  }
+
+  @Override
+  public long ticksPerSecond() {
+    return 1_000_000L;
+  }
+
+  @Override
+  public Observation apply(String key, StoreRequest request) {
+    String args = args(request);
+    String stateKey = prefix + key;
+    SQLException last = null;
+    for (int attempt = 0; attempt < SERIALIZATION_RETRIES; attempt++) {
+      try (Connection c = dataSource.getConnection()) {
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        try (PreparedStatement p = c.prepareStatement(decideSql)) {
+          timeout(p);
+          p.setString(1, stateKey);
+          p.setInt(2, request.operation().ordinal());
+          if (micros == null) {
+            p.setNull(3, java.sql.Types.BIGINT);
+          } else {
+            p.setLong(3, micros.getAsLong());
+          }
+          p.setString(4, request.layout());
+          p.setString(5, args);
+          p.setInt(6, (int) Math.min(Integer.MAX_VALUE, timeoutMillis));
+          try (ResultSet rs = p.executeQuery()) {
+            rs.next();
+            return observation(rs.getArray(1));
+          }
+        }
+      } catch (SQLException e) {
+        // A serialization failure or deadlock rolled the statement back entirely: nothing was
+        // decided, so deciding again is safe. Anything else (a timeout, a lost connection) may
+        // have committed and is never replayed.
+        String state = e.getSQLState();
+        if (!"40001".equals(state) && !"40P01".equals(state)) {
+          throw new PostgresStoreException("PostgreSQL decision on table " + table
+              + " failed: " + e.getMessage(), e);
+        }
+        last = e;
+      }
+    }
+    throw new PostgresStoreException("PostgreSQL decision on table " + table + " failed "
+        + SERIALIZATION_RETRIES + " times with a serialization failure", last);
+  }
+
+  private void timeout(PreparedStatement p) throws SQLException {
+    Statement raw = p.isWrapperFor(Statement.class) ? p.unwrap(Statement.class) : p;
+    Method millis = MILLIS_TIMEOUT.get(raw.getClass());
+    if (millis != null) {
+      try {
+        millis.invoke(raw, timeoutMillis);
+        return;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        // fall back to the standard, whole-second timeout
+      }
+    }
+    p.setQueryTimeout((int) Math.max(1, (timeoutMillis + 999) / 1000));
+  }
+
+  private static String args(StoreRequest r) {
+    StringBuilder b = new StringBuilder(16 + 40 * r.limits()).append('{');
+    for (int i = 0; i < r.limits(); i++) {
+      if (i > 0) {
+        b.append(',');
+      }
+      b.append(r.kind(i)).append(',').append(r.capacity(i)).append(',').append(r.window(i))
+          .append(',').append(r.penalty(i)).append(',').append(r.quantum(i));
+    }
+    return b.append('}').toString();
+  }
+
+  /** Reads {@code {now, slot, ...}} from a SQL {@code bigint[]}. */
+  static Observation observation(java.sql.Array array) throws SQLException {
+    Object[] values = (Object[]) array.getArray();
+    long[] state = new long[values.length - 1];
+    for (int i = 0; i < state.length; i++) {
+      state[i] = ((Number) values[i + 1]).longValue();
+    }
+    return new Observation(((Number) values[0]).longValue(), state);
+  }
+
+  @Override
+  public void reset(String key) {
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement p = c.prepareStatement(resetSql)) {
+        timeout(p);
+        p.setString(1, prefix + key);
+        p.executeUpdate();
+      }
+    } catch (SQLException e) {
+      throw new PostgresStoreException("PostgreSQL reset on table " + table + " failed: "
+          + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Deletes rows whose {@code expires_at} has passed, in batches of the builder's
+   * {@link Builder#pruneBatchSize}, each its own short statement that skips rows a decision
+   * holds. Returns how many rows it deleted. Safe to call from any thread, at any time.
+   */
+  public long pruneExpired() {
+    long total = 0;
+    while (true) {
+      int n = pruneBatch();
+      total += n;
+      if (n < pruneBatch) {
+        pruned.addAndGet(total);
+        return total;
+      }
+    }
+  }
+
+  private int pruneBatch() {
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement p = c.prepareStatement(pruneSql)) {
+        if (micros == null) {
+          p.setNull(1, java.sql.Types.BIGINT);
+        } else {
+          p.setLong(1, micros.getAsLong());
+        }
+        p.setInt(2, pruneBatch);
+        return p.executeUpdate();
+      }
+    } catch (SQLException e) {
+      throw new PostgresStoreException("PostgreSQL pruning of table " + table + " failed: "
+          + e.getMessage(), e);
+    }
+  }
+
+  /** Rows deleted by pruning since this store was built. */
+  public long prunedRows() {
+    return pruned.get();
+  }
+
+  /** Stops scheduled pruning; the DataSource belongs to the caller and stays open. */
+  @Override
+  public void close() {
+    if (pruner != null) {
+      pruner.shutdownNow();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PostgresStore[" + table + "]";
+  }
+
+  /** Settings of a {@link PostgresStore}. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String table = DEFAULT_TABLE;
+    private boolean createIfMissing;
+    private boolean unlogged;
+    private Duration timeout = Duration.ofMillis(200);
+    private String prefix = "";
+    private LongSupplier micros;
+    private Duration pruneEvery;
+    private int pruneBatch = 1000;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+
+    /** The table (default {@value #DEFAULT_TABLE}); a plain lower-case identifier. */
+    public Builder table(String table) {
+      this.table = checkTable(table);
+      return this;
+    }
+
+    /** Creates the table and its function at build() when missing (default: fail instead). */
+    public Builder createIfMissing(boolean create) {
+      this.createIfMissing = create;
+      return this;
+    }
+
+    /**
+     * Creates the table {@code UNLOGGED} when {@link #createIfMissing} creates it: faster writes,
+     * but PostgreSQL empties it after a crash and does not replicate it (limits start over).
+     */
+    public Builder unlogged(boolean unlogged) {
+      this.unlogged = unlogged;
+      return this;
+    }
+
+    /**
+     * The longest a decision may take (default 200 ms): the driver cancels the statement after
+     * it, and a decision waiting for a busy key's row lock gives up after it.
+     */
+    public Builder statementTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() < 1
+          || timeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("statementTimeout must be between 1 ms and 1 hour but was "
+            + timeout);
+      }
+      this.timeout = timeout;
+      return this;
+    }
+
+    /** A prefix for every key in the table, e.g. {@code "api:"} (default none). */
+    public Builder prefix(String prefix) {
+      this.prefix = Objects.requireNonNull(prefix, "prefix");
+      return this;
+    }
+
+    /**
+     * Prunes expired rows every {@code every} on a daemon thread of the store's (default: only
+     * when {@link PostgresStore#pruneExpired()} is called).
+     */
+    public Builder pruneEvery(Duration every) {
+      Objects.requireNonNull(every, "every");
+      if (every.toMillis() < 1) {
+        throw new IllegalArgumentException("pruneEvery must be at least 1 ms but was " + every);
+      }
+      this.pruneEvery = every;
+      return this;
+    }
+
+    /** Rows deleted per pruning statement (default 1000). */
+    public Builder pruneBatchSize(int rows) {
+      if (rows < 1 || rows > 1_000_000) {
+        throw new IllegalArgumentException("pruneBatchSize must be between 1 and 1000000 but was "
+            + rows);
+      }
+      this.pruneBatch = rows;
+      return this;
+    }
+
+    /**
+     * Test hook: time in microseconds since the epoch comes from here instead of the database's
+     * {@code clock_timestamp()}; pruning uses it too.
+     */
+    public Builder timeSourceMicros(LongSupplier micros) {
+      this.micros = Objects.requireNonNull(micros, "micros");
+      return this;
+    }
+
+    /**
+     * Checks the schema (creating it if asked) and returns the store.
+     *
+     * @throws IllegalStateException if the table is missing, of another version, or the
+     *     database cannot be reached; the message says what to do
+     */
+    public PostgresStore build() {
+      return new PostgresStore(this);
+    }
+  }
+}

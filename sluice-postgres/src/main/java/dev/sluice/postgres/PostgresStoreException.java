@@ -1,0 +1,18 @@
+package dev.sluice.postgres;
+
+/**
+ * A decision, reset or pruning that PostgreSQL did not complete; the cause is the driver's
+ * {@link java.sql.SQLException}. A limiter's failure policy answers decisions that fail this way.
+ */
+public final class PostgresStoreException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  PostgresStoreException(String message, Throwable cause) {
+    super(message, cause);
+  }
+
+  /** The SQLSTATE of the underlying failure, or null. */
+  public String sqlState() {
+    return getCause() instanceof java.sql.SQLException e ? e.getSQLState() : null;
+  }
+}
