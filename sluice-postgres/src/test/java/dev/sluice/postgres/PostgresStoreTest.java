@@ -1,21 +1,240 @@
 package dev.sluice.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
+import dev.sluice.StoreFailure;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 class PostgresStoreTest {
+  private static final long T0 = 1_700_000_000_000_000L;   // µs since the epoch (Nov 2023)
+
+  private static String freshTable() {
+    return "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+  }
+
+  private static void sql(String statement) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute(statement);
+    }
+  }
+
+  private static Object[] row(String table, String key) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT layout, state::text, "
+            + "(extract(epoch FROM expires_at) * 1000000)::bigint, xmin::text FROM " + table + " WHERE key = ?")) {
+      p.setString(1, key);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() ? new Object[] {rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4)} : null;
+      }
+    }
+  }
+
   @Test
-  void smoke() {
-    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).createIfMissing(true)
-        .prefix("smoke:").timeSourceMicros(() -> 0L).build();
-    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perHour(2))).store(store).build();
-    store.apply("x", new dev.sluice.spi.StoreRequest(dev.sluice.spi.StoreRequest.Operation.TRY_ACQUIRE,
-        new int[] {0}, new long[] {1000}, new long[] {0}, new long[] {0}, new long[] {10}));
-    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+  void missingTable_withoutCreateIfMissing_saysHowToCreateIt() {
+    String table = freshTable();
+    assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("table " + table + " does not exist")
+        .hasMessageContaining("dev/sluice/postgres/V1__sluice.sql")
+        .hasMessageContaining("createIfMissing(true)");
+  }
+
+  @Test
+  void otherSchemaVersion_namesTheVersionFoundAndNeeded() throws SQLException {
+    String table = freshTable();
+    sql("CREATE TABLE " + table + " (key text PRIMARY KEY)");
+    sql("COMMENT ON TABLE " + table + " IS 'sluice schema 7'");
+    assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 1");
+  }
+
+  @Test
+  void someoneElsesTable_isNotTaken() throws SQLException {
+    String table = freshTable();
+    sql("CREATE TABLE " + table + " (id int)");
+    assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("is not a Sluice table");
+  }
+
+  @Test
+  void tableNames_areIdentifiersOnly() {
+    for (String bad : new String[] {"x'; DROP TABLE users; --", "public.t", "", "1abc", "Upper",
+        "a b", "x".repeat(51)}) {
+      assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(bad))
+          .as(bad).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("but was '" + bad + "'");
+    }
+    assertThatThrownBy(() -> PostgresStore.schemaSql("t;drop", false))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'t;drop'");
+  }
+
+  @Test
+  void builderSettings_areValidated() {
+    PostgresStore.Builder b = PostgresStore.builder(TestPostgres.dataSource());
+    assertThatThrownBy(() -> b.statementTimeout(Duration.ZERO))
+        .hasMessageContaining("statementTimeout must be between 1 ms and 1 hour but was PT0S");
+    assertThatThrownBy(() -> b.pruneBatchSize(0))
+        .hasMessageContaining("pruneBatchSize must be between 1 and 1000000 but was 0");
+    assertThatThrownBy(() -> b.pruneEvery(Duration.ofNanos(5)))
+        .hasMessageContaining("pruneEvery must be at least 1 ms");
+    assertThatThrownBy(() -> PostgresStore.builder(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void unreachableDatabase_failsAtBuildNamingTheServer() throws Exception {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    int port = TestPostgres.freePort();
+    ds.setUrl("jdbc:postgresql://127.0.0.1:" + port + "/postgres?connectTimeout=2");
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> PostgresStore.builder(ds).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("127.0.0.1:" + port);
+    assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(10));
+  }
+
+  @Test
+  void shippedSchema_isTheResource_andCreateIfMissingIsIdempotent() throws Exception {
+    String shipped;
+    try (InputStream in = PostgresStore.class.getResourceAsStream(PostgresStore.SCHEMA_RESOURCE)) {
+      shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(PostgresStore.schemaSql(PostgresStore.DEFAULT_TABLE, false)).isEqualTo(shipped);
+    assertThat(PostgresStore.schemaSql("limits", true))
+        .contains("CREATE UNLOGGED TABLE IF NOT EXISTS limits (")
+        .contains("FUNCTION limits_decide(").doesNotContain("sluice_buckets");
+    String table = freshTable();
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).createIfMissing(true).build();
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).createIfMissing(true).build();
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // found, no create
+    assertThat(persistence(table)).isEqualTo("p");
+    String unlogged = freshTable();
+    PostgresStore.builder(TestPostgres.dataSource()).table(unlogged).createIfMissing(true)
+        .unlogged(true).build();
+    assertThat(persistence(unlogged)).isEqualTo("u");
+  }
+
+  private static String persistence(String table) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT relpersistence FROM pg_class WHERE oid = to_regclass(?)")) {
+      p.setString(1, table);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  @Test
+  void stateLivesInTypedColumns_expiresWhenEmpty_andRejectionsWriteNothing() throws Exception {
+    String table = freshTable();
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store).build();
+    assertThat(l.check("k").isAllowed()).isTrue();
+    assertThat(row(table, "k")).as("a check writes nothing").isNull();
+    assertThat(l.tryAcquire("k", 1.5).isAllowed()).isTrue();
+    Object[] r = row(table, "k");
+    assertThat(r[0]).isEqualTo("b");
+    assertThat(r[1]).isEqualTo("{" + (T0 + 1_500_000) + "}");
+    // empty 1.5 s from now; expires_at is rounded up past it to a whole second
+    assertThat((Long) r[2]).isGreaterThanOrEqualTo(T0 + 1_500_000).isLessThanOrEqualTo(T0 + 2_500_000);
+    String xmin = (String) r[3];
+    Decision rejected = l.tryAcquire("k", 1);
+    assertThat(rejected.isAllowed()).isFalse();
+    assertThat(row(table, "k")[3]).as("a rejection leaves the row version alone").isEqualTo(xmin);
+    l.check("k");
+    assertThat(row(table, "k")[3]).isEqualTo(xmin);
+    l.reset("k");
+    assertThat(row(table, "k")).isNull();
+  }
+
+  @Test
+  void severalLimits_shareOneRow() throws Exception {
+    String table = freshTable();
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).prefix("api:").build();
+    RateLimiter l = Sluice.builder().limits(Limit.leakyBucket(5, Rate.perSecond(5)),
+        Limit.slidingWindow(3, Duration.ofSeconds(10))).store(store).build();
+    for (int i = 0; i < 3; i++) {
+      assertThat(l.tryAcquire("u").isAllowed()).isTrue();
+    }
+    assertThat(l.tryAcquire("u").isAllowed()).isFalse();
+    Object[] r = row(table, "api:u");
+    assertThat(r[0]).isEqualTo("bs");
+    assertThat((String) r[1]).startsWith("{" + (T0 + 600_000) + ",");
+  }
+
+  @Test
+  void connectionsWithoutAutoCommit_stillCommitEachDecision() throws Exception {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(TestPostgres.url());
+    config.setAutoCommit(false);
+    config.setMaximumPoolSize(2);
+    try (HikariDataSource manual = new HikariDataSource(config)) {
+      String table = freshTable();
+      PostgresStore store = PostgresStore.builder(manual).table(table).createIfMissing(true).build();
+      RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perHour(1))).store(store).build();
+      assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+      assertThat(row(table, "k")).as("visible to another connection").isNotNull();
+      assertThat(l.tryAcquire("k").isAllowed()).isFalse();
+      assertThat(l.stats().storeErrors()).isZero();
+    }
+  }
+
+  @Test
+  void aRowLockedPastTheTimeout_failsThisDecisionWithinTheTimeout() throws Exception {
+    String table = freshTable();
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).statementTimeout(Duration.ofMillis(100)).build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perHour(1))).store(store)
+        .onStoreFailure(StoreFailure.FAIL_OPEN).build();
+    assertThat(l.tryAcquire("k").isDegraded()).isFalse();
+    DataSource ds = TestPostgres.dataSource();
+    try (Connection holder = ds.getConnection()) {
+      holder.setAutoCommit(false);
+      try (Statement s = holder.createStatement()) {
+        s.execute("SELECT * FROM " + table + " WHERE key = 'k' FOR UPDATE");
+      }
+      long start = System.nanoTime();
+      Decision d = l.tryAcquire("k");
+      long took = System.nanoTime() - start;
+      assertThat(d.isDegraded()).isTrue();
+      assertThat(d.isAllowed()).as("fail open").isTrue();
+      assertThat(took).as("bounded by the timeout, not by the lock holder")
+          .isLessThan(TimeUnit.SECONDS.toNanos(2));
+      assertThat(l.tryAcquire("other").isDegraded()).as("other keys are not held").isFalse();
+      holder.rollback();
+    }
+    assertThat(l.stats().storeErrors()).isEqualTo(1);
+    assertThat(row(table, "k")[1]).as("the failed decision charged nothing").isNotNull();
+    Decision after = l.check("k", 9);
+    assertThat(after.isAllowed()).as("one charge, not two").isTrue();
   }
 }

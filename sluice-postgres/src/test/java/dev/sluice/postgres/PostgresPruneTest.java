@@ -1,0 +1,122 @@
+package dev.sluice.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.Test;
+
+/** Pruning deletes expired rows only, in batches, while decisions run on live keys. */
+class PostgresPruneTest {
+  private static final long T0 = 1_700_000_000_000_000L;
+
+  private static long rows(String table, String prefix) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE key LIKE ?")) {
+      p.setString(1, prefix + "%");
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  @Test
+  void pruneExpired_removesOnlyExpiredRows_underConcurrentTraffic() throws Exception {
+    String table = "prune_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore shortStore = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).prefix("short:").timeSourceMicros(now::get).pruneBatchSize(50).build();
+    PostgresStore longStore = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .prefix("long:").timeSourceMicros(now::get).statementTimeout(Duration.ofSeconds(10)).build();
+    RateLimiter shortLived = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perSecond(1)))
+        .store(shortStore).build();
+    RateLimiter longLived = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perHour(1)))
+        .store(longStore).build();
+    int keys = 400;
+    for (int i = 0; i < keys; i++) {
+      assertThat(shortLived.tryAcquire("k" + i).isAllowed()).isTrue();
+      assertThat(longLived.tryAcquire("k" + i).isAllowed()).isTrue();
+    }
+    assertThat(shortStore.pruneExpired()).as("nothing has expired yet").isZero();
+    now.set(T0 + 10_000_000);   // 10 s later: the short rows are empty, the long ones are not
+
+    AtomicLongArray admitted = new AtomicLongArray(keys);
+    for (int i = 0; i < keys; i++) {
+      admitted.set(i, 1);
+    }
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Future<?>> load = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int id = t;
+      load.add(pool.submit(() -> {
+        int i = id;
+        while (!stop.get()) {
+          int k = (i += 13) % keys;
+          if (longLived.tryAcquire("k" + k).isAllowed()) {
+            admitted.incrementAndGet(k);
+          }
+        }
+      }));
+    }
+    long deleted;
+    try {
+      deleted = shortStore.pruneExpired();
+    } finally {
+      stop.set(true);
+      for (Future<?> f : load) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      pool.shutdownNow();
+    }
+    assertThat(deleted).isEqualTo(keys);
+    assertThat(shortStore.prunedRows()).isEqualTo(keys);
+    assertThat(rows(table, "short:")).isZero();
+    assertThat(rows(table, "long:")).as("live rows stay").isEqualTo(keys);
+    for (int i = 0; i < keys; i++) {
+      long a = admitted.get(i);
+      assertThat(a).isLessThanOrEqualTo(10);
+      assertThat(longLived.check("k" + i).remaining()).as("key " + i + " kept its level")
+          .isCloseTo(10.0 - a + 10.0 / 3600, org.assertj.core.data.Offset.offset(1e-6));   // 10 s leaked at 1/h
+    }
+    assertThat(longLived.stats().storeErrors()).isZero();
+  }
+
+  @Test
+  void scheduledPruning_runsOnItsOwn() throws Exception {
+    String table = "prune_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    AtomicLong now = new AtomicLong(T0);
+    try (PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).pruneEvery(Duration.ofMillis(20)).build()) {
+      RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perSecond(1))).store(store).build();
+      for (int i = 0; i < 30; i++) {
+        l.tryAcquire("k" + i);
+      }
+      now.set(T0 + 5_000_000);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (rows(table, "k") > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);   // waiting for the background thread, not for time to pass
+      }
+      assertThat(rows(table, "k")).isZero();
+      assertThat(store.prunedRows()).isEqualTo(30);
+    }
+  }
+}
