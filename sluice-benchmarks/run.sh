@@ -16,3 +16,5 @@ java -Xmx8g -cp "$J" dev.sluice.benchmarks.MemoryPerKey 1000000 | tee "$OUT/memo
 # Redis: starts its own Redis 6.2 on loopback; the raw-script rows need redis-benchmark
 # (Debian: apt-get install redis-tools).
 java -cp "$J" dev.sluice.benchmarks.RedisLoad "" 5 2>/dev/null | tee "$OUT/redis-load.txt"
+# PostgreSQL: starts its own PostgreSQL 14 on loopback.
+java -cp "$J" dev.sluice.benchmarks.PostgresLoad "" 5 2>/dev/null | tee "$OUT/postgres-load.txt"

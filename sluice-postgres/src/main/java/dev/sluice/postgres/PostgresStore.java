@@ -46,6 +46,8 @@ public final class PostgresStore implements DecisionStore {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
   private static final String VERSION_COMMENT = "sluice schema ";
   private static final int SERIALIZATION_RETRIES = 5;
+  /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
+  private static final int IN_FLIGHT_PER_KEY = 4;
   private static final ClassValue<Method> MILLIS_TIMEOUT = new ClassValue<>() {
     @Override
     protected Method computeValue(Class<?> type) {
@@ -68,6 +70,11 @@ public final class PostgresStore implements DecisionStore {
   private final int pruneBatch;
   private final ScheduledExecutorService pruner;
   private final AtomicLong pruned = new AtomicLong();
+  /**
+   * Decisions on one key from this JVM go to the database one at a time: threads queue here,
+   * cheaply, instead of as backends waiting on the row lock (striped by key hash).
+   */
+  private final java.util.concurrent.Semaphore[] stripes;
 
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -76,6 +83,10 @@ public final class PostgresStore implements DecisionStore {
     this.micros = b.micros;
     this.timeoutMillis = b.timeout.toMillis();
     this.pruneBatch = b.pruneBatch;
+    this.stripes = new java.util.concurrent.Semaphore[b.localQueue ? 1024 : 0];
+    for (int i = 0; i < stripes.length; i++) {
+      stripes[i] = new java.util.concurrent.Semaphore(IN_FLIGHT_PER_KEY);
+    }
     this.decideSql = "SELECT " + table + "_decide(?, ?, ?, ?, ?::bigint[], ?)";
     this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
     this.pruneSql = "WITH victims AS (SELECT key FROM " + table
@@ -233,8 +244,31 @@ public final class PostgresStore implements DecisionStore {
 
   @Override
   public Observation apply(String key, StoreRequest request) {
-    String args = args(request);
     String stateKey = prefix + key;
+    if (stripes.length == 0) {
+      return decide(stateKey, request);
+    }
+    java.util.concurrent.Semaphore lock =
+        stripes[(stateKey.hashCode() * 0x9E3779B9 >>> 22) & (stripes.length - 1)];
+    try {
+      if (!lock.tryAcquire(timeoutMillis, TimeUnit.MILLISECONDS)) {
+        throw new PostgresStoreException("PostgreSQL decision on table " + table + " waited more"
+            + " than the statement timeout (" + timeoutMillis + " ms) behind other decisions on"
+            + " the same key", null);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PostgresStoreException("interrupted while waiting to decide on key " + key, e);
+    }
+    try {
+      return decide(stateKey, request);
+    } finally {
+      lock.release();
+    }
+  }
+
+  private Observation decide(String stateKey, StoreRequest request) {
+    String args = args(request);
     SQLException last = null;
     for (int attempt = 0; attempt < SERIALIZATION_RETRIES; attempt++) {
       try (Connection c = dataSource.getConnection()) {
@@ -393,6 +427,7 @@ public final class PostgresStore implements DecisionStore {
     private LongSupplier micros;
     private Duration pruneEvery;
     private int pruneBatch = 1000;
+    private boolean localQueue = true;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -450,6 +485,16 @@ public final class PostgresStore implements DecisionStore {
         throw new IllegalArgumentException("pruneEvery must be at least 1 ms but was " + every);
       }
       this.pruneEvery = every;
+      return this;
+    }
+
+    /**
+     * Whether this JVM sends one decision per key (per stripe of 256) at a time (default true):
+     * on a hot key, threads then wait in the JVM rather than as database backends queued on one
+     * row lock, which is what PostgreSQL handles worst. Turn off to let the database queue them.
+     */
+    public Builder localQueue(boolean on) {
+      this.localQueue = on;
       return this;
     }
 
