@@ -1,0 +1,144 @@
+package dev.sluice.http;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * HTTP header values for a {@link Decision}: the {@code RateLimit-Policy} and {@code RateLimit}
+ * fields of the IETF draft "RateLimit header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers),
+ * the older {@code X-RateLimit-*} trio, and {@code Retry-After}. Shared by the servlet filter and
+ * the service, so both say exactly the same thing.
+ *
+ * <p>For each limit: {@code q} is its capacity (rounded down to an integer), {@code w} its window
+ * in whole seconds (a bucket's is the time it takes to drain when full), {@code r} what is left
+ * (rounded down), {@code t} the seconds until it is empty again (rounded up). {@code Retry-After}
+ * is the seconds until the request would fit, rounded up and at least 1.
+ */
+public final class RateLimitHeaders {
+  /** Which fields to send. */
+  public enum Mode {
+    /** {@code RateLimit-Policy} and {@code RateLimit} (the IETF draft); the default. */
+    IETF,
+    /** {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset}. */
+    LEGACY,
+    /** No rate-limit fields ({@code Retry-After} is still sent on a rejection). */
+    NONE
+  }
+
+  private RateLimitHeaders() {}
+
+  /**
+   * The fields for {@code d} in this mode, in sending order; {@code Retry-After} is included when
+   * the decision is a rejection that a retry can fix.
+   */
+  public static Map<String, String> of(Decision d, Mode mode) {
+    Map<String, String> h = new LinkedHashMap<>(4);
+    switch (mode) {
+      case IETF -> {
+        h.put("RateLimit-Policy", policy(d));
+        h.put("RateLimit", rateLimit(d));
+      }
+      case LEGACY -> {
+        Decision tightest = d.perLimit().isEmpty() ? d : tightest(d);
+        h.put("X-RateLimit-Limit", Long.toString(quota(tightest.limit())));
+        h.put("X-RateLimit-Remaining", Long.toString(floor(tightest.remaining())));
+        h.put("X-RateLimit-Reset", Long.toString(ceilSeconds(tightest.resetAfterNanos())));
+      }
+      case NONE -> { }
+    }
+    if (!d.isAllowed() && !d.isNeverAdmissible()) {
+      h.put("Retry-After", retryAfter(d));
+    }
+    return h;
+  }
+
+  /** The field names {@link #of} may send in this mode, for {@code Access-Control-Expose-Headers}. */
+  public static String exposeHeaders(Mode mode) {
+    return switch (mode) {
+      case IETF -> "RateLimit, RateLimit-Policy, Retry-After";
+      case LEGACY -> "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After";
+      case NONE -> "Retry-After";
+    };
+  }
+
+  /** {@code "name";q=10;w=60, ...}: one item per limit. */
+  public static String policy(Decision d) {
+    StringBuilder b = new StringBuilder();
+    for (Decision one : each(d)) {
+      if (b.length() > 0) {
+        b.append(", ");
+      }
+      Limit l = one.limit();
+      b.append(sfString(l.name())).append(";q=").append(quota(l)).append(";w=")
+          .append(Math.max(1, ceilSeconds(l.window().toNanos())));
+    }
+    return b.toString();
+  }
+
+  /** {@code "name";r=5;t=30, ...}: one item per limit. */
+  public static String rateLimit(Decision d) {
+    StringBuilder b = new StringBuilder();
+    for (Decision one : each(d)) {
+      if (b.length() > 0) {
+        b.append(", ");
+      }
+      b.append(sfString(one.limit().name())).append(";r=").append(floor(one.remaining()))
+          .append(";t=").append(ceilSeconds(one.resetAfterNanos()));
+    }
+    return b.toString();
+  }
+
+  /** Seconds until the request would fit, rounded up, at least 1. */
+  public static String retryAfter(Decision d) {
+    return Long.toString(Math.max(1, ceilSeconds(d.retryAfterNanos())));
+  }
+
+  private static List<Decision> each(Decision d) {
+    return d.perLimit().isEmpty() ? List.of(d) : d.perLimit();
+  }
+
+  private static Decision tightest(Decision d) {
+    Decision best = d.perLimit().get(0);
+    for (Decision one : d.perLimit()) {
+      if (one.remaining() < best.remaining()) {
+        best = one;
+      }
+    }
+    return best;
+  }
+
+  private static long quota(Limit l) {
+    return floor(l.capacity());
+  }
+
+  private static long floor(double v) {
+    return v <= 0 ? 0 : (long) Math.floor(v + 1e-9);
+  }
+
+  /** Whole seconds, rounded up; a very long wait saturates rather than overflows. */
+  public static long ceilSeconds(long nanos) {
+    if (nanos <= 0) {
+      return 0;
+    }
+    return nanos / 1_000_000_000L + (nanos % 1_000_000_000L == 0 ? 0 : 1);
+  }
+
+  /** An RFC 8941 sf-string: printable ASCII, with {@code "} and {@code \} escaped. */
+  static String sfString(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        b.append('\\').append(c);
+      } else if (c >= 0x20 && c < 0x7f) {
+        b.append(c);
+      } else {
+        b.append('?');
+      }
+    }
+    return b.append('"').toString();
+  }
+}

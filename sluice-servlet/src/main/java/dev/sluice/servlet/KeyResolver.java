@@ -1,0 +1,14 @@
+package dev.sluice.servlet;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+/**
+ * Which key a request is limited under: a client address, an API key, a user. Returns null when
+ * the request has no key; the filter's {@link MissingKey} rule decides what happens then.
+ * {@link Keys} has the usual ones.
+ */
+@FunctionalInterface
+public interface KeyResolver {
+  /** The key, or null if this request has none. */
+  String key(HttpServletRequest request);
+}

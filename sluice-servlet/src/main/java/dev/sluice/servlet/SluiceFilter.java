@@ -1,0 +1,262 @@
+package dev.sluice.servlet;
+
+import dev.sluice.Decision;
+import dev.sluice.http.RateLimitHeaders;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A Jakarta Servlet filter that holds requests to rate limits: the first {@link Rule} that
+ * matches a request decides it; a request no rule matches passes. A rejected request gets
+ * {@code 429 Too Many Requests} with {@code Retry-After} (whole seconds, rounded up, at least 1)
+ * and an {@code application/problem+json} body; every limited response carries the
+ * {@code RateLimit-Policy} and {@code RateLimit} fields (or the legacy {@code X-RateLimit-*}, or
+ * none) and {@code Access-Control-Expose-Headers} for them. When the limiter's store is down and
+ * its failure policy rejects, the answer is {@code 503}.
+ *
+ * <pre>{@code
+ * SluiceFilter filter = SluiceFilter.builder()
+ *     .rule(Rule.path("/api/**").limiter(limiter).key(Keys.clientIp(List.of("10.0.0.0/8"), 64)).build())
+ *     .build();
+ * servletContext.addFilter("sluice", filter).addMappingForUrlPatterns(null, false, "/*");
+ * }</pre>
+ */
+public final class SluiceFilter implements Filter {
+  private static final System.Logger LOG = System.getLogger(SluiceFilter.class.getName());
+  private static final String SHARED_KEY = "shared:no-key";
+
+  /** Waits a queued request's delay; tests pass one driven by a manual clock. */
+  @FunctionalInterface
+  public interface Sleeper {
+    void sleep(long nanos) throws InterruptedException;
+  }
+
+  private final List<Rule> rules;
+  private final RateLimitHeaders.Mode headers;
+  private final MissingKey missingKey;
+  private final boolean dryRun;
+  private final Sleeper sleeper;
+  private final AtomicLong rejected = new AtomicLong();
+  private final AtomicLong wouldReject = new AtomicLong();
+  private final AtomicLong unavailable = new AtomicLong();
+
+  private SluiceFilter(Builder b) {
+    this.rules = List.copyOf(b.rules);
+    this.headers = b.headers;
+    this.missingKey = b.missingKey;
+    this.dryRun = b.dryRun;
+    this.sleeper = b.sleeper;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    String path = request.getRequestURI().substring(request.getContextPath().length());
+    Rule rule = null;
+    for (Rule r : rules) {
+      if (r.matches(request.getMethod(), path)) {
+        rule = r;
+        break;
+      }
+    }
+    if (rule == null) {
+      chain.doFilter(req, res);
+      return;
+    }
+    String key = rule.key().key(request);
+    if (key == null) {
+      switch (missingKey) {
+        case ALLOW -> {
+          chain.doFilter(req, res);
+          return;
+        }
+        case REJECT -> {
+          if (dryRun) {
+            LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} has no rate-limit key and would be"
+                + " refused", request.getMethod(), path);
+            chain.doFilter(req, res);
+          } else {
+            problem(response, 400, "Missing rate-limit key", "this request carries no key that"
+                + " the rate limit of " + rule + " could be applied to");
+          }
+          return;
+        }
+        case SHARED -> key = SHARED_KEY;
+      }
+    }
+    double cost;
+    try {
+      cost = rule.cost().applyAsDouble(request);
+    } catch (RuntimeException e) {
+      problem(response, 400, "Invalid request cost", "the request's cost could not be computed: "
+          + e.getMessage());
+      return;
+    }
+    Decision d;
+    try {
+      d = rule.queue() ? rule.limiter().reserve(key, cost) : rule.limiter().tryAcquire(key, cost);
+    } catch (IllegalArgumentException e) {
+      problem(response, 400, "Invalid rate-limit input", e.getMessage());
+      return;
+    }
+    if (dryRun) {
+      if (!d.isAllowed()) {
+        wouldReject.incrementAndGet();
+        LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} key {2} would be rejected ({3})",
+            request.getMethod(), path, key, d);
+      }
+      chain.doFilter(req, res);
+      return;
+    }
+    for (Map.Entry<String, String> h : RateLimitHeaders.of(d, headers).entrySet()) {
+      response.setHeader(h.getKey(), h.getValue());
+    }
+    response.setHeader("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(headers));
+    if (d.isAllowed()) {
+      if (rule.queue() && d.delayNanos() > 0) {
+        try {
+          sleeper.sleep(d.delayNanos());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          problem(response, 503, "Interrupted", "the server stopped while the request was queued");
+          return;
+        }
+      }
+      chain.doFilter(req, res);
+      return;
+    }
+    if (d.isDegraded()) {
+      unavailable.incrementAndGet();
+      response.setHeader("Retry-After", "1");
+      problem(response, 503, "Rate limiter unavailable", "the rate limiter's store cannot be"
+          + " reached and its failure policy refuses requests meanwhile");
+      return;
+    }
+    rejected.incrementAndGet();
+    if (d.isNeverAdmissible()) {
+      problem(response, 429, "Too Many Requests", "this request's cost (" + cost + ") is more"
+          + " than the limit " + d.limit().name() + " can ever admit");
+    } else {
+      problem(response, 429, "Too Many Requests", "rate limit " + d.limit().name()
+          + " exceeded; retry after " + RateLimitHeaders.retryAfter(d) + " s");
+    }
+  }
+
+  private static void problem(HttpServletResponse response, int status, String title, String detail)
+      throws IOException {
+    response.setStatus(status);
+    response.setContentType("application/problem+json");
+    response.setCharacterEncoding("UTF-8");
+    String body = "{\"type\":\"about:blank\",\"title\":" + json(title) + ",\"status\":" + status
+        + ",\"detail\":" + json(detail) + "}";
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    response.setContentLength(bytes.length);
+    response.getOutputStream().write(bytes);
+  }
+
+  static String json(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\r' -> b.append("\\r");
+        case '\t' -> b.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format("\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  /** Requests answered 429 since start. */
+  public long rejectedRequests() {
+    return rejected.get();
+  }
+
+  /** Requests a dry run would have rejected (dry-run mode only). */
+  public long dryRunRejections() {
+    return wouldReject.get();
+  }
+
+  /** Requests answered 503 because the store was down and its policy refuses. */
+  public long unavailableResponses() {
+    return unavailable.get();
+  }
+
+  /** Settings of a {@link SluiceFilter}. */
+  public static final class Builder {
+    private final List<Rule> rules = new ArrayList<>();
+    private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
+    private MissingKey missingKey = MissingKey.REJECT;
+    private boolean dryRun;
+    private Sleeper sleeper = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
+
+    private Builder() {}
+
+    /** Adds a rule; the first rule that matches a request decides it. */
+    public Builder rule(Rule rule) {
+      rules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /** Which rate-limit fields to send (default the IETF draft's). */
+    public Builder headers(RateLimitHeaders.Mode mode) {
+      this.headers = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /** What a request without a key gets (default {@link MissingKey#REJECT}). */
+    public Builder onMissingKey(MissingKey rule) {
+      this.missingKey = Objects.requireNonNull(rule, "rule");
+      return this;
+    }
+
+    /** Shadow mode: decide, count and log, but never reject or add headers. */
+    public Builder dryRun(boolean on) {
+      this.dryRun = on;
+      return this;
+    }
+
+    /** How a queued request waits (default {@code TimeUnit.NANOSECONDS.sleep}). */
+    public Builder sleeper(Sleeper sleeper) {
+      this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+      return this;
+    }
+
+    public SluiceFilter build() {
+      if (rules.isEmpty()) {
+        throw new IllegalArgumentException("a SluiceFilter needs at least one rule");
+      }
+      return new SluiceFilter(this);
+    }
+  }
+}
