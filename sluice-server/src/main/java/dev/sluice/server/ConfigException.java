@@ -1,0 +1,19 @@
+package dev.sluice.server;
+
+import java.util.List;
+
+/** A configuration file that cannot be used; the message lists every problem as file:line: what. */
+public final class ConfigException extends Exception {
+  private static final long serialVersionUID = 1L;
+  private final List<String> problems;
+
+  ConfigException(List<String> problems) {
+    super(String.join("\n", problems));
+    this.problems = List.copyOf(problems);
+  }
+
+  /** Each problem, as {@code file:line: what is wrong}. */
+  public List<String> problems() {
+    return problems;
+  }
+}

@@ -1,0 +1,89 @@
+package dev.sluice.server;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/** The service's counters, written out in the Prometheus text format (0.0.4). */
+final class Metrics {
+  /** Upper bounds of the latency histogram, in seconds. */
+  private static final double[] BOUNDS = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1};
+
+  private final ConcurrentHashMap<String, LongAdder> decisions = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Integer, LongAdder> responses = new ConcurrentHashMap<>();
+  private final LongAdder[] buckets = new LongAdder[BOUNDS.length + 1];
+  private final LongAdder latencySum = new LongAdder();   // nanoseconds
+  private final LongAdder latencyCount = new LongAdder();
+  final LongAdder reloadsOk = new LongAdder();
+  final LongAdder reloadsFailed = new LongAdder();
+
+  Metrics() {
+    for (int i = 0; i < buckets.length; i++) {
+      buckets[i] = new LongAdder();
+    }
+  }
+
+  void decision(String policy, String outcome, long nanos) {
+    decisions.computeIfAbsent(policy + '\u0000' + outcome, k -> new LongAdder()).increment();
+    double seconds = nanos / 1e9;
+    int i = 0;
+    while (i < BOUNDS.length && seconds > BOUNDS[i]) {
+      i++;
+    }
+    buckets[i].increment();
+    latencySum.add(nanos);
+    latencyCount.increment();
+  }
+
+  void response(int status) {
+    responses.computeIfAbsent(status, k -> new LongAdder()).increment();
+  }
+
+  /** The exposition; {@code storeErrors} and {@code degraded} come from the limiters' stats. */
+  String render(Map<String, long[]> perPolicyStoreErrorsAndDegraded) {
+    StringBuilder b = new StringBuilder(2048);
+    b.append("# HELP sluice_decisions_total Decisions by policy and outcome (allowed, rejected, unavailable).\n");
+    b.append("# TYPE sluice_decisions_total counter\n");
+    decisions.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+      String[] k = e.getKey().split("\u0000", 2);
+      b.append("sluice_decisions_total{policy=\"").append(escape(k[0])).append("\",outcome=\"")
+          .append(k[1]).append("\"} ").append(e.getValue().sum()).append('\n');
+    });
+    b.append("# HELP sluice_decision_duration_seconds Time to decide one request, store included.\n");
+    b.append("# TYPE sluice_decision_duration_seconds histogram\n");
+    long cumulative = 0;
+    for (int i = 0; i < BOUNDS.length; i++) {
+      cumulative += buckets[i].sum();
+      b.append("sluice_decision_duration_seconds_bucket{le=\"")
+          .append(java.math.BigDecimal.valueOf(BOUNDS[i]).toPlainString()).append("\"} ")
+          .append(cumulative).append('\n');
+    }
+    cumulative += buckets[BOUNDS.length].sum();
+    b.append("sluice_decision_duration_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
+    b.append("sluice_decision_duration_seconds_sum ").append(latencySum.sum() / 1e9).append('\n');
+    b.append("sluice_decision_duration_seconds_count ").append(latencyCount.sum()).append('\n');
+    b.append("# HELP sluice_store_errors_total Calls to the shared store that failed, by policy.\n");
+    b.append("# TYPE sluice_store_errors_total counter\n");
+    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_store_errors_total{policy=\"")
+        .append(escape(p)).append("\"} ").append(v[0]).append('\n'));
+    b.append("# HELP sluice_degraded_decisions_total Decisions the failure policy answered, by policy.\n");
+    b.append("# TYPE sluice_degraded_decisions_total counter\n");
+    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_degraded_decisions_total{policy=\"")
+        .append(escape(p)).append("\"} ").append(v[1]).append('\n'));
+    b.append("# HELP sluice_http_responses_total HTTP responses by status code.\n");
+    b.append("# TYPE sluice_http_responses_total counter\n");
+    responses.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
+        b.append("sluice_http_responses_total{code=\"").append(e.getKey()).append("\"} ")
+            .append(e.getValue().sum()).append('\n'));
+    b.append("# HELP sluice_config_reloads_total Configuration reloads by result.\n");
+    b.append("# TYPE sluice_config_reloads_total counter\n");
+    b.append("sluice_config_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');
+    b.append("sluice_config_reloads_total{result=\"error\"} ").append(reloadsFailed.sum()).append('\n');
+    return b.toString();
+  }
+
+  private static String escape(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+}

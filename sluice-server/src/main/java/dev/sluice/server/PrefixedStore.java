@@ -1,0 +1,37 @@
+package dev.sluice.server;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import java.util.concurrent.CompletableFuture;
+
+/** One policy's view of a shared store: its keys carry the policy's name. Closing does nothing. */
+final class PrefixedStore implements DecisionStore {
+  private final DecisionStore store;
+  private final String prefix;
+
+  PrefixedStore(DecisionStore store, String policy) {
+    this.store = store;
+    this.prefix = policy + "/";
+  }
+
+  @Override
+  public long ticksPerSecond() {
+    return store.ticksPerSecond();
+  }
+
+  @Override
+  public Observation apply(String key, StoreRequest request) {
+    return store.apply(prefix + key, request);
+  }
+
+  @Override
+  public CompletableFuture<Observation> applyAsync(String key, StoreRequest request) {
+    return store.applyAsync(prefix + key, request);
+  }
+
+  @Override
+  public void reset(String key) {
+    store.reset(prefix + key);
+  }
+}

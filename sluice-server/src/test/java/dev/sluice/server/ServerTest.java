@@ -1,0 +1,229 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The service over real HTTP, with the in-memory store. */
+class ServerTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private SluiceServer server;
+
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private String base() {
+    return "http://127.0.0.1:" + server.port();
+  }
+
+  private HttpResponse<String> post(String path, String body, String... headers) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base() + path))
+        .POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(base() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void startSample() throws Exception {
+    server = SluiceServer.start(new SluiceServer.Options().port(0));
+  }
+
+  @Test
+  void singleCheck_admitsThenAnswers429WithHeaders() throws Exception {
+    startSample();
+    HttpResponse<String> first = post("/v1/check", "{\"policy\":\"demo\",\"key\":\"alice\"}");
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"demo\";q=1;w=10");
+    assertThat(first.headers().firstValue("RateLimit")).hasValue("\"demo\";r=0;t=10");
+    JsonNode one = JSON.readTree(first.body());
+    assertThat(one.get("allowed").asBoolean()).isTrue();
+    assertThat(one.get("remaining").asDouble()).isEqualTo(0.0);
+    HttpResponse<String> second = post("/v1/check", "{\"policy\":\"demo\",\"key\":\"alice\"}");
+    assertThat(second.statusCode()).isEqualTo(429);
+    assertThat(second.headers().firstValue("Retry-After")).hasValue("10");
+    JsonNode two = JSON.readTree(second.body());
+    assertThat(two.get("allowed").asBoolean()).isFalse();
+    assertThat(two.get("retryAfterSeconds").asDouble()).isBetween(9.0, 10.0);
+    assertThat(two.at("/headers/Retry-After").asText()).isEqualTo("10");
+    assertThat(two.at("/headers/RateLimit").asText()).isEqualTo("\"demo\";r=0;t=10");
+    assertThat(post("/v1/check", "{\"policy\":\"demo\",\"key\":\"bob\"}").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void batch_everyModeAnswered() throws Exception {
+    startSample();
+    HttpResponse<String> r = post("/v1/check", """
+        {"requests": [
+          {"policy": "api", "key": "k", "cost": 4},
+          {"policy": "api", "key": "k", "cost": 7, "mode": "peek"},
+          {"policy": "api", "key": "k", "cost": 6, "mode": "enforce"},
+          {"policy": "jobs", "key": "j", "cost": 20, "mode": "fill-up"},
+          {"policy": "jobs", "key": "q", "mode": "reserve"},
+          {"policy": "jobs", "key": "q", "mode": "reserve"}
+        ]}""");
+    assertThat(r.statusCode()).isEqualTo(200);
+    JsonNode results = JSON.readTree(r.body()).get("results");
+    assertThat(results).hasSize(6);
+    assertThat(results.get(0).get("allowed").asBoolean()).isTrue();
+    assertThat(results.get(1).get("allowed").asBoolean()).as("peek: 4 + 7 > 10").isFalse();
+    assertThat(results.get(2).get("allowed").asBoolean()).as("the peek charged nothing").isTrue();
+    assertThat(results.get(2).get("remaining").asDouble()).isCloseTo(0.0, org.assertj.core.data.Offset.offset(0.01));
+    assertThat(results.get(2).at("/headers/RateLimit-Policy").asText())
+        .isEqualTo("\"api-burst\";q=10;w=2, \"api-hourly\";q=1000;w=3600");
+    assertThat(results.get(3).get("reachedCapacity").asBoolean()).isTrue();
+    assertThat(results.get(4).get("delaySeconds").asDouble()).isZero();
+    assertThat(results.get(5).get("delaySeconds").asDouble()).isCloseTo(0.5, org.assertj.core.data.Offset.offset(0.01));
+    HttpResponse<String> array = post("/v1/check", "[{\"policy\":\"demo\",\"key\":\"x\"}]");
+    assertThat(JSON.readTree(array.body()).get("results")).hasSize(1);
+  }
+
+  @Test
+  void badInput_is400WithAProblem_never500() throws Exception {
+    server = SluiceServer.start(new SluiceServer.Options().port(0).maxBatch(3).maxKeyLength(10)
+        .maxBodyBytes(1024));
+    String[][] cases = {
+        {"{\"policy\": \"demo\", \"key\": ", "400", "Malformed JSON", "line 1"},
+        {"", "400", "empty", ""},
+        {"\"just a string\"", "400", "must be a JSON object", ""},
+        {"{\"policy\": \"nope\", \"key\": \"a\"}", "400", "no policy named 'nope'", "known: demo, api, jobs"},
+        {"{\"key\": \"a\"}", "400", "policy: required", ""},
+        {"{\"policy\": \"demo\"}", "400", "key: required", ""},
+        {"{\"policy\": \"demo\", \"key\": \"\"}", "400", "key: required", ""},
+        {"{\"policy\": \"demo\", \"key\": \"01234567890\"}", "400", "at most 10 characters", ""},
+        {"{\"policy\": \"demo\", \"key\": 42}", "400", "key: required", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\", \"cost\": -1}", "400", "cost: must be a positive number but was -1", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\", \"cost\": 0}", "400", "cost: must be a positive number", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\", \"cost\": \"3\"}", "400", "cost: must be a positive number but was \\\"3\\\"", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\", \"cost\": 1e400}", "400", "cost: must be a positive number", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\", \"mode\": \"maybe\"}", "400", "mode: must be enforce, peek, fill-up or reserve", ""},
+        {"{\"policy\": \"api\", \"key\": \"a\", \"mode\": \"reserve\"}", "400", "reserve needs bucket limits", ""},
+        {"{\"policy\": \"demo\", \"kye\": \"a\"}", "400", "kye: unknown field", ""},
+        {"{\"requests\": []}", "400", "non-empty array", ""},
+        {"{\"requests\": [1]}", "400", "requests[0] must be a JSON object", ""},
+        {"{\"requests\": [{\"policy\": \"demo\", \"key\": \"a\"}, {\"policy\": \"demo\", \"key\": \"a\", \"cost\": -2}]}", "400", "requests[1].cost", ""},
+        {"[{},{},{},{}]", "400", "at most 3 requests but this one has 4", ""},
+        {"{\"policy\": \"demo\", \"key\": \"" + "x".repeat(2000) + "\"}", "413", "at most 1024", ""},
+    };
+    for (String[] c : cases) {
+      HttpResponse<String> r = post("/v1/check", c[0]);
+      assertThat(r.statusCode()).as(c[0]).isEqualTo(Integer.parseInt(c[1]));
+      assertThat(r.headers().firstValue("Content-Type")).as(c[0]).hasValue("application/problem+json");
+      assertThat(r.body()).as(c[0]).contains(c[2]).contains(c[3]).contains("\"status\":" + c[1]);
+    }
+    HttpResponse<String> wrongMethod = get("/v1/check");
+    assertThat(wrongMethod.statusCode()).isEqualTo(405);
+    assertThat(wrongMethod.headers().firstValue("Allow")).hasValue("POST");
+    assertThat(get("/nowhere").statusCode()).isEqualTo(404);
+    assertThat(get("/metrics").body()).doesNotContain("code=\"500\"");
+  }
+
+  @Test
+  void bearerToken_requiredWhenConfigured() throws Exception {
+    server = SluiceServer.start(new SluiceServer.Options().port(0).token("s3cret-token-0123456789"));
+    HttpResponse<String> none = post("/v1/check", "{\"policy\":\"demo\",\"key\":\"a\"}");
+    assertThat(none.statusCode()).isEqualTo(401);
+    assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
+    assertThat(post("/v1/check", "{\"policy\":\"demo\",\"key\":\"a\"}", "Authorization", "Bearer wrong")
+        .statusCode()).isEqualTo(401);
+    assertThat(post("/v1/check", "{\"policy\":\"demo\",\"key\":\"a\"}", "Authorization",
+        "Bearer s3cret-token-0123456789").statusCode()).isEqualTo(200);
+    assertThat(get("/healthz").statusCode()).as("probes stay open").isEqualTo(200);
+    assertThatThrownBy(() -> new SluiceServer.Options().token("short"))
+        .hasMessageContaining("at least 16 characters");
+  }
+
+  @Test
+  void healthReadinessAndMetrics() throws Exception {
+    startSample();
+    assertThat(get("/healthz").body()).isEqualTo("ok\n");
+    assertThat(get("/readyz").statusCode()).isEqualTo(200);
+    post("/v1/check", "{\"policy\":\"demo\",\"key\":\"m\"}");
+    post("/v1/check", "{\"policy\":\"demo\",\"key\":\"m\"}");
+    post("/v1/check", "{\"policy\":\"demo\",\"key\":\"m\",\"cost\":-1}");
+    HttpResponse<String> m = get("/metrics");
+    assertThat(m.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain; version=0.0.4");
+    assertThat(m.body())
+        .contains("sluice_decisions_total{policy=\"demo\",outcome=\"allowed\"} 1\n")
+        .contains("sluice_decisions_total{policy=\"demo\",outcome=\"rejected\"} 1\n")
+        .contains("sluice_decision_duration_seconds_count 2\n")
+        .contains("sluice_decision_duration_seconds_bucket{le=\"+Inf\"} 2\n")
+        .contains("sluice_store_errors_total{policy=\"demo\"} 0\n")
+        .contains("sluice_http_responses_total{code=\"200\"} 3\n")   // healthz, readyz, one admit
+        .contains("sluice_http_responses_total{code=\"400\"} 1\n")
+        .contains("sluice_http_responses_total{code=\"429\"} 1\n");
+  }
+
+  @Test
+  void configFile_reloadKeepsUnchangedPolicies_andRejectsABadFile() throws Exception {
+    Path file = dir.resolve("sluice.yaml");
+    Files.writeString(file, """
+        policies:
+          a: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          b: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        """);
+    server = SluiceServer.start(new SluiceServer.Options().port(0).config(file).reloadEvery(Duration.ZERO));
+    assertThat(post("/v1/check", "{\"policy\":\"a\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
+    assertThat(post("/v1/check", "{\"policy\":\"b\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
+    Files.writeString(file, """
+        policies:
+          a: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          b: {algorithm: leaky-bucket, capacity: 3, rate: 1/1h}
+          c: {algorithm: fixed-window, limit: 2, window: 1m}
+        """);
+    server.reload();
+    assertThat(server.policyNames()).containsExactlyInAnyOrder("a", "b", "c");
+    assertThat(post("/v1/check", "{\"policy\":\"a\",\"key\":\"k\"}").statusCode())
+        .as("unchanged policy keeps its state").isEqualTo(429);
+    assertThat(post("/v1/check", "{\"policy\":\"b\",\"key\":\"k\"}").statusCode())
+        .as("changed policy: new limits").isEqualTo(200);
+    assertThat(post("/v1/check", "{\"policy\":\"c\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
+    Files.writeString(file, "policies:\n  a: {algorithm: leaky-bucket, capacity: -1, rate: 1/1h}\n");
+    assertThatThrownBy(() -> server.reload()).isInstanceOf(ConfigException.class)
+        .hasMessageContaining(file + ":2: policy 'a': capacity");
+    assertThat(server.policyNames()).as("the old policies stay").contains("c");
+    assertThat(get("/metrics").body()).contains("sluice_config_reloads_total{result=\"ok\"} 1")
+        .contains("sluice_config_reloads_total{result=\"error\"} 1");
+  }
+
+  @Test
+  void invalidConfigFile_failsAtStartWithFileAndLine() throws Exception {
+    Path file = dir.resolve("bad.yaml");
+    Files.writeString(file, "policies:\n  x: {algorithm: leaky-bucket, capacity: 1}\n");
+    assertThatThrownBy(() -> SluiceServer.start(new SluiceServer.Options().port(0).config(file)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(file + ":2: policy 'x': a leaky-bucket needs 'capacity' and 'rate'");
+  }
+
+  @Test
+  void loopbackByDefault() throws Exception {
+    startSample();
+    assertThat(new SluiceServer.Options().host).isEqualTo("127.0.0.1");
+    assertThat(get("/healthz").statusCode()).isEqualTo(200);
+  }
+}

@@ -1,0 +1,94 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+/**
+ * Two service instances share limits through a real Redis and through a real PostgreSQL, both
+ * started by the test ({@code SLUICE_REDIS_URI} / {@code SLUICE_POSTGRES_URL} point them at
+ * external servers instead).
+ */
+class SharedStoresTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private static int freePort() throws Exception {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private HttpResponse<String> check(SluiceServer s, String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/v1/check"))
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(SluiceServer s, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void sharedAcrossInstances(SluiceServer.Options a, SluiceServer.Options b) throws Exception {
+    try (SluiceServer one = SluiceServer.start(a.port(0)); SluiceServer two = SluiceServer.start(b.port(0))) {
+      String key = "{\"policy\":\"demo\",\"key\":\"shared-" + System.nanoTime() + "\"}";
+      assertThat(check(one, key).statusCode()).isEqualTo(200);
+      HttpResponse<String> other = check(two, key);
+      assertThat(other.statusCode()).as("the other instance sees the same bucket").isEqualTo(429);
+      assertThat(other.headers().firstValue("Retry-After")).hasValue("10");
+      assertThat(get(two, "/readyz").statusCode()).isEqualTo(200);
+      assertThat(get(two, "/metrics").body()).contains("sluice_store_errors_total{policy=\"demo\"} 0");
+    }
+  }
+
+  @Test
+  void redis_sharedAcrossInstances_andDownMeans503() throws Exception {
+    String external = System.getenv("SLUICE_REDIS_URI");
+    RedisServer redis = null;
+    String uri = external;
+    if (external == null || external.isBlank()) {
+      int port = freePort();
+      redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
+          .setting("appendonly no").build();
+      redis.start();
+      uri = "redis://127.0.0.1:" + port;
+    }
+    try {
+      sharedAcrossInstances(new SluiceServer.Options().redis(uri), new SluiceServer.Options().redis(uri));
+      if (redis != null) {
+        try (SluiceServer s = SluiceServer.start(new SluiceServer.Options().port(0).redis(uri))) {
+          redis.stop();
+          HttpResponse<String> r = check(s, "{\"policy\":\"demo\",\"key\":\"down\"}");
+          assertThat(r.statusCode()).as("fail closed while the store is down").isEqualTo(503);
+          assertThat(r.body()).contains("\"degraded\":true");
+          assertThat(get(s, "/readyz").statusCode()).isEqualTo(503);
+          assertThat(get(s, "/metrics").body()).contains("outcome=\"unavailable\"} 1");
+        }
+      }
+    } finally {
+      if (redis != null && redis.isActive()) {
+        redis.stop();
+      }
+    }
+  }
+
+  @Test
+  void postgres_sharedAcrossInstances() throws Exception {
+    String external = System.getenv("SLUICE_POSTGRES_URL");
+    if (external != null && !external.isBlank()) {
+      sharedAcrossInstances(new SluiceServer.Options().postgres(external),
+          new SluiceServer.Options().postgres(external));
+      return;
+    }
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(freePort()).start()) {
+      String url = pg.getJdbcUrl("postgres", "postgres");
+      sharedAcrossInstances(new SluiceServer.Options().postgres(url), new SluiceServer.Options().postgres(url));
+    }
+  }
+}
