@@ -5,14 +5,19 @@ import picocli.CommandLine.Command;
 
 /** The {@code sluice} command. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
-    description = "Exact leaky-bucket rate limiting: simulate and plot what each algorithm does.",
-    subcommands = {SimulateCommand.class, PlotCommand.class, CommandLine.HelpCommand.class})
+    description = "Exact leaky-bucket rate limiting: serve limits over HTTP, simulate and plot what each algorithm does.",
+    subcommands = {ServeCommand.class, SimulateCommand.class, PlotCommand.class,
+        CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
     System.setProperty("java.awt.headless", "true");
+    // Jetty, HikariCP and Lettuce log through SLF4J: only warnings and errors, to stderr.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
     System.exit(commandLine().execute(args));
   }
 

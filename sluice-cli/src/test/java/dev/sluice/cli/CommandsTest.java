@@ -64,6 +64,22 @@ class CommandsTest {
   }
 
   @Test
+  void serve_badSettingsExitWith2_andSayWhy(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path bad = dir.resolve("bad.yaml");
+    java.nio.file.Files.writeString(bad, "policies:\n  demo: {algorithm: leaky-bucket, rate: 1/s}\n");
+    assertThat(run("serve", "--port", "0", "--config", bad.toString())).isEqualTo(2);
+    assertThat(err.toString()).contains("sluice serve: the configuration is not valid")
+        .contains(bad + ":2: policy 'demo': a leaky-bucket needs 'capacity' and 'rate'");
+    assertThat(run("serve", "--port", "0", "--store-failure", "maybe")).isEqualTo(2);
+    assertThat(err.toString()).contains("--store-failure must be closed, open or fallback but was 'maybe'");
+    assertThat(run("serve", "--port", "70000")).isEqualTo(2);
+    assertThat(err.toString()).contains("port must be between 0 and 65535 but was 70000");
+    assertThat(run("serve", "--port", "0", "--postgres", "postgres://x")).isEqualTo(2);
+    assertThat(err.toString()).contains("jdbc:postgresql:");
+  }
+
+  @Test
   void badInput_leavesNoPartialFile() throws Exception {
     Path csv = dir.resolve("in.csv");
     Files.writeString(csv, "0.1\n0.2\nbad\n");
