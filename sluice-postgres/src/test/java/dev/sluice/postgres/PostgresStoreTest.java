@@ -192,6 +192,29 @@ class PostgresStoreTest {
   }
 
   @Test
+  void aKeyStoredUnderOtherLimits_restartsFromEmpty() throws Exception {
+    String table = freshTable();
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).build();
+    RateLimiter two = Sluice.builder().limits(Limit.leakyBucket(1, Rate.perSecond(1)),
+        Limit.fixedWindow(5, Duration.ofMinutes(1))).store(store).build();
+    RateLimiter one = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perSecond(1))).store(store).build();
+    assertThat(two.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(row(table, "k")[0]).isEqualTo("bf");
+    // the single-bucket path reads a row it does not own as empty, checks without writing ...
+    assertThat(one.check("k").remaining()).isEqualTo(1.0);
+    assertThat(row(table, "k")[0]).isEqualTo("bf");
+    // ... and takes it over when it admits
+    assertThat(one.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(row(table, "k")[0]).isEqualTo("b");
+    assertThat(one.tryAcquire("k").isAllowed()).isFalse();
+    // and the general path does the same the other way round
+    assertThat(two.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(row(table, "k")[0]).isEqualTo("bf");
+  }
+
+  @Test
   void connectionsWithoutAutoCommit_stillCommitEachDecision() throws Exception {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(TestPostgres.url());
