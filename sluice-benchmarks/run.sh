@@ -18,3 +18,9 @@ java -Xmx8g -cp "$J" dev.sluice.benchmarks.MemoryPerKey 1000000 | tee "$OUT/memo
 java -cp "$J" dev.sluice.benchmarks.RedisLoad "" 5 2>/dev/null | tee "$OUT/redis-load.txt"
 # PostgreSQL: starts its own PostgreSQL 14 on loopback.
 java -cp "$J" dev.sluice.benchmarks.PostgresLoad "" 5 2>/dev/null | tee "$OUT/postgres-load.txt"
+# HTTP: the service under wrk (Debian: apt-get install wrk), /healthz beside /v1/check.
+if command -v wrk >/dev/null; then
+  sluice-benchmarks/http/run.sh 10 64 | tee "$OUT/http-load.txt"
+else
+  echo "wrk not installed: HTTP benchmark skipped" >&2
+fi
