@@ -82,6 +82,7 @@ public final class SluiceServer implements AutoCloseable {
   private final Options options;
   private final Server server;
   private final ServerConnector connector;
+  private final GracefulHandler graceful;
   private final Metrics metrics = new Metrics();
   private final DecisionStore store;
   private final AutoCloseable storeResources;
@@ -134,13 +135,14 @@ public final class SluiceServer implements AutoCloseable {
     connector.setHost(options.host);
     connector.setPort(options.port);
     server.addConnector(connector);
-    server.setHandler(new GracefulHandler(new Handler.Abstract() {
+    this.graceful = new GracefulHandler(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
         serve(request, response, callback);
         return true;
       }
-    }));
+    });
+    server.setHandler(graceful);
     server.setStopTimeout(options.shutdownGrace.toMillis());
     if (options.configFile != null && !options.reloadEvery.isZero()) {
       reloader = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -572,6 +574,16 @@ public final class SluiceServer implements AutoCloseable {
         LOG.log(System.Logger.Level.WARNING, "closing the store failed", e);
       }
     }
+  }
+
+  /** Requests being handled now (for tests of graceful shutdown). */
+  long requestsInFlight() {
+    return graceful.getCurrentRequestCount();
+  }
+
+  /** True once shutdown has begun: no new connections are accepted. */
+  boolean isShuttingDown() {
+    return graceful.isShutdown();
   }
 
   /** Blocks until the server stops. */

@@ -221,6 +221,57 @@ class ServerTest {
   }
 
   @Test
+  void shutdown_letsARequestInFlightFinish_andRefusesNewOnes() throws Exception {
+    startSample();
+    int port = server.port();
+    String body = "{\"policy\":\"demo\",\"key\":\"in-flight\"}";
+    try (java.net.Socket slow = new java.net.Socket("127.0.0.1", port)) {
+      slow.setSoTimeout(10_000);
+      java.io.OutputStream out = slow.getOutputStream();
+      // headers and half the body: the request is being handled, waiting for the rest
+      out.write(("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          + "Content-Length: " + body.length() + "\r\n\r\n" + body.substring(0, 10))
+          .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      awaitTrue(() -> server.requestsInFlight() == 1, "the request to be in flight");
+
+      SluiceServer closing = server;
+      server = null;
+      Thread closer = new Thread(closing::close, "closer");
+      closer.start();
+      awaitTrue(closing::isShuttingDown, "shutdown to begin");
+      awaitTrue(() -> {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+          return !s.isConnected();
+        } catch (java.io.IOException refused) {
+          return true;
+        }
+      }, "new connections to be refused");
+      assertThat(closer.isAlive()).as("close() waits for the request in flight").isTrue();
+
+      out.write(body.substring(10).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      String answer = new String(slow.getInputStream().readAllBytes(),
+          java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(answer).startsWith("HTTP/1.1 200").contains("\"allowed\":true");
+      closer.join(10_000);
+      assertThat(closer.isAlive()).as("close() returns once the request is answered").isFalse();
+    }
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.onSpinWait();
+      Thread.yield();
+    }
+  }
+
+  @Test
   void loopbackByDefault() throws Exception {
     startSample();
     assertThat(new SluiceServer.Options().host).isEqualTo("127.0.0.1");
