@@ -69,7 +69,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision tryAcquire(String key, double cost) {
-    Checks.key(key);
+    Checks.storeKey(key);
     Checks.cost(cost);
     long now = denials == null ? 0 : clock.nanoTime();
     Decision local = localDenial(key, cost, now);
@@ -81,7 +81,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
-    Checks.key(key);
+    Checks.storeKey(key);
     Checks.cost(cost);
     long now = denials == null ? 0 : clock.nanoTime();
     Decision local = localDenial(key, cost, now);
@@ -172,7 +172,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public void reset(String key) {
-    store.reset(Checks.key(key));
+    store.reset(Checks.storeKey(key));
     if (denials != null) {
       denials.remove(key);
     }
@@ -203,7 +203,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   private Decision decide(String key, int op, double cost) {
-    Checks.key(key);
+    Checks.storeKey(key);
     Checks.cost(cost);
     StoreRequest request = request(op, cost);
     if (!breaker.allowsCall()) {

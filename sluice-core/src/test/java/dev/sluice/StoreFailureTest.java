@@ -102,4 +102,38 @@ class StoreFailureTest {
     assertThat(l.tryAcquire("k").isDegraded()).isFalse();
     assertThat(l.stats().degradedDecisions()).as("3 failures, 100 while open, the failed trial and one more").isEqualTo(105);
   }
+
+  @Test
+  void keysAStoreCannotHold_areTheCallersError_neverAStoreFailure() {
+    FlakyStore store = new FlakyStore();
+    RateLimiter l = limiter(store, StoreFailure.FAIL_CLOSED);
+    String nul = "a\u0000b";
+    String lone = "x\ud800y";
+    String tooLong = "é".repeat(513);                          // 1,026 bytes of UTF-8
+    for (String key : new String[] {nul, lone, tooLong}) {
+      for (int i = 0; i < 5; i++) {                            // more than the breaker's 3
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.tryAcquire(key))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("key must");
+      }
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.check(key))
+          .isInstanceOf(IllegalArgumentException.class);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.tryAcquireAsync(key, 1))
+          .isInstanceOf(IllegalArgumentException.class);
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.reset(key))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.tryAcquire(nul))
+        .hasMessage("key must not contain U+0000 but was \"a\\u0000b\"");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.tryAcquire(lone))
+        .hasMessageContaining("lone surrogate at index 1");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.tryAcquire(tooLong))
+        .hasMessageContaining("at most 1024 bytes of UTF-8 for a shared store but was 1026 bytes");
+    assertThat(store.calls.get()).as("the store never saw them").isZero();
+    assertThat(l.stats().storeErrors()).isZero();
+    // the limit is exact: 1,024 bytes pass, and pairs of surrogates (4 bytes each) are fine
+    assertThat(l.tryAcquire("é".repeat(512)).isDegraded()).isFalse();
+    assertThat(l.tryAcquire("\ud83d\ude00".repeat(256)).isDegraded()).isFalse();
+    assertThat(store.calls.get()).isEqualTo(2);
+  }
 }
+

@@ -215,6 +215,22 @@ class PostgresStoreTest {
   }
 
   @Test
+  void keysUpToTheLimit_areStored_andKeysPostgresCannotHold_areRefusedBeforeIt() throws Exception {
+    String table = freshTable();
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).prefix("some-application:").build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perMinute(1))).store(store).build();
+    String longest = "\ud83d\ude00".repeat(256);            // 1,024 bytes of UTF-8, all indexed
+    assertThat(l.tryAcquire(longest).isAllowed()).isTrue();
+    assertThat(l.tryAcquire(longest).isAllowed()).isFalse();
+    assertThat(row(table, "some-application:" + longest)).isNotNull();
+    for (String bad : new String[] {"a\u0000b", "\udc00", longest + "x"}) {
+      assertThatThrownBy(() -> l.tryAcquire(bad)).isInstanceOf(IllegalArgumentException.class);
+    }
+    assertThat(l.stats().storeErrors()).isZero();
+  }
+
+  @Test
   void connectionsWithoutAutoCommit_stillCommitEachDecision() throws Exception {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(TestPostgres.url());

@@ -56,7 +56,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  */
 public final class SluiceServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SluiceServer.class.getName());
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper()
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
   private static final String SAMPLE = "/dev/sluice/server/sample.yaml";
   private static final String PROBLEM = "application/problem+json";
 
@@ -434,6 +435,11 @@ public final class SluiceServer implements AutoCloseable {
       throw new Refusal(400, "Invalid check", where + "key: at most " + options.maxKeyLength
           + " characters but has " + k.asText().length());
     }
+    if (!wellFormed(k.asText())) {
+      // the same rule whatever the store: Redis and PostgreSQL cannot hold such keys faithfully
+      throw new Refusal(400, "Invalid check", where + "key: must be well-formed Unicode text"
+          + " without U+0000");
+    }
     double cost = 1;
     JsonNode c = n.get("cost");
     if (c != null) {
@@ -461,6 +467,23 @@ public final class SluiceServer implements AutoCloseable {
       }
     }
     return new Check(policy, k.asText(), cost, mode);
+  }
+
+  /** No U+0000 and no lone surrogate. */
+  static boolean wellFormed(String key) {
+    for (int i = 0; i < key.length(); i++) {
+      char c = key.charAt(i);
+      if (c == 0) {
+        return false;
+      }
+      if (Character.isHighSurrogate(c) && i + 1 < key.length()
+          && Character.isLowSurrogate(key.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private Decision decide(Check c) throws Refusal {
