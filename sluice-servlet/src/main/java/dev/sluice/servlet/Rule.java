@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
  *
  * Path patterns: {@code *} is any run of characters within one segment, {@code **} any run
  * across segments ({@code /api/**} matches {@code /api} and everything under it); the path is the
- * request URI without the context path.
+ * one the container resolved (servlet path + path info: decoded, dot segments and duplicate
+ * slashes resolved), so an encoded or disguised URI cannot step around a rule.
  */
 public final class Rule {
   private final String pattern;

@@ -72,7 +72,10 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    String path = request.getRequestURI().substring(request.getContextPath().length());
+    // The path as the container decoded and normalized it to pick the servlet (not the raw URI,
+    // which "/api/./x", "//api/x" or "/%61pi/x" would disguise)
+    String path = request.getServletPath()
+        + (request.getPathInfo() == null ? "" : request.getPathInfo());
     Rule rule = null;
     for (Rule r : rules) {
       if (r.matches(request.getMethod(), path)) {

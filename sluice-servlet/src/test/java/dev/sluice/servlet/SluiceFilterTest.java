@@ -324,4 +324,16 @@ class SluiceFilterTest {
     assertThatThrownBy(() -> Rule.path("/x").methods("GET /")).hasMessageContaining("'GET /'");
     assertThatThrownBy(() -> Rule.path("/x").build()).hasMessageContaining("needs a limiter");
   }
+
+  @Test
+  void disguisedPaths_areHeldToTheRuleOfThePathTheyReach() throws Exception {
+    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perHour(1)).named("api"));
+    start(SluiceFilter.builder().rule(Rule.path("/api/**").limiter(l).key(r -> "all").build()).build());
+    assertThat(send("GET", "/api/items").statusCode()).isEqualTo(200);
+    for (String disguise : new String[] {"/api/./items", "/x/../api/items", "/%61pi/items",
+        "/api/%69tems", "/api;v=1/items", "//api/items"}) {
+      int status = send("GET", disguise).statusCode();
+      assertThat(status).as(disguise + " must not pass the limit").isIn(400, 429);
+    }
+  }
 }

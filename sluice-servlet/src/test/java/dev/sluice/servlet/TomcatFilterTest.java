@@ -125,4 +125,17 @@ class TomcatFilterTest {
     assertThat(rejected.headers().firstValue("RateLimit")).isEmpty();
     assertThat(rejected.headers().firstValue("Retry-After")).hasValue("1");
   }
+
+  @Test
+  void disguisedPaths_areHeldToTheRuleOfThePathTheyReach() throws Exception {
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perHour(1)).named("api"))
+        .clock(clock).scheduler(clock).build();
+    start(SluiceFilter.builder().rule(Rule.path("/api/**").limiter(l).key(r -> "all").build()).build());
+    assertThat(get("/api/items").statusCode()).isEqualTo(200);
+    for (String disguise : new String[] {"/api/./items", "/x/../api/items", "/%61pi/items",
+        "/api/%69tems", "/api;v=1/items", "//api/items"}) {
+      int status = get(disguise).statusCode();
+      assertThat(status).as(disguise + " must not pass the limit").isIn(400, 429);
+    }
+  }
 }
