@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -69,7 +70,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision tryAcquire(String key, double cost) {
-    Checks.storeKey(key);
+    StoreKeys.check(key);
     Checks.cost(cost);
     long now = denials == null ? 0 : clock.nanoTime();
     Decision local = localDenial(key, cost, now);
@@ -81,7 +82,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
-    Checks.storeKey(key);
+    StoreKeys.check(key);
     Checks.cost(cost);
     long now = denials == null ? 0 : clock.nanoTime();
     Decision local = localDenial(key, cost, now);
@@ -153,16 +154,22 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision check(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
     return decide(key, Engine.CHECK, cost);
   }
 
   @Override
   public Decision fillUp(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
     return decide(key, Engine.FILL_UP, cost);
   }
 
   @Override
   public Decision reserve(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
     if (!Engine.canReserve(compiled)) {
       Engine.decide(compiled, Engine.initialState(compiled), 0, Engine.RESERVE, 1,
           new long[Engine.initialState(compiled).length]);   // throws the explanation
@@ -172,7 +179,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public void reset(String key) {
-    store.reset(Checks.storeKey(key));
+    store.reset(StoreKeys.check(key));
     if (denials != null) {
       denials.remove(key);
     }
@@ -202,9 +209,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
   }
 
+  /** Key and cost already checked. */
   private Decision decide(String key, int op, double cost) {
-    Checks.storeKey(key);
-    Checks.cost(cost);
     StoreRequest request = request(op, cost);
     if (!breaker.allowsCall()) {
       return degraded(key, op, cost);

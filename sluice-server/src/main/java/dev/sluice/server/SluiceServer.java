@@ -17,6 +17,7 @@ import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.StoreKeys;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -435,10 +436,10 @@ public final class SluiceServer implements AutoCloseable {
       throw new Refusal(400, "Invalid check", where + "key: at most " + options.maxKeyLength
           + " characters but has " + k.asText().length());
     }
-    if (!wellFormed(k.asText())) {
-      // the same rule whatever the store: Redis and PostgreSQL cannot hold such keys faithfully
-      throw new Refusal(400, "Invalid check", where + "key: must be well-formed Unicode text"
-          + " without U+0000");
+    // the shared stores' rule, whatever the store, so switching stores changes no answer
+    String keyProblem = StoreKeys.problem(k.asText());
+    if (keyProblem != null) {
+      throw new Refusal(400, "Invalid check", where + "key: " + keyProblem);
     }
     double cost = 1;
     JsonNode c = n.get("cost");
@@ -467,23 +468,6 @@ public final class SluiceServer implements AutoCloseable {
       }
     }
     return new Check(policy, k.asText(), cost, mode);
-  }
-
-  /** No U+0000 and no lone surrogate. */
-  static boolean wellFormed(String key) {
-    for (int i = 0; i < key.length(); i++) {
-      char c = key.charAt(i);
-      if (c == 0) {
-        return false;
-      }
-      if (Character.isHighSurrogate(c) && i + 1 < key.length()
-          && Character.isLowSurrogate(key.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private Decision decide(Check c) throws Refusal {

@@ -128,8 +128,8 @@ class ServerTest {
         {"{\"requests\": [1]}", "400", "requests[0] must be a JSON object", ""},
         {"{\"requests\": [{\"policy\": \"demo\", \"key\": \"a\"}, {\"policy\": \"demo\", \"key\": \"a\", \"cost\": -2}]}", "400", "requests[1].cost", ""},
         {"[{},{},{},{}]", "400", "at most 3 requests but this one has 4", ""},
-        {"{\"policy\": \"demo\", \"key\": \"a\\u0000b\"}", "400", "key: must be well-formed Unicode text without U+0000", ""},
-        {"{\"policy\": \"demo\", \"key\": \"a\\ud800\"}", "400", "key: must be well-formed Unicode", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\\u0000b\"}", "400", "key: must not contain U+0000 but was", ""},
+        {"{\"policy\": \"demo\", \"key\": \"a\\ud800\"}", "400", "key: must be well-formed Unicode but has a lone surrogate at index 1", ""},
         {"{\"policy\": \"demo\", \"key\": \"a\"} {}", "400", "Malformed JSON", ""},
         {"{\"policy\": \"demo\", \"key\": \"" + "x".repeat(2000) + "\"}", "413", "at most 1024", ""},
     };
