@@ -212,33 +212,6 @@ class RedisStoreTest {
     }
   }
   @Test
-  void extremeCosts_areDecisions_neverStoreErrors() {
-    RedisStore store = RedisStore.builder(TestRedis.connection()).prefix(prefix).build();
-    Limit[] limits = {
-        Limit.leakyBucket(10, Rate.perSecond(1)),
-        Limit.tokenBucket(10, Rate.perSecond(1)).withPenalty(Duration.ofSeconds(5)),
-        Limit.gcra(Rate.perSecond(1), 3),
-        Limit.fixedWindow(10, Duration.ofSeconds(1)).withPenalty(Duration.ofDays(3650)),
-        Limit.slidingWindow(10, Duration.ofSeconds(1)),
-    };
-    for (Limit limit : limits) {
-      RateLimiter l = Sluice.builder().limit(limit).limit(Limit.leakyBucket(1e9, Rate.perSecond(1e9)))
-          .store(store).build();
-      for (double cost : new double[] {1e300, Double.MAX_VALUE, 1e-300, Double.MIN_VALUE}) {
-        String key = limit.name() + cost;
-        assertThat(l.tryAcquire(key, cost).isDegraded()).as(limit + " " + cost).isFalse();
-        assertThat(l.check(key, cost).isDegraded()).isFalse();
-        assertThat(l.fillUp(key, cost).isDegraded()).isFalse();
-        if (limit.algorithm().isBucket()) {
-          assertThat(l.reserve(key, cost).isDegraded()).isFalse();
-        }
-        assertThat(l.tryAcquire(key, 1).isDegraded()).isFalse();
-      }
-      assertThat(l.stats().storeErrors()).as(limit.toString()).isZero();
-    }
-  }
-
-  @Test
   void keysRedisCannotHoldFaithfully_areRefusedBeforeIt() {
     RedisStore store = RedisStore.builder(TestRedis.connection()).prefix(prefix).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perMinute(1))).store(store).build();

@@ -518,6 +518,43 @@ public abstract class ConformanceSuite {
     assertThat(l.check("job").isAllowed()).as("the cancelled wait took nothing").isTrue();
   }
 
+  // ------------------------------------------------------------------ extremes
+
+  /**
+   * Costs at the ends of the double range, on every algorithm (with a penalty where it can
+   * start one) and every operation: ordinary decisions, never a failure inside the store.
+   */
+  @Test
+  public void extremeCosts_everyAlgorithmAndOperation_areDecisions() {
+    Limit[] limits = {
+        Limit.leakyBucket(10, Rate.perSecond(1)),
+        Limit.tokenBucket(10, Rate.perSecond(1)).withPenalty(Duration.ofSeconds(5)),
+        Limit.gcra(Rate.perSecond(1), 3),
+        Limit.fixedWindow(10, Duration.ofSeconds(1)).withPenalty(Duration.ofDays(3650)),
+        Limit.slidingWindow(10, Duration.ofSeconds(1)),
+    };
+    at(1.0);
+    for (int i = 0; i < limits.length; i++) {
+      Limit limit = limits[i];
+      RateLimiter l = limiter(limit, Limit.leakyBucket(1e9, Rate.perSecond(1e9)));
+      for (double cost : new double[] {1e300, Double.MAX_VALUE, 1e-300, Double.MIN_VALUE}) {
+        String key = "extreme:" + i + ":" + cost;
+        Decision d = l.tryAcquire(key, cost);
+        String what = limit + ", cost " + cost;
+        assertThat(d.isDegraded()).as(what).isFalse();
+        assertThat(d.isAllowed()).as(what).isEqualTo(cost < 1);
+        assertThat(d.isNeverAdmissible()).as(what).isEqualTo(cost > 1);
+        assertThat(l.check(key, cost).isDegraded()).as(what).isFalse();
+        assertThat(l.fillUp(key, cost).isDegraded()).as(what).isFalse();
+        if (limit.algorithm().isBucket()) {
+          assertThat(l.reserve(key, cost).isDegraded()).as(what).isFalse();
+        }
+        assertThat(l.tryAcquire(key, 1).isDegraded()).as(what).isFalse();
+      }
+      assertThat(l.stats().storeErrors()).as(limit.toString()).isZero();
+    }
+  }
+
   // ------------------------------------------------------------------ concurrency
 
   /** Threads in the stress tests; raise with -Dsluice.test.threads. */
