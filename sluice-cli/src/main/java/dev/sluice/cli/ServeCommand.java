@@ -31,6 +31,10 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--redis", paramLabel = "URI", description = "share limits through Redis (redis://host:6379)")
   String redis;
 
+  @Option(names = "--redis-cluster", paramLabel = "URI", split = ",",
+      description = "share limits through a Redis Cluster (seed URIs, comma-separated)")
+  java.util.List<String> redisCluster;
+
   @Option(names = "--postgres", paramLabel = "JDBC-URL",
       description = "share limits through PostgreSQL (jdbc:postgresql://host/db?user=...&password=...)")
   String postgres;
@@ -66,8 +70,8 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private int serve() throws Exception {
-    if (redis != null && postgres != null) {
-      throw new InputException("choose one of --redis and --postgres");
+    if ((redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0) + (postgres != null ? 1 : 0) > 1) {
+      throw new InputException("choose one of --redis, --redis-cluster and --postgres");
     }
     StoreFailure failure = switch (storeFailure) {
       case "closed" -> StoreFailure.FAIL_CLOSED;
@@ -83,7 +87,8 @@ final class ServeCommand implements Callable<Integer> {
     SluiceServer.Options o;
     try {
       o = new SluiceServer.Options().host(host).port(port).config(config).redis(redis)
-          .postgres(postgres).storeFailure(failure).token(token == null || token.isEmpty() ? null : token)
+          .redisCluster(redisCluster).postgres(postgres).storeFailure(failure)
+          .token(token == null || token.isEmpty() ? null : token)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
           .reloadEvery(Duration.ofSeconds(2));
     } catch (IllegalArgumentException e) {
@@ -96,7 +101,8 @@ final class ServeCommand implements Callable<Integer> {
       throw new InputException("the configuration is not valid:\n" + e.getMessage());
     }
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-shutdown"));
-    String store = redis != null ? "Redis" : postgres != null ? "PostgreSQL" : "memory";
+    String store = redis != null ? "Redis" : redisCluster != null ? "Redis Cluster"
+        : postgres != null ? "PostgreSQL" : "memory";
     spec.commandLine().getErr().printf("sluice: listening on http://%s:%d (store: %s, policies: %s from %s)%n",
         host.contains(":") ? "[" + host + "]" : host, server.port(), store,
         String.join(", ", server.policyNames()), server.configSource());

@@ -77,6 +77,9 @@ class CommandsTest {
     assertThat(err.toString()).contains("port must be between 0 and 65535 but was 70000");
     assertThat(run("serve", "--port", "0", "--postgres", "postgres://x")).isEqualTo(2);
     assertThat(err.toString()).contains("jdbc:postgresql:");
+    assertThat(run("serve", "--port", "0", "--redis", "redis://a", "--redis-cluster",
+        "redis://b:7000,redis://c:7000")).isEqualTo(2);
+    assertThat(err.toString()).contains("choose one of --redis, --redis-cluster and --postgres");
   }
 
   @Test

@@ -98,8 +98,16 @@ public final class SluiceServer implements AutoCloseable {
     this.token = options.token == null ? null : ("Bearer " + options.token).getBytes(StandardCharsets.UTF_8);
     Policies initial = loadPolicies();
     this.configStamp = stamp();
-    if (options.redisUri != null) {
-      RedisStore redis = RedisStore.builder(options.redisUri).prefix("sluice:").build();
+    int stores = (options.redisUri != null ? 1 : 0) + (options.redisCluster != null ? 1 : 0)
+        + (options.postgresUrl != null ? 1 : 0);
+    if (stores > 1) {
+      throw new IllegalArgumentException("choose one shared store: Redis, a Redis Cluster or"
+          + " PostgreSQL");
+    }
+    if (options.redisUri != null || options.redisCluster != null) {
+      RedisStore redis = (options.redisUri != null ? RedisStore.builder(options.redisUri)
+          : RedisStore.clusterBuilder(options.redisCluster.toArray(new String[0])))
+          .prefix("sluice:").build();
       this.store = redis;
       this.storeResources = redis;
     } else if (options.postgresUrl != null) {
@@ -604,6 +612,7 @@ public final class SluiceServer implements AutoCloseable {
     int port = 8080;
     Path configFile;
     String redisUri;
+    List<String> redisCluster;
     String postgresUrl;
     int postgresPoolSize = 16;
     String token;
@@ -640,6 +649,15 @@ public final class SluiceServer implements AutoCloseable {
     /** Share limits through Redis at this URI (redis://, rediss://, redis-sentinel://). */
     public Options redis(String uri) {
       this.redisUri = uri;
+      return this;
+    }
+
+    /** Share limits through a Redis Cluster reached through these seed URIs (redis://host:port). */
+    public Options redisCluster(List<String> seeds) {
+      if (seeds != null && seeds.isEmpty()) {
+        throw new IllegalArgumentException("a Redis Cluster needs at least one seed URI");
+      }
+      this.redisCluster = seeds == null ? null : List.copyOf(seeds);
       return this;
     }
 

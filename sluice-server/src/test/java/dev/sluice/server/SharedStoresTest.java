@@ -91,4 +91,41 @@ class SharedStoresTest {
       sharedAcrossInstances(new SluiceServer.Options().postgres(url), new SluiceServer.Options().postgres(url));
     }
   }
+
+  @Test
+  void redisCluster_sharedAcrossInstances() throws Exception {
+    String external = System.getenv("SLUICE_REDIS_CLUSTER_URI");
+    if (external != null && !external.isBlank()) {
+      java.util.List<String> seeds = java.util.List.of(external.split(","));
+      sharedAcrossInstances(new SluiceServer.Options().redisCluster(seeds),
+          new SluiceServer.Options().redisCluster(seeds));
+      return;
+    }
+    redis.embedded.RedisShardedCluster cluster = redis.embedded.RedisShardedCluster.newRedisCluster()
+        .shard("a", 0).shard("b", 0).shard("c", 0).ephemeral()
+        .initializationTimeout(java.time.Duration.ofSeconds(30)).build();
+    cluster.start();
+    try {
+      java.util.List<String> seeds = new java.util.ArrayList<>();
+      for (int port : cluster.serverPorts()) {
+        seeds.add("redis://127.0.0.1:" + port);
+      }
+      // each instance knows a different seed: the cluster tells them the rest
+      sharedAcrossInstances(new SluiceServer.Options().redisCluster(seeds.subList(0, 1)),
+          new SluiceServer.Options().redisCluster(seeds.subList(2, 3)));
+    } finally {
+      cluster.stop();
+    }
+  }
+
+  @Test
+  void oneSharedStoreAtATime() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SluiceServer.start(new SluiceServer.Options()
+            .port(0).redis("redis://127.0.0.1:1").postgres("jdbc:postgresql://127.0.0.1:1/x")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("choose one shared store");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SluiceServer.Options()
+            .redisCluster(java.util.List.of()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one seed");
+  }
 }
+
