@@ -16,6 +16,13 @@ import java.util.function.IntPredicate;
 final class LoadHarness {
   private LoadHarness() {}
 
+  /** A port that was free on this machine a moment ago, for a server the benchmark starts. */
+  static int freePort() throws java.io.IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
   static void header() {
     System.out.printf(Locale.ROOT, "%-10s %-8s %7s %12s %10s %10s%n", "limiter", "keys", "callers",
         "decisions/s", "p50 µs", "p99 µs");

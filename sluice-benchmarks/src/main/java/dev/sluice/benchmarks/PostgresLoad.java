@@ -39,10 +39,7 @@ public final class PostgresLoad {
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     EmbeddedPostgres pg = null;
     if (url == null) {
-      int port;
-      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = LoadHarness.freePort();
       pg = EmbeddedPostgres.builder().setPort(port).start();
       url = pg.getJdbcUrl("postgres", "postgres");
     }

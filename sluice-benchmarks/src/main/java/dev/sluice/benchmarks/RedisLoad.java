@@ -44,10 +44,7 @@ public final class RedisLoad {
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     RedisServer server = null;
     if (uri == null) {
-      int port;
-      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = LoadHarness.freePort();
       server = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
           .setting("save \"\"").setting("appendonly no").build();
       server.start();

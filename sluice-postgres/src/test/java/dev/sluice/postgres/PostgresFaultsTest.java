@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -29,7 +30,7 @@ class PostgresFaultsTest {
 
   @Test
   void restartedMidLoad_policyHolds_thenRecoversWithDecisionsKept() throws Exception {
-    int port = TestPostgres.freePort();
+    int port = Ports.free();
     File data = Files.createTempDirectory("sluice-pg-restart").toFile();
     EmbeddedPostgres pg = TestPostgres.start(port, data);
     HikariConfig config = new HikariConfig();

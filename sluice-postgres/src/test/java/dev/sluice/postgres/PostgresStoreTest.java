@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -108,7 +109,7 @@ class PostgresStoreTest {
   @Test
   void unreachableDatabase_failsAtBuildNamingTheServer() throws Exception {
     PGSimpleDataSource ds = new PGSimpleDataSource();
-    int port = TestPostgres.freePort();
+    int port = Ports.free();
     ds.setUrl("jdbc:postgresql://127.0.0.1:" + port + "/postgres?connectTimeout=2");
     long start = System.nanoTime();
     assertThatThrownBy(() -> PostgresStore.builder(ds).build())

@@ -1,11 +1,11 @@
 package dev.sluice.postgres;
 
+import dev.sluice.testkit.Ports;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 
 /**
  * The PostgreSQL the tests use: {@code SLUICE_POSTGRES_URL} (a JDBC URL with user and password)
@@ -17,12 +17,6 @@ final class TestPostgres {
   private static HikariDataSource dataSource;
 
   private TestPostgres() {}
-
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   /** The shared pool (HikariCP, 24 connections) on the test database. */
   static synchronized HikariDataSource dataSource() {
@@ -60,7 +54,7 @@ final class TestPostgres {
       return url = external;
     }
     try {
-      EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(freePort()).start();
+      EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(Ports.free()).start();
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
           pg.close();

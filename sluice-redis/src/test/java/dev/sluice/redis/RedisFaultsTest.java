@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
@@ -34,7 +35,7 @@ class RedisFaultsTest {
 
   @Test
   void stoppedMidLoad_failsClosedFast_thenRecoversAfterRestart() throws Exception {
-    int port = TestRedis.freePort();
+    int port = Ports.free();
     RedisServer server = TestRedis.startServer(port);
     RedisStore store = RedisStore.builder("redis://127.0.0.1:" + port)
         .commandTimeout(Duration.ofMillis(50)).build();
@@ -98,7 +99,7 @@ class RedisFaultsTest {
 
   @Test
   void serverSlowPastTheTimeout_degradesWithinTheTimeout() throws Exception {
-    int port = TestRedis.freePort();
+    int port = Ports.free();
     RedisServer server = TestRedis.startServer(port);
     RedisClient other = RedisClient.create("redis://127.0.0.1:" + port);
     try (StatefulRedisConnection<String, String> admin = other.connect();

@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Limit;
@@ -16,8 +17,8 @@ class RedisSentinelTest {
 
   @Test
   void redisSentinelUri_findsTheMaster() throws Exception {
-    int masterPort = TestRedis.freePort();
-    int sentinelPort = TestRedis.freePort();
+    int masterPort = Ports.free();
+    int sentinelPort = Ports.free();
     RedisServer master = TestRedis.startServer(masterPort);
     RedisSentinel sentinel = RedisSentinel.newRedisSentinel().bind("127.0.0.1").port(sentinelPort)
         .masterName("sluice-master").masterPort(masterPort).quorumSize(1).build();

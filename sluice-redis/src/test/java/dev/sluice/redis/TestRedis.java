@@ -19,13 +19,6 @@ final class TestRedis {
 
   private TestRedis() {}
 
-  /** A free loopback port. */
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   /** A dedicated real Redis on this port, for tests that stop, restart or slow it. */
   static RedisServer startServer(int port) throws IOException {
     RedisServer server = RedisServer.newRedisServer().port(port).bind("127.0.0.1")

@@ -1,9 +1,9 @@
 package dev.sluice.server;
 
+import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,12 +18,6 @@ import redis.embedded.RedisServer;
  */
 class SharedStoresTest {
   private final HttpClient http = HttpClient.newHttpClient();
-
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   private HttpResponse<String> check(SluiceServer s, String body) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + "/v1/check"))
@@ -53,7 +47,7 @@ class SharedStoresTest {
     RedisServer redis = null;
     String uri = external;
     if (external == null || external.isBlank()) {
-      int port = freePort();
+      int port = Ports.free();
       redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
           .setting("appendonly no").build();
       redis.start();
@@ -86,7 +80,7 @@ class SharedStoresTest {
           new SluiceServer.Options().postgres(external));
       return;
     }
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(freePort()).start()) {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(Ports.free()).start()) {
       String url = pg.getJdbcUrl("postgres", "postgres");
       sharedAcrossInstances(new SluiceServer.Options().postgres(url), new SluiceServer.Options().postgres(url));
     }
