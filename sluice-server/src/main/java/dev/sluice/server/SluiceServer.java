@@ -301,6 +301,11 @@ public final class SluiceServer implements AutoCloseable {
             + " (POST /v1/check, GET /healthz, /readyz, /metrics)");
       }
     } catch (Refusal r) {
+      if (r.status != 400) {
+        // refused before the body was read (401, 404, 405, 413): the unread body makes the
+        // connection unusable, so say so rather than let the client reuse it
+        response.getHeaders().put(HttpHeader.CONNECTION, "close");
+      }
       problem(response, callback, r.status, r.title, r.getMessage());
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.ERROR, "unexpected failure on " + method + " " + path, e);
