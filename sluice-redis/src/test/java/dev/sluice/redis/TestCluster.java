@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.testkit.Ports;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -30,10 +31,11 @@ final class TestCluster {
     }
     try {
       RedisShardedCluster cluster = RedisShardedCluster.newRedisCluster()
-          .shard("a", 0).shard("b", 0).shard("c", 0).ephemeral()
+          .serverPorts(Ports.forRedisCluster(3)).shard("a", 0).shard("b", 0).shard("c", 0)
           .initializationTimeout(Duration.ofSeconds(30)).build();
       cluster.start();
       List<Integer> ports = cluster.serverPorts();
+      dev.sluice.testkit.RedisClusterReady.await(ports, Duration.ofSeconds(30));
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
           cluster.stop();

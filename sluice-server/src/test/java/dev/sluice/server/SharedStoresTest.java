@@ -96,10 +96,11 @@ class SharedStoresTest {
       return;
     }
     redis.embedded.RedisShardedCluster cluster = redis.embedded.RedisShardedCluster.newRedisCluster()
-        .shard("a", 0).shard("b", 0).shard("c", 0).ephemeral()
+        .serverPorts(Ports.forRedisCluster(3)).shard("a", 0).shard("b", 0).shard("c", 0)
         .initializationTimeout(java.time.Duration.ofSeconds(30)).build();
     cluster.start();
     try {
+      dev.sluice.testkit.RedisClusterReady.await(cluster.serverPorts(), java.time.Duration.ofSeconds(30));
       java.util.List<String> seeds = new java.util.ArrayList<>();
       for (int port : cluster.serverPorts()) {
         seeds.add("redis://127.0.0.1:" + port);
