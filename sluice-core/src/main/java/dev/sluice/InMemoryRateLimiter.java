@@ -7,6 +7,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -33,22 +34,41 @@ import java.util.concurrent.locks.ReentrantLock;
  * the monitor), and only an idle cell is marked dead unless the key bound forces it. A decision
  * that finds a dead cell helps remove it and starts over on a fresh cell, so no charge is ever
  * applied to a cell that has left the map: nothing admitted is lost or counted twice. Idle cells
- * are swept 16 at a time on every 64th new key; when the map holds more than maximumKeys, a new
- * key evicts the idle cells among a sample of 128, or if none is idle the sampled cell closest
- * to empty (its level is forgotten; counted as evictedBusy).
+ * are swept 16 at a time on about every 64th new key.
+ *
+ * The key bound is exact under any number of threads: a new key first reserves a slot in `size`
+ * (cells in the map plus slots reserved for cells about to enter it) by CAS, never past
+ * maximumKeys. A thread that finds no free slot takes the eviction lock (it waits for it; it does
+ * not give up) and frees a batch of slots, 1% of the bound (at most 1,024), so that the threads
+ * behind it find room without evicting. Each step looks at the next 256 entries of a cursor that
+ * walks the map and removes every idle one; only if none of them is idle does it evict the 32 of
+ * them closest to empty (their levels are forgotten; counted as evictedBusy): 8 entries looked at
+ * per busy key evicted. Work per new key is bounded and amortized; the map never holds
+ * more than maximumKeys cells.
  */
 final class InMemoryRateLimiter extends AbstractRateLimiter {
   static final long TICKS_PER_SECOND = 1_000_000_000L;
   private static final long DEAD = Long.MIN_VALUE;
   private static final int SAMPLE = 16;
-  private static final int EVICTION_SAMPLE = 128;
+  /**
+   * Entries one eviction step looks at; busy keys go only if none of them is idle. Large because
+   * keys with similar names (user:1, user:2, ...) sit side by side in the map's order.
+   */
+  private static final int EVICTION_SAMPLE = 256;
+  /** Busy keys one step may evict, the ones closest to empty among its sample. */
+  private static final int BUSY_VICTIMS = 32;
+  /** Largest batch of slots one eviction pass frees. */
+  private static final long MAX_EVICTION_BATCH = 1024;
 
   private final CompiledLimit[] compiled;
   /** The single bucket limit of the fast path; null when the general path is used. */
   private final CompiledLimit bucket;
   private final long maximumKeys;
+  /** Slots one eviction pass frees: 1% of the bound, between 1 and {@link #MAX_EVICTION_BATCH}. */
+  private final long evictionBatch;
   private final ConcurrentHashMap<String, Cell> cells = new ConcurrentHashMap<>();
-  private final AtomicLong inserts = new AtomicLong();
+  /** Cells in the map plus slots reserved for cells about to be inserted; never above maximumKeys. */
+  private final AtomicLong size = new AtomicLong();
   private final AtomicLong evictedIdle = new AtomicLong();
   private final AtomicLong evictedBusy = new AtomicLong();
   private final ReentrantLock sweepLock = new ReentrantLock();
@@ -64,6 +84,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     this.bucket = fastPath && compiled.length == 1 && compiled[0].kind == CompiledLimit.BUCKET
         ? compiled[0] : null;
     this.maximumKeys = maximumKeys;
+    this.evictionBatch = Math.max(1, Math.min(MAX_EVICTION_BATCH, maximumKeys / 100));
   }
 
   @Override
@@ -93,19 +114,28 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   @Override
   public void reset(String key) {
-    Cell cell = cells.remove(Checks.key(key));
+    Cell cell = cells.get(Checks.key(key));
     if (cell != null) {
       cell.kill();
+      remove(key, cell);
     }
   }
 
   @Override
   public LimiterStats stats() {
-    return new LimiterStats(0, 0, false, evictedIdle.get(), evictedBusy.get(), 0);
+    return new LimiterStats(0, 0, false, evictedIdle.get(), evictedBusy.get(), 0, size.get());
   }
 
-  /** Number of keys held now (idle ones included until swept). */
+  /**
+   * Number of keys held now (idle ones included until swept), counting slots reserved by inserts
+   * in progress: an upper bound on the map's size at every instant, exact when no insert runs.
+   */
   long size() {
+    return size.get();
+  }
+
+  /** The map's own count (for tests: equals {@link #size()} when no insert is in progress). */
+  long mappedKeys() {
     return cells.mappingCount();
   }
 
@@ -143,7 +173,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         }
         SlotsCell born = new SlotsCell(compiled, clock, fresh);
         synchronized (born) {
-          if (cells.putIfAbsent(key, born) != null) {
+          if (!insert(key, born)) {
             continue;
           }
           d = born.decide(op, cost);
@@ -155,7 +185,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       if (d != null) {
         return d;
       }
-      cells.remove(key, cell);
+      remove(key, cell);
     }
   }
 
@@ -205,7 +235,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       }
       long e = cell == null ? Ticks.NONE : cell.e;
       if (e == DEAD) {
-        cells.remove(key, cell);
+        remove(key, cell);
         cell = (BucketCell) cells.get(key);
         continue;
       }
@@ -251,37 +281,141 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   /** CAS on the cell, or, for an absent key, insert a cell born with this value. */
   private boolean commit(String key, BucketCell cell, long expected, long value) {
-    return cell != null ? cell.cas(expected, value) : insert(key, new BucketCell(value));
-  }
-
-  // ------------------------------------------------------------------ cells and eviction
-
-  /**
-   * Inserts a cell that a decision has just written, if the key is still absent. A cell is born
-   * holding a charge, so the eviction it may trigger never takes it for an idle one.
-   */
-  private boolean insert(String key, Cell cell) {
-    if (cells.putIfAbsent(key, cell) != null) {
+    if (cell != null) {
+      return cell.cas(expected, value);
+    }
+    if (!insert(key, new BucketCell(value))) {
       return false;
     }
     inserted();
     return true;
   }
 
-  /** Counts a new key; evicts past the bound, or sweeps a few idle keys on every 64th. */
+  // ------------------------------------------------------------------ cells and eviction
+
+  /**
+   * Inserts a cell for a decision that writes to an absent key, if the key is still absent,
+   * within the key bound (the slot is taken before the cell is visible, so eviction never meets
+   * it before its decision).
+   */
+  private boolean insert(String key, Cell cell) {
+    reserveSlot();
+    if (cells.putIfAbsent(key, cell) != null) {
+      size.decrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  /** After a new key's decision: sweeps a few idle keys on about every 64th. */
   private void inserted() {
-    long n = inserts.incrementAndGet();
-    if (cells.mappingCount() > maximumKeys) {
-      evict();
-    } else if ((n & 63) == 0) {
+    if ((ThreadLocalRandom.current().nextInt() & 63) == 0) {
       sweep(SAMPLE);
     }
+  }
+
+  /** Removes the key's mapping if it is still this cell, and frees its slot. */
+  private boolean remove(String key, Cell cell) {
+    if (cells.remove(key, cell)) {
+      size.decrementAndGet();
+      return true;
+    }
+    return false;
+  }
+
+  /** Takes one slot of the key bound, evicting (or waiting for an eviction) when none is free. */
+  private void reserveSlot() {
+    for (;;) {
+      long n = size.get();
+      if (n < maximumKeys) {
+        if (size.compareAndSet(n, n + 1)) {
+          return;
+        }
+        continue;
+      }
+      makeRoom();
+    }
+  }
+
+  /**
+   * Frees a batch of slots. Threads that find the bound reached wait here for one another rather
+   * than insert past it; the first evicts for all of them.
+   */
+  private void makeRoom() {
+    sweepLock.lock();
+    try {
+      long target = maximumKeys - evictionBatch;
+      if (size.get() < maximumKeys) {
+        return;   // another thread made room while this one waited
+      }
+      long now = clock.nanoTime();
+      for (long over = size.get() - target; over > 0; over = size.get() - target) {
+        if (!evictSome(now, over)) {
+          break;   // every slot is reserved by an insert in progress: let it finish
+        }
+      }
+    } finally {
+      sweepLock.unlock();
+    }
+    if (size.get() >= maximumKeys) {
+      Thread.yield();
+    }
+  }
+
+  /**
+   * Frees at least one slot: removes every idle cell among the next {@value #EVICTION_SAMPLE}
+   * entries of the cursor, or if none of them is idle, the {@value #BUSY_VICTIMS} of them
+   * closest to empty (at most {@code wanted}). False if the map has no entry to take.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private boolean evictSome(long now, long wanted) {
+    int victims = (int) Math.max(1, Math.min(BUSY_VICTIMS, wanted));
+    Map.Entry<String, Cell>[] best = new Map.Entry[victims];
+    long[] bestPressure = new long[victims];
+    int found = 0;
+    boolean freed = false;
+    for (int i = 0; i < EVICTION_SAMPLE; i++) {
+      Map.Entry<String, Cell> entry = next();
+      if (entry == null) {
+        break;
+      }
+      Cell cell = entry.getValue();
+      if (cell.killIfIdle(now)) {
+        if (remove(entry.getKey(), cell)) {
+          evictedIdle.incrementAndGet();
+        }
+        freed = true;
+      } else if (!freed) {
+        // keep the `victims` least-pressed entries, sorted ascending
+        long pressure = cell.pressure(now);
+        if (found < victims || pressure < bestPressure[found - 1]) {
+          int at = found < victims ? found++ : victims - 1;
+          while (at > 0 && bestPressure[at - 1] > pressure) {
+            best[at] = best[at - 1];
+            bestPressure[at] = bestPressure[at - 1];
+            at--;
+          }
+          best[at] = entry;
+          bestPressure[at] = pressure;
+        }
+      }
+    }
+    if (freed) {
+      return true;
+    }
+    for (int i = 0; i < found; i++) {
+      best[i].getValue().kill();
+      if (remove(best[i].getKey(), best[i].getValue())) {
+        evictedBusy.incrementAndGet();
+      }
+    }
+    return found > 0;
   }
 
   /** Removes idle cells among the next {@code budget} entries of the sweeping cursor. */
   private void sweep(int budget) {
     if (!sweepLock.tryLock()) {
-      return;
+      return;   // housekeeping only: the bound does not depend on it
     }
     try {
       long now = clock.nanoTime();
@@ -290,55 +424,8 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         if (entry == null) {
           return;
         }
-        if (entry.getValue().killIfIdle(now)) {
-          cells.remove(entry.getKey(), entry.getValue());
+        if (entry.getValue().killIfIdle(now) && remove(entry.getKey(), entry.getValue())) {
           evictedIdle.incrementAndGet();
-        }
-      }
-    } finally {
-      sweepLock.unlock();
-    }
-  }
-
-  /**
-   * Brings the map back to the bound: removes idle cells among up to {@value #EVICTION_SAMPLE}
-   * entries, and only if none of them is idle, the sampled cell nearest to empty. Bounded work per
-   * insert, however many keys are busy.
-   */
-  private void evict() {
-    if (!sweepLock.tryLock()) {
-      return;
-    }
-    try {
-      long now = clock.nanoTime();
-      for (int rounds = 0; cells.mappingCount() > maximumKeys && rounds < 64; rounds++) {
-        Map.Entry<String, Cell> best = null;
-        long bestPressure = Long.MAX_VALUE;
-        for (int i = 0; i < EVICTION_SAMPLE && cells.mappingCount() > maximumKeys; i++) {
-          Map.Entry<String, Cell> entry = next();
-          if (entry == null) {
-            break;
-          }
-          Cell cell = entry.getValue();
-          if (cell.killIfIdle(now)) {
-            cells.remove(entry.getKey(), cell);
-            evictedIdle.incrementAndGet();
-          } else {
-            long pressure = cell.pressure(now);
-            if (pressure < bestPressure) {
-              bestPressure = pressure;
-              best = entry;
-            }
-          }
-        }
-        if (cells.mappingCount() > maximumKeys) {
-          if (best == null) {
-            return;
-          }
-          best.getValue().kill();
-          if (cells.remove(best.getKey(), best.getValue())) {
-            evictedBusy.incrementAndGet();
-          }
         }
       }
     } finally {
@@ -358,7 +445,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   /** A key's state. */
   abstract static class Cell {
-    /** Marks the cell dead if it holds nothing at {@code now}; returns whether it did. */
+    /** Marks the cell dead if it holds nothing at {@code now}; returns whether it is dead. */
     abstract boolean killIfIdle(long now);
 
     /** Marks the cell dead whatever it holds. */
@@ -393,7 +480,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     @Override
     boolean killIfIdle(long now) {
       long v = e;
-      return v != DEAD && Engine.backlog(v, now) == 0 && cas(v, DEAD);
+      return v == DEAD || (Engine.backlog(v, now) == 0 && cas(v, DEAD));
     }
 
     @Override

@@ -9,6 +9,8 @@ package dev.sluice;
  * @param evictedIdle in-memory keys evicted because they were idle
  * @param evictedBusy in-memory keys evicted while not empty (past the key bound)
  * @param deniedLocally rejections answered by the local deny cache without asking the store
+ * @param keysHeld keys an in-memory limiter (or a store-backed limiter's in-memory fallback)
+ *     holds now, never more than its {@code maximumKeys}; 0 for keys kept in a shared store
  */
 public record LimiterStats(long storeErrors, long degradedDecisions, boolean breakerOpen,
-    long evictedIdle, long evictedBusy, long deniedLocally) {}
+    long evictedIdle, long evictedBusy, long deniedLocally, long keysHeld) {}

@@ -193,7 +193,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     LimiterStats local = fallback == null ? null : fallback.stats();
     return new LimiterStats(storeErrors.get(), degraded.get(), breaker.isOpen(),
         local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy(),
-        deniedLocally.get());
+        deniedLocally.get(), local == null ? 0 : local.keysHeld());
   }
 
   private StoreRequest request(int op, double cost) {

@@ -21,22 +21,22 @@ class EvictionTest {
 
   @Test
   void bound_isHeld_andIdleKeysGoFirst() {
-    InMemoryRateLimiter l = limiter(100, Limit.leakyBucket(5, Rate.perSecond(1)));
-    for (int i = 0; i < 50; i++) {
+    InMemoryRateLimiter l = limiter(1000, Limit.leakyBucket(5, Rate.perSecond(1)));
+    for (int i = 0; i < 500; i++) {
       l.tryAcquire("busy-" + i, 5);   // full for 5 s
     }
     clock.now.addAndGet(1);
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 500; i++) {
       l.tryAcquire("idle-" + i, 0.000_000_001);   // empty again 1 ns later
     }
     clock.now.addAndGet(10);
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 250; i++) {
       l.tryAcquire("new-" + i, 1);
     }
-    assertThat(l.size()).isLessThanOrEqualTo(100);
+    assertThat(l.size()).isLessThanOrEqualTo(1000);
     assertThat(l.evictedBusy()).as("only idle keys had to go").isZero();
-    assertThat(l.evictedIdle()).isGreaterThanOrEqualTo(50);
-    for (int i = 0; i < 50; i++) {
+    assertThat(l.evictedIdle()).isGreaterThanOrEqualTo(250);
+    for (int i = 0; i < 500; i++) {
       assertThat(l.check("busy-" + i, 1).isAllowed()).as("busy-%s kept its level", i).isFalse();
     }
   }
@@ -63,6 +63,81 @@ class EvictionTest {
     }
     assertThat(l.evictedIdle()).as("swept a few on every 64th new key").isGreaterThan(1000);
     assertThat(l.evictedBusy()).isZero();
+  }
+
+  /**
+   * Regression (issue 11, defect 2): with eviction given up whenever another thread held the
+   * sweep lock, two threads inserting new keys held 2.8 million keys under a bound of one million.
+   * Eight threads insert distinct busy keys; a watcher samples the map while they run.
+   */
+  @Test
+  void bound_holdsAtEveryMoment_underManyInsertingThreads() throws Exception {
+    int threads = 8;
+    int perThread = 50_000;
+    long bound = 5_000;
+    InMemoryRateLimiter l = limiter(bound, Limit.leakyBucket(10, Rate.perHour(1)));
+    ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+    java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+    try {
+      Future<Long> watcher = pool.submit(() -> {
+        long most = 0;
+        while (running.get()) {
+          most = Math.max(most, l.size());
+        }
+        return most;
+      });
+      List<Future<Integer>> fs = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        fs.add(pool.submit(() -> {
+          int admitted = 0;
+          for (int i = 0; i < perThread; i++) {
+            if (l.tryAcquire("t" + id + "-" + i).isAllowed()) {
+              admitted++;
+            }
+          }
+          return admitted;
+        }));
+      }
+      long admitted = 0;
+      for (Future<Integer> f : fs) {
+        admitted += f.get(120, TimeUnit.SECONDS);
+      }
+      running.set(false);
+      assertThat(watcher.get(10, TimeUnit.SECONDS)).as("most keys seen at any moment").isLessThanOrEqualTo(bound);
+      assertThat(admitted).as("every new key is admitted once").isEqualTo((long) threads * perThread);
+      assertThat(l.size()).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(bound - bound / 100 - threads);
+      assertThat(l.mappedKeys()).isEqualTo(l.size());
+      assertThat(l.size() + l.evictedBusy() + l.evictedIdle())
+          .as("every key inserted is either held or counted as evicted").isEqualTo(admitted);
+    } finally {
+      running.set(false);
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void bound_ofOneKey_holdsUnderConcurrentInserts() throws Exception {
+    InMemoryRateLimiter l = limiter(1, Limit.leakyBucket(10, Rate.perHour(1)));
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int id = t;
+        fs.add(pool.submit(() -> {
+          for (int i = 0; i < 20_000; i++) {
+            l.tryAcquire("t" + id + "-" + i);
+            assertThat(l.size()).isLessThanOrEqualTo(1);
+          }
+        }));
+      }
+      for (Future<?> f : fs) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      assertThat(l.size() + l.evictedBusy() + l.evictedIdle()).isEqualTo(80_000);
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   /**
