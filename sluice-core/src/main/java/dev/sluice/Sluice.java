@@ -37,8 +37,7 @@ public final class Sluice {
     private boolean fastPath = true;
     private dev.sluice.spi.DecisionStore store;
     private StoreFailure onStoreFailure;
-    private int breakerFailures = -1;
-    private java.time.Duration breakerOpen;
+    private CircuitBreakerSettings breakerSettings;
     private int denyCacheSize = -1;
 
     private Builder() {}
@@ -119,16 +118,15 @@ public final class Sluice {
     }
 
     /**
-     * The circuit breaker of a store-backed limiter: after {@code failures} consecutive store
-     * failures, decisions skip the store for {@code open}, then one trial call is let through.
-     * Default 3 failures, 1 second.
+     * When a store-backed limiter stops calling its store, and for how long; default
+     * {@link CircuitBreakerSettings#defaults()} (opens after 3 unreachable calls in a row, or 50%
+     * failures over at least 20 calls in 10 s; open 1 s, then one trial call).
      */
-    public Builder circuitBreaker(int failures, java.time.Duration open) {
-      if (failures <= 0) {
-        throw new IllegalArgumentException("circuit breaker failures must be positive but was " + failures);
+    public Builder circuitBreaker(CircuitBreakerSettings settings) {
+      if (this.breakerSettings != null) {
+        throw new IllegalStateException("circuitBreaker was already set to " + this.breakerSettings);
       }
-      this.breakerOpen = Checks.positive("circuit breaker open time", open);
-      this.breakerFailures = failures;
+      this.breakerSettings = Objects.requireNonNull(settings, "settings");
       return this;
     }
 
@@ -167,8 +165,8 @@ public final class Sluice {
             clock == null ? Clock.system() : clock,
             scheduler == null ? Scheduler.system() : scheduler,
             onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,
-            breakerFailures == -1 ? 3 : breakerFailures,
-            breakerOpen == null ? 1_000_000_000L : Ticks.toNanosSaturated(breakerOpen),
+            breakerSettings == null ? CircuitBreakerSettings.defaults() : breakerSettings,
+            maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys,
             Math.max(0, denyCacheSize));
       }
       return new InMemoryRateLimiter(limits,

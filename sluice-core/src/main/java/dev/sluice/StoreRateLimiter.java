@@ -4,6 +4,7 @@ import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,7 +27,11 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   private final long[] window;
   private final long[] penalty;
   private final StoreFailure onFailure;
+  private final CircuitBreakerSettings breakerSettings;
+  /** The breaker of a store that is one failure domain. */
   private final CircuitBreaker breaker;
+  /** Breakers of a store with several failure domains (cluster nodes), created on first use. */
+  private final ConcurrentHashMap<Object, CircuitBreaker> domainBreakers = new ConcurrentHashMap<>();
   private final RateLimiter fallback;
   private final AtomicLong storeErrors = new AtomicLong();
   private final AtomicLong degraded = new AtomicLong();
@@ -39,15 +44,17 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   private record Denial(double cost, long untilNanos, Decision decision) {}
 
   StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
-      StoreFailure onFailure, int breakerFailures, long breakerOpenNanos, int denyCacheSize) {
+      StoreFailure onFailure, CircuitBreakerSettings breakerSettings, long fallbackMaximumKeys,
+      int denyCacheSize) {
     super(limits, clock, scheduler);
     this.denyCacheSize = denyCacheSize;
     this.denials = denyCacheSize > 0 ? new ConcurrentHashMap<>() : null;
     this.store = store;
     this.onFailure = onFailure;
-    this.breaker = new CircuitBreaker(breakerFailures, breakerOpenNanos, this.clock);
+    this.breakerSettings = breakerSettings;
+    this.breaker = new CircuitBreaker(breakerSettings, this.clock);
     this.fallback = onFailure == StoreFailure.FALLBACK_IN_MEMORY
-        ? new InMemoryRateLimiter(limits, this.clock, scheduler, Sluice.DEFAULT_MAXIMUM_KEYS, true)
+        ? new InMemoryRateLimiter(limits, this.clock, scheduler, fallbackMaximumKeys, true)
         : null;
     long tps = store.ticksPerSecond();
     if (tps <= 0 || 1_000_000_000L % tps != 0) {
@@ -89,8 +96,9 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (local != null) {
       return CompletableFuture.completedFuture(local);
     }
-    if (!breaker.allowsCall()) {
-      return CompletableFuture.completedFuture(degraded(key, Engine.TRY_ACQUIRE, cost));
+    CircuitBreaker b = breakerFor(key);
+    if (!b.allowsCall()) {
+      return CompletableFuture.completedFuture(degraded(key, Engine.TRY_ACQUIRE, cost, b));
     }
     CompletableFuture<Observation> seen;
     try {
@@ -100,11 +108,10 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     }
     return seen.handle((observation, failure) -> {
       if (failure != null) {
-        storeErrors.incrementAndGet();
-        breaker.failure();
-        return degraded(key, Engine.TRY_ACQUIRE, cost);
+        failed(b, failure);
+        return degraded(key, Engine.TRY_ACQUIRE, cost, b);
       }
-      breaker.success();
+      b.success();
       return remember(key, cost, now, fromObservation(observation, Engine.TRY_ACQUIRE, cost));
     });
   }
@@ -191,7 +198,11 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   @Override
   public LimiterStats stats() {
     LimiterStats local = fallback == null ? null : fallback.stats();
-    return new LimiterStats(storeErrors.get(), degraded.get(), breaker.isOpen(),
+    boolean open = breaker.isOpen();
+    for (CircuitBreaker b : domainBreakers.values()) {
+      open |= b.isOpen();
+    }
+    return new LimiterStats(storeErrors.get(), degraded.get(), open,
         local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy(),
         deniedLocally.get(), local == null ? 0 : local.keysHeld());
   }
@@ -212,23 +223,46 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   /** Key and cost already checked. */
   private Decision decide(String key, int op, double cost) {
     StoreRequest request = request(op, cost);
-    if (!breaker.allowsCall()) {
-      return degraded(key, op, cost);
+    CircuitBreaker b = breakerFor(key);
+    if (!b.allowsCall()) {
+      return degraded(key, op, cost, b);
     }
     Observation seen;
     try {
       seen = store.apply(key, request);
     } catch (RuntimeException e) {
-      storeErrors.incrementAndGet();
-      breaker.failure();
-      return degraded(key, op, cost);
+      failed(b, e);
+      return degraded(key, op, cost, b);
     }
-    breaker.success();
+    b.success();
     return fromObservation(seen, op, cost);
   }
 
+  /** The breaker of the key's failure domain. */
+  private CircuitBreaker breakerFor(String key) {
+    Object domain;
+    try {
+      domain = store.failureDomain(key);
+    } catch (RuntimeException e) {
+      domain = null;
+    }
+    if (domain == null) {
+      return breaker;
+    }
+    CircuitBreaker b = domainBreakers.get(domain);
+    return b != null ? b : domainBreakers.computeIfAbsent(domain,
+        d -> new CircuitBreaker(breakerSettings, clock));
+  }
+
+  private void failed(CircuitBreaker b, Throwable failure) {
+    storeErrors.incrementAndGet();
+    Throwable t = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    b.failure(t instanceof StoreUnavailableException);
+  }
+
   /** The failure policy's answer, marked degraded and counted. */
-  private Decision degraded(String key, int op, double cost) {
+  private Decision degraded(String key, int op, double cost, CircuitBreaker breaker) {
     degraded.incrementAndGet();
     switch (onFailure) {
       case FALLBACK_IN_MEMORY:

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -13,10 +14,21 @@ import org.junit.jupiter.api.Test;
 class StoreFailureTest {
   private final EngineInternalsTest.TestClock clock = new EngineInternalsTest.TestClock();
 
-  /** A store that answers "empty bucket" while up and throws while down. */
+  /**
+   * A store that answers "empty bucket" while up, cannot be reached while down, and times out on
+   * keys starting with "slow" while slow; keys "a..." and "b..." live on two nodes.
+   */
   static final class FlakyStore implements DecisionStore {
     volatile boolean down;
+    volatile boolean slow;
+    volatile String downNode;
     final AtomicInteger calls = new AtomicInteger();
+    boolean nodes;
+
+    @Override
+    public Object failureDomain(String key) {
+      return nodes ? "node-" + key.charAt(0) : null;
+    }
 
     @Override
     public long ticksPerSecond() {
@@ -26,8 +38,11 @@ class StoreFailureTest {
     @Override
     public Observation apply(String key, StoreRequest request) {
       calls.incrementAndGet();
-      if (down) {
-        throw new IllegalStateException("store is down");
+      if (down || (downNode != null && downNode.equals(failureDomain(key)))) {
+        throw new StoreUnavailableException("store is down", null);
+      }
+      if (slow && key.startsWith("slow")) {
+        throw new IllegalStateException("command timed out after 50 ms");
       }
       return new Observation(5_000_000, request.initialState());
     }
@@ -38,7 +53,7 @@ class StoreFailureTest {
 
   private RateLimiter limiter(FlakyStore store, StoreFailure policy) {
     return Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store).clock(clock)
-        .onStoreFailure(policy).circuitBreaker(3, Duration.ofSeconds(1)).build();
+        .onStoreFailure(policy).build();
   }
 
   @Test
@@ -78,7 +93,7 @@ class StoreFailureTest {
   }
 
   @Test
-  void breaker_opensAfterConsecutiveFailures_thenTriesOnce() {
+  void breaker_opensAfterThreeUnreachableCallsInARow_thenTriesOnce() {
     FlakyStore store = new FlakyStore();
     RateLimiter l = limiter(store, StoreFailure.FAIL_CLOSED);
     store.down = true;
@@ -101,6 +116,94 @@ class StoreFailureTest {
     assertThat(l.stats().breakerOpen()).isFalse();
     assertThat(l.tryAcquire("k").isDegraded()).isFalse();
     assertThat(l.stats().degradedDecisions()).as("3 failures, 100 while open, the failed trial and one more").isEqualTo(105);
+  }
+
+  /**
+   * Regression (issue 11, defect 4): on a busy host a few calls miss the command timeout; three
+   * such misses used to open the breaker for the whole limiter, answering 503 with a healthy store.
+   */
+  @Test
+  void breaker_staysClosed_whenAFewCallsAreSlowAmongMany() {
+    FlakyStore store = new FlakyStore();
+    store.slow = true;
+    RateLimiter l = limiter(store, StoreFailure.FAIL_CLOSED);
+    int degraded = 0;
+    for (int i = 0; i < 1_000; i++) {
+      clock.now.addAndGet(1_000_000);                          // 1,000 calls/s
+      String key = i % 10 < 3 ? "slow-" + i : "k" + i;         // 30% time out, 70% answer
+      if (l.tryAcquire(key).isDegraded()) {
+        degraded++;
+      }
+    }
+    assertThat(l.stats().breakerOpen()).isFalse();
+    assertThat(degraded).as("only the slow calls themselves").isEqualTo(300);
+    assertThat(store.calls.get()).isEqualTo(1_000);
+  }
+
+  @Test
+  void breaker_opens_whenHalfOfAtLeastTwentyCallsInTheWindowFail() {
+    FlakyStore store = new FlakyStore();
+    store.slow = true;
+    RateLimiter l = limiter(store, StoreFailure.FAIL_CLOSED);
+    for (int i = 0; i < 19; i++) {
+      l.tryAcquire("slow-" + i);
+    }
+    assertThat(l.stats().breakerOpen()).as("19 calls are fewer than the minimum").isFalse();
+    l.tryAcquire("slow-19");
+    assertThat(l.stats().breakerOpen()).isTrue();
+    l.tryAcquire("k");
+    assertThat(store.calls.get()).as("open: not called").isEqualTo(20);
+  }
+
+  @Test
+  void breaker_forgetsFailuresOlderThanTheWindow() {
+    FlakyStore store = new FlakyStore();
+    store.slow = true;
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store)
+        .clock(clock).circuitBreaker(CircuitBreakerSettings.defaults().withMinimumCalls(10)).build();
+    for (int i = 0; i < 9; i++) {
+      l.tryAcquire("slow-" + i);
+    }
+    clock.now.addAndGet(Duration.ofSeconds(11).toNanos());
+    for (int i = 0; i < 9; i++) {
+      l.tryAcquire("slow-" + i);
+    }
+    assertThat(l.stats().breakerOpen()).as("9 + 9 failures, but never 10 within 10 s").isFalse();
+    l.tryAcquire("slow");
+    assertThat(l.stats().breakerOpen()).isTrue();
+  }
+
+  @Test
+  void breakers_areKeptPerFailureDomain_soADeadNodeDegradesOnlyItsKeys() {
+    FlakyStore store = new FlakyStore();
+    store.nodes = true;
+    store.downNode = "node-a";
+    RateLimiter l = limiter(store, StoreFailure.FAIL_CLOSED);
+    for (int i = 0; i < 100; i++) {
+      assertThat(l.tryAcquire("a" + i).isDegraded()).isTrue();
+      assertThat(l.tryAcquire("b" + i).isDegraded()).as("keys on the healthy node").isFalse();
+    }
+    assertThat(store.calls.get()).as("node a's breaker opened after 3; node b called every time")
+        .isEqualTo(103);
+    assertThat(l.stats().breakerOpen()).isTrue();
+    assertThat(l.stats().storeErrors()).isEqualTo(3);
+  }
+
+  @Test
+  void circuitBreakerSettings_refuseValuesOutOfRange() {
+    CircuitBreakerSettings d = CircuitBreakerSettings.defaults();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.withFailureRate(0))
+        .hasMessage("circuit breaker failureRate must be in (0, 1] but was 0.0");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.withFailureRate(Double.NaN))
+        .isInstanceOf(IllegalArgumentException.class);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.withMinimumCalls(0))
+        .hasMessageContaining("minimumCalls must be at least 1 but was 0");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.withOpenFor(Duration.ZERO))
+        .hasMessage("circuit breaker openFor must be between 1ms and 1h but was PT0S");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> d.withWindow(Duration.ofDays(2)))
+        .hasMessageContaining("window must be between 10ms and 1h");
+    assertThat(d.withFailureRate(0.25).failureRate()).isEqualTo(0.25);
+    assertThat(d).isEqualTo(CircuitBreakerSettings.defaults());
   }
 
   @Test

@@ -36,6 +36,24 @@ public interface DecisionStore extends AutoCloseable {
   /** Forgets a key. */
   void reset(String key);
 
+  /**
+   * Which part of the store holds the key, for stores that spread keys over nodes that fail on
+   * their own (a Redis Cluster: the node that owns the key's slot now). A limiter keeps one
+   * circuit breaker per failure domain, so a dead node degrades only its own keys. The default,
+   * {@code null}, means one domain for the whole store. Must be cheap: it is asked on every call.
+   */
+  default Object failureDomain(String key) {
+    return null;
+  }
+
+  /**
+   * Checks that the store answers, within its timeout, without touching any key's state (for
+   * readiness probes: it is not a decision and counts as none). The default does nothing.
+   *
+   * @throws RuntimeException if the store does not answer
+   */
+  default void ping() {}
+
   /** Releases what the store holds (connections); the default does nothing. */
   @Override
   default void close() {}

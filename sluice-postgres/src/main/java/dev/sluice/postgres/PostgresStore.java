@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -67,6 +68,7 @@ public final class PostgresStore implements DecisionStore {
   private final String prefix;
   private final LongSupplier micros;
   private final long timeoutMillis;
+  private final long timeoutNanos;
   private final int pruneBatch;
   private final ScheduledExecutorService pruner;
   private final AtomicLong pruned = new AtomicLong();
@@ -82,6 +84,7 @@ public final class PostgresStore implements DecisionStore {
     this.prefix = b.prefix;
     this.micros = b.micros;
     this.timeoutMillis = b.timeout.toMillis();
+    this.timeoutNanos = b.timeout.toNanos();
     this.pruneBatch = b.pruneBatch;
     this.stripes = new java.util.concurrent.Semaphore[b.localQueue ? 1024 : 0];
     for (int i = 0; i < stripes.length; i++) {
@@ -242,18 +245,23 @@ public final class PostgresStore implements DecisionStore {
     return 1_000_000L;
   }
 
+  /**
+   * One decision within the store's timeout, whichever part is slow: waiting behind other
+   * decisions on the same key, getting a connection from the pool, or the statement.
+   */
   @Override
   public Observation apply(String key, StoreRequest request) {
     String stateKey = prefix + key;
+    long deadline = System.nanoTime() + timeoutNanos;
     if (stripes.length == 0) {
-      return decide(stateKey, request);
+      return decide(stateKey, request, deadline);
     }
     java.util.concurrent.Semaphore lock =
         stripes[(stateKey.hashCode() * 0x9E3779B9 >>> 22) & (stripes.length - 1)];
     try {
-      if (!lock.tryAcquire(timeoutMillis, TimeUnit.MILLISECONDS)) {
+      if (!lock.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
         throw new PostgresStoreException("PostgreSQL decision on table " + table + " waited more"
-            + " than the statement timeout (" + timeoutMillis + " ms) behind other decisions on"
+            + " than the store's timeout (" + timeoutMillis + " ms) behind other decisions on"
             + " the same key", null);
       }
     } catch (InterruptedException e) {
@@ -261,22 +269,54 @@ public final class PostgresStore implements DecisionStore {
       throw new PostgresStoreException("interrupted while waiting to decide on key " + key, e);
     }
     try {
-      return decide(stateKey, request);
+      return decide(stateKey, request, deadline);
     } finally {
       lock.release();
     }
   }
 
-  private Observation decide(String stateKey, StoreRequest request) {
+  /**
+   * A connection from the pool by {@code deadline}: the pool's own wait (HikariCP's
+   * connectionTimeout) is cut short there.
+   */
+  private Connection connection(long deadline) {
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no time"
+          + " left within the store's timeout (" + timeoutMillis + " ms) to get a connection", null);
+    }
+    Deadline guard = Deadline.arm(left);
+    Connection c = null;
+    SQLException failure = null;
+    try {
+      c = dataSource.getConnection();
+    } catch (SQLException e) {
+      failure = e;
+    } finally {
+      if (guard.disarm() && c != null) {
+        // the deadline passed just as the pool answered: use the connection all the same
+        failure = null;
+      }
+    }
+    if (c != null) {
+      return c;
+    }
+    throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no"
+        + " connection within the store's timeout (" + timeoutMillis + " ms): "
+        + (failure == null ? "the pool gave none" : failure.getMessage()), failure);
+  }
+
+  private Observation decide(String stateKey, StoreRequest request, long deadline) {
     String args = args(request);
     SQLException last = null;
     for (int attempt = 0; attempt < SERIALIZATION_RETRIES; attempt++) {
-      try (Connection c = dataSource.getConnection()) {
+      try (Connection c = connection(deadline)) {
         if (!c.getAutoCommit()) {
           c.setAutoCommit(true);
         }
+        long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         try (PreparedStatement p = c.prepareStatement(decideSql)) {
-          timeout(p);
+          timeout(p, leftMillis);
           p.setString(1, stateKey);
           p.setInt(2, request.operation().ordinal());
           if (micros == null) {
@@ -286,7 +326,7 @@ public final class PostgresStore implements DecisionStore {
           }
           p.setString(4, request.layout());
           p.setString(5, args);
-          p.setInt(6, (int) Math.min(Integer.MAX_VALUE, timeoutMillis));
+          p.setInt(6, (int) Math.min(Integer.MAX_VALUE, leftMillis));
           try (ResultSet rs = p.executeQuery()) {
             rs.next();
             return observation(rs.getArray(1));
@@ -297,6 +337,10 @@ public final class PostgresStore implements DecisionStore {
         // decided, so deciding again is safe. Anything else (a timeout, a lost connection) may
         // have committed and is never replayed.
         String state = e.getSQLState();
+        if (state != null && state.startsWith("08")) {
+          throw new StoreUnavailableException("PostgreSQL decision on table " + table
+              + " failed: the connection was lost: " + e.getMessage(), e);
+        }
         if (!"40001".equals(state) && !"40P01".equals(state)) {
           throw new PostgresStoreException("PostgreSQL decision on table " + table
               + " failed: " + e.getMessage(), e);
@@ -308,18 +352,36 @@ public final class PostgresStore implements DecisionStore {
         + SERIALIZATION_RETRIES + " times with a serialization failure", last);
   }
 
-  private void timeout(PreparedStatement p) throws SQLException {
+  private void timeout(PreparedStatement p, long millisLeft) throws SQLException {
     Statement raw = p.isWrapperFor(Statement.class) ? p.unwrap(Statement.class) : p;
     Method millis = MILLIS_TIMEOUT.get(raw.getClass());
     if (millis != null) {
       try {
-        millis.invoke(raw, timeoutMillis);
+        millis.invoke(raw, millisLeft);
         return;
       } catch (ReflectiveOperationException | RuntimeException e) {
         // fall back to the standard, whole-second timeout
       }
     }
-    p.setQueryTimeout((int) Math.max(1, (timeoutMillis + 999) / 1000));
+    p.setQueryTimeout((int) Math.max(1, (millisLeft + 999) / 1000));
+  }
+
+  /**
+   * Checks within the store's timeout that a connection can be had and the database answers
+   * ({@code Connection.isValid}); touches no key.
+   */
+  @Override
+  public void ping() {
+    long deadline = System.nanoTime() + timeoutNanos;
+    try (Connection c = connection(deadline)) {
+      int seconds = (int) Math.max(1, (deadline - System.nanoTime() + 999_999_999L) / 1_000_000_000L);
+      if (!c.isValid(seconds)) {
+        throw new StoreUnavailableException("PostgreSQL does not answer (table " + table + ")", null);
+      }
+    } catch (SQLException e) {
+      throw new StoreUnavailableException("PostgreSQL does not answer (table " + table + "): "
+          + e.getMessage(), e);
+    }
   }
 
   private static String args(StoreRequest r) {
@@ -351,7 +413,7 @@ public final class PostgresStore implements DecisionStore {
         c.setAutoCommit(true);
       }
       try (PreparedStatement p = c.prepareStatement(resetSql)) {
-        timeout(p);
+        timeout(p, timeoutMillis);
         p.setString(1, prefix + key);
         p.executeUpdate();
       }
@@ -455,8 +517,10 @@ public final class PostgresStore implements DecisionStore {
     }
 
     /**
-     * The longest a decision may take (default 200 ms): the driver cancels the statement after
-     * it, and a decision waiting for a busy key's row lock gives up after it.
+     * The longest a decision may take, all of it (default 200 ms): waiting behind other
+     * decisions on the same key, getting a connection from the pool (whatever the pool's own
+     * connection timeout), and the statement, which the driver cancels and whose row-lock wait
+     * PostgreSQL ends when the time left runs out.
      */
     public Builder statementTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "timeout");
@@ -489,7 +553,7 @@ public final class PostgresStore implements DecisionStore {
     }
 
     /**
-     * Whether this JVM sends one decision per key (per stripe of 256) at a time (default true):
+     * Whether this JVM sends a few decisions per key (4 per stripe of 1,024) at a time (default true):
      * on a hot key, threads then wait in the JVM rather than as database backends queued on one
      * row lock, which is what PostgreSQL handles worst. Turn off to let the database queue them.
      */

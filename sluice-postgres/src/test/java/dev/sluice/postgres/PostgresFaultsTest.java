@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,7 +26,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** A dedicated PostgreSQL stopped mid-load and started again on the same data. */
+/**
+ * A dedicated PostgreSQL stopped mid-load and started again on the same data, behind a pool that
+ * waits up to 5 s for a connection (HikariCP's default is 30 s): the store's 200 ms timeout
+ * bounds every decision all the same (issue 11, defect 3: calls took the pool's 2 s).
+ */
 class PostgresFaultsTest {
 
   @Test
@@ -36,15 +41,15 @@ class PostgresFaultsTest {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(pg.getJdbcUrl("postgres", "postgres"));
     config.setMaximumPoolSize(8);
-    config.setConnectionTimeout(250);   // a pool that cannot connect answers within this
+    config.setConnectionTimeout(5_000);   // longer than the store's timeout: the store cuts it short
     config.setInitializationFailTimeout(-1);
     HikariDataSource ds = new HikariDataSource(config);
     PostgresStore store = PostgresStore.builder(ds).createIfMissing(true)
         .statementTimeout(Duration.ofMillis(200)).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perHour(1))).store(store)
-        .onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(3, Duration.ofMillis(200)).build();
+        .onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200))).build();
     RateLimiter busy = Sluice.builder().limit(Limit.leakyBucket(1_000_000, Rate.perSecond(1_000_000)))
-        .store(store).onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(3, Duration.ofMillis(200))
+        .store(store).onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200)))
         .build();
     // decisions made before the restart: 4 of 10 on "kept"
     for (int i = 0; i < 4; i++) {
@@ -80,17 +85,19 @@ class PostgresFaultsTest {
       assertThat(busy.stats().degradedDecisions()).as("the policy answers while PostgreSQL is down")
           .isGreaterThanOrEqualTo(500);
       assertThat(degradedAdmitted.get()).as("fail closed admits nothing while down").isZero();
-      assertThat(slowest.get()).as("no call blocks much past the pool's and statement's timeouts")
-          .isLessThan(TimeUnit.SECONDS.toNanos(3));
+      assertThat(slowest.get()).as("no call takes much past the store's 200 ms timeout, whatever"
+          + " the pool's").isLessThan(TimeUnit.MILLISECONDS.toNanos(600));
       pg = TestPostgres.start(port, data);   // the same data directory, the same port
-      boolean recovered = false;
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!recovered && System.nanoTime() < deadline) {
-        long before = busy.stats().degradedDecisions();
-        Thread.sleep(300);
-        recovered = busy.stats().degradedDecisions() == before;
+      long answering = System.nanoTime();
+      while (busy.tryAcquire("probe").isDegraded()
+          && System.nanoTime() - answering < TimeUnit.SECONDS.toNanos(30)) {
+        Thread.sleep(10);   // polling a real server's recovery, not timing the test
       }
-      assertThat(recovered).as("decisions reach PostgreSQL again through the pool").isTrue();
+      double recovery = (System.nanoTime() - answering) / 1e9;
+      System.out.printf("PostgreSQL restart: slowest call while down %.0f ms; decisions back"
+          + " %.2f s after the database answered%n", slowest.get() / 1e6, recovery);
+      assertThat(recovery).as("seconds from the database answering to decisions reaching it")
+          .isLessThan(1.5);
       stop.set(true);
       for (Future<?> f : load) {
         f.get(30, TimeUnit.SECONDS);

@@ -3,8 +3,10 @@ package dev.sluice.redis;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
@@ -17,6 +19,9 @@ import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.api.sync.RedisKeyCommands;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.io.IOException;
@@ -46,6 +51,8 @@ import java.util.function.LongSupplier;
  */
 public final class RedisStore implements DecisionStore {
   static final String SCRIPT = load();
+  /** The script's SHA-1, as Redis names it (computed here, so no node needs to be asked). */
+  static final String SHA = sha1(SCRIPT);
   /**
    * With injected time, Redis still expires keys on its own clock: keys then live this much
    * longer than their idle instant, so that a test's virtual time may run slower than real time.
@@ -60,6 +67,9 @@ public final class RedisStore implements DecisionStore {
   private final RedisKeyCommands<String, String> keyCommands;
   private final RedisScriptingAsyncCommands<String, String> asyncCommands;
   private final RedisClusterClient ownedClusterClient;
+  /** The cluster connection, whose partitions say which node owns a key; null if standalone. */
+  private final StatefulRedisClusterConnection<String, String> cluster;
+  private final io.lettuce.core.api.sync.BaseRedisCommands<String, String> pingCommands;
   private final String prefix;
   private final LongSupplier micros;
   private final String sha;
@@ -74,42 +84,64 @@ public final class RedisStore implements DecisionStore {
       this.ownsConnection = false;
       if (b.connection != null) {
         this.connection = b.connection;
+        this.cluster = null;
         this.commands = b.connection.sync();
         this.keyCommands = b.connection.sync();
         this.asyncCommands = b.connection.async();
+        this.pingCommands = b.connection.sync();
+        this.sha = commands.scriptLoad(SCRIPT);
       } else {
         this.connection = b.clusterConnection;
+        this.cluster = b.clusterConnection;
         this.commands = b.clusterConnection.sync();
         this.keyCommands = b.clusterConnection.sync();
         this.asyncCommands = b.clusterConnection.async();
+        this.pingCommands = b.clusterConnection.sync();
+        this.sha = SHA;   // loaded on each node by its first NOSCRIPT → EVAL
       }
-      this.sha = commands.scriptLoad(SCRIPT);
       return;
     }
     this.ownsConnection = true;
     if (b.clusterSeeds != null) {
       this.ownedClient = null;
-      RedisClusterClient cluster = RedisClusterClient.create(b.clusterSeeds);
-      this.ownedClusterClient = cluster;
-      cluster.setOptions(ClusterClientOptions.builder()
+      List<RedisURI> seeds = new java.util.ArrayList<>();
+      for (RedisURI seed : b.clusterSeeds) {
+        seeds.add(withHandshakeTimeout(seed, b.connectTimeout));
+      }
+      RedisClusterClient client = RedisClusterClient.create(seeds);
+      this.ownedClusterClient = client;
+      ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder()
+          .enableAllAdaptiveRefreshTriggers()
+          .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
+          .refreshTriggersReconnectAttempts(1)
+          .closeStaleConnections(true);
+      if (b.topologyRefresh != null) {
+        refresh.enablePeriodicRefresh(b.topologyRefresh);
+      }
+      client.setOptions(ClusterClientOptions.builder()
           .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
           .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
+          .topologyRefreshOptions(refresh.build())
           .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
           .build());
       StatefulRedisClusterConnection<String, String> c;
       try {
-        c = cluster.connect();
+        c = client.connect();
       } catch (RedisException e) {
-        cluster.shutdown(Duration.ZERO, Duration.ZERO);
+        client.shutdown(Duration.ZERO, Duration.ZERO);
         throw new IllegalStateException("cannot connect to the Redis Cluster at " + name + ": "
             + rootMessage(e), e);
       }
       c.setTimeout(b.commandTimeout);
       this.connection = c;
+      this.cluster = c;
       this.commands = c.sync();
       this.keyCommands = c.sync();
       this.asyncCommands = c.async();
-      this.sha = commands.scriptLoad(SCRIPT);
+      this.pingCommands = c.sync();
+      // Not SCRIPT LOAD on every node (a dead replica would fail the build): each master loads
+      // the script on its first NOSCRIPT, through EVAL.
+      this.sha = SHA;
       return;
     }
     this.ownedClusterClient = null;
@@ -123,7 +155,7 @@ public final class RedisStore implements DecisionStore {
         .build());
     StatefulRedisConnection<String, String> c;
     try {
-      c = client.connect(b.uri);
+      c = client.connect(b.client == null ? withHandshakeTimeout(b.uri, b.connectTimeout) : b.uri);
     } catch (RedisConnectionException e) {
       if (ownedClient != null) {
         ownedClient.shutdown(Duration.ZERO, Duration.ZERO);
@@ -133,10 +165,22 @@ public final class RedisStore implements DecisionStore {
     }
     c.setTimeout(b.commandTimeout);
     this.connection = c;
+    this.cluster = null;
     this.commands = c.sync();
     this.keyCommands = c.sync();
     this.asyncCommands = c.async();
+    this.pingCommands = c.sync();
     this.sha = commands.scriptLoad(SCRIPT);
+  }
+
+  /**
+   * A copy of the URI whose timeout, which Lettuce uses for the connection's handshake (HELLO,
+   * AUTH, PING), is the connect timeout: a server that accepts connections but never answers
+   * (stopped, swapped out) fails the build within it, not after Lettuce's default minute.
+   */
+  private static RedisURI withHandshakeTimeout(RedisURI uri, Duration connectTimeout) {
+    uri.setTimeout(connectTimeout);   // only URIs the builder parsed itself come here
+    return uri;
   }
 
   /** A builder for a store on the server at {@code uri} (redis://, rediss://, redis-sentinel://). */
@@ -205,13 +249,71 @@ public final class RedisStore implements DecisionStore {
     String[] args = args(request);
     List<Object> reply;
     try {
-      reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
-    } catch (RedisNoScriptException e) {
-      // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
-      // run, so sending it whole is safe. A timeout is never retried: the script may have run.
-      reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
+      try {
+        reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+      } catch (RedisNoScriptException e) {
+        // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
+        // run, so sending it whole is safe. A timeout is never retried: the script may have run.
+        reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
+      }
+    } catch (RuntimeException e) {
+      throw classified(e);
     }
     return observation(reply);
+  }
+
+  /**
+   * A failure that says the server could not be reached at all (refused, lost or no connection;
+   * a cluster or server not serving yet) as a {@link StoreUnavailableException}, on which the
+   * circuit breaker opens at once; a timeout or anything else as it is.
+   */
+  static RuntimeException classified(Throwable failure) {
+    Throwable e = failure instanceof java.util.concurrent.CompletionException
+        && failure.getCause() != null ? failure.getCause() : failure;
+    if (e instanceof StoreUnavailableException u) {
+      return u;
+    }
+    if (e instanceof RedisCommandTimeoutException t) {
+      return t;
+    }
+    if (unreachable(e)) {
+      return new StoreUnavailableException("Redis could not be reached: " + rootMessage(e), e);
+    }
+    return e instanceof RuntimeException r ? r : new RedisException(e);
+  }
+
+  private static boolean unreachable(Throwable e) {
+    if (e instanceof RedisConnectionException || e instanceof java.io.IOException) {
+      return true;
+    }
+    String m = e.getMessage();
+    if (m != null && (m.startsWith("Currently not connected") || m.startsWith("Connection closed")
+        || m.startsWith("Connection disconnected") || m.startsWith("CLUSTERDOWN")
+        || m.startsWith("LOADING") || m.startsWith("MASTERDOWN")
+        || m.startsWith("Cannot determine a partition") || m.startsWith("Unable to connect"))) {
+      return true;
+    }
+    return e.getCause() != null && e.getCause() != e && unreachable(e.getCause());
+  }
+
+  /** In a cluster, the node that owns the key's slot now (it changes on failover). */
+  @Override
+  public Object failureDomain(String key) {
+    if (cluster == null) {
+      return null;
+    }
+    RedisClusterNode owner = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(stateKey(key)));
+    return owner == null ? null : owner.getNodeId();
+  }
+
+  /** {@code PING} within the command timeout (a cluster: on the node Lettuce uses by default). */
+  @Override
+  public void ping() {
+    try {
+      pingCommands.ping();
+    } catch (RuntimeException e) {
+      throw classified(e);
+    }
   }
 
   @Override
@@ -231,7 +333,12 @@ public final class RedisStore implements DecisionStore {
             .toCompletableFuture();
       }
       return CompletableFuture.<List<Object>>failedFuture(cause);
-    }).thenCompose(f -> f).thenApply(RedisStore::observation);
+    }).thenCompose(f -> f).handle((reply, failure) -> {
+      if (failure != null) {
+        throw classified(failure);
+      }
+      return observation(reply);
+    });
   }
 
   private static Observation observation(List<Object> reply) {
@@ -304,6 +411,20 @@ public final class RedisStore implements DecisionStore {
     return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
   }
 
+  private static String sha1(String script) {
+    try {
+      byte[] d = java.security.MessageDigest.getInstance("SHA-1")
+          .digest(script.getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder(40);
+      for (byte x : d) {
+        hex.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
+      }
+      return hex.toString();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+    }
+  }
+
   private static String load() {
     try (InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
       return new String(Objects.requireNonNull(in, "decide.lua").readAllBytes(), StandardCharsets.UTF_8);
@@ -323,6 +444,7 @@ public final class RedisStore implements DecisionStore {
     private StatefulRedisConnection<String, String> connection;
     private StatefulRedisClusterConnection<String, String> clusterConnection;
     private List<RedisURI> clusterSeeds;
+    private Duration topologyRefresh = Duration.ofSeconds(10);
 
     private Builder(RedisURI uri, RedisClient client) {
       this.uri = uri;
@@ -345,7 +467,21 @@ public final class RedisStore implements DecisionStore {
       return this;
     }
 
-    /** How long connecting may take at build time (default 2 s). */
+    /**
+     * A Redis Cluster's periodic topology refresh (default every 10 s; null: only the adaptive
+     * refresh). Adaptive refresh is always on: a MOVED or ASK redirect, a node that keeps
+     * failing to reconnect, or a slot without an owner makes the store read the topology again
+     * at once, so it follows a failover as soon as the cluster has promoted a replica.
+     */
+    public Builder topologyRefresh(Duration period) {
+      this.topologyRefresh = period == null ? null : positive("topologyRefresh", period);
+      return this;
+    }
+
+    /**
+     * How long connecting may take at build time, handshake included (default 2 s): a server
+     * that accepts the connection but never answers fails the build within it.
+     */
     public Builder connectTimeout(Duration timeout) {
       this.connectTimeout = positive("connectTimeout", timeout);
       return this;

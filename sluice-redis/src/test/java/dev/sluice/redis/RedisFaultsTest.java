@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.testkit.Ports;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,7 +42,7 @@ class RedisFaultsTest {
         .commandTimeout(Duration.ofMillis(50)).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1_000_000, Rate.perSecond(1_000_000)))
         .store(store).onStoreFailure(StoreFailure.FAIL_CLOSED)
-        .circuitBreaker(3, Duration.ofMillis(200)).build();
+        .circuitBreaker(CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200))).build();
     ExecutorService pool = Executors.newFixedThreadPool(4);
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong slowest = new AtomicLong();
@@ -123,5 +124,44 @@ class RedisFaultsTest {
       other.shutdown();
       server.stop();
     }
+  }
+
+  /**
+   * Regression (issue 11, defect 11): a server that accepts connections but never answers (here
+   * stopped with SIGSTOP) blocked build() for about 61 s, against the documented connect timeout.
+   */
+  @Test
+  void serverThatNeverAnswers_failsTheBuildWithinTheConnectTimeout() throws Exception {
+    int port = Ports.free();
+    RedisServer server = TestRedis.startServer(port);
+    long pid;
+    RedisClient probe = RedisClient.create("redis://127.0.0.1:" + port);
+    try (StatefulRedisConnection<String, String> c = probe.connect()) {
+      pid = Long.parseLong(c.sync().info("server").lines().filter(l -> l.startsWith("process_id:"))
+          .findFirst().orElseThrow().substring(11).trim());
+    } finally {
+      probe.shutdown();
+    }
+    signal("STOP", pid);
+    try {
+      for (boolean cluster : new boolean[] {false, true}) {
+        long start = System.nanoTime();
+        RedisStore.Builder b = cluster ? RedisStore.clusterBuilder("redis://127.0.0.1:" + port)
+            : RedisStore.builder("redis://127.0.0.1:" + port);
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () -> b.connectTimeout(Duration.ofMillis(500)).build())
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("127.0.0.1:" + port);
+        assertThat(System.nanoTime() - start).as("cluster=%s: fails within the connect timeout"
+            + " (plus scheduling)", cluster).isLessThan(TimeUnit.SECONDS.toNanos(3));
+      }
+    } finally {
+      signal("CONT", pid);
+      server.stop();
+    }
+  }
+
+  private static void signal(String name, long pid) throws Exception {
+    Process p = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
+    assertThat(p.waitFor()).isZero();
   }
 }
