@@ -159,6 +159,20 @@ public final class Limit {
     return algorithm.id() + "(" + what + ")";
   }
 
+  /**
+   * Checks that a store whose clock ticks {@code ticksPerSecond} times a second (1,000,000,000
+   * in memory; 1,000,000 for Redis and PostgreSQL) can hold this limit: the checks
+   * {@code build()} makes, for tools that validate limits before building (a configuration file).
+   *
+   * @throws IllegalArgumentException naming the limit and what is out of range
+   */
+  public void checkRepresentable(long ticksPerSecond) {
+    if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
+      throw new IllegalArgumentException("ticksPerSecond must divide 1e9 but was " + ticksPerSecond);
+    }
+    compile(ticksPerSecond);
+  }
+
   /** Compiles this limit for a store whose clock ticks {@code ticksPerSecond} times a second. */
   CompiledLimit compile(long ticksPerSecond) {
     return new CompiledLimit(this, ticksPerSecond);

@@ -14,10 +14,7 @@ public final class Main implements Runnable {
 
   public static void main(String[] args) {
     System.setProperty("java.awt.headless", "true");
-    // Jetty, HikariCP and Lettuce log through SLF4J: only warnings and errors, to stderr.
-    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
-      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    }
+    Logs.configure(System.getenv("SLUICE_LOG_LEVEL"));
     System.exit(commandLine().execute(args));
   }
 

@@ -54,10 +54,13 @@ final class PlotCommand implements Callable<Integer> {
         Output.atomically(output, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
         if (png) {
           String base = output.toString().replaceFirst("(?i)\\.svg$", "");
-          writePng(Path.of(base + ".png"), title, run, panels, height);
+          Path pngPath = Path.of(base + ".png");
+          writePng(pngPath, title, run, panels, height);
+          spec.commandLine().getOut().println("wrote " + output + " and " + pngPath);
+          return 0;
         }
       }
-      spec.commandLine().getOut().println("wrote " + output + (png ? " and its PNG" : ""));
+      spec.commandLine().getOut().println("wrote " + output);
       return 0;
     } catch (InputException e) {
       spec.commandLine().getErr().println("sluice plot: " + e.getMessage());

@@ -48,22 +48,40 @@ final class Report {
   }
 
   static String json(String source, double rate, double capacity, List<Simulation.Result> results) {
-    StringJoiner algos = new StringJoiner(",\n    ", "[\n    ", "\n  ]");
-    for (Simulation.Result r : results) {
-      StringJoiner ps = new StringJoiner(",", "[", "]");
-      for (long s : r.perSecond) {
-        ps.add(Long.toString(s));
+    java.io.StringWriter out = new java.io.StringWriter();
+    try (com.fasterxml.jackson.core.JsonGenerator g = new com.fasterxml.jackson.core.JsonFactory()
+        .createGenerator(out).useDefaultPrettyPrinter()) {
+      g.writeStartObject();
+      g.writeStringField("traffic", source);   // escaped by the generator: tabs, quotes, anything
+      g.writeFieldName("rate");
+      g.writeNumber(new java.math.BigDecimal(num(rate)));
+      g.writeFieldName("capacity");
+      g.writeNumber(new java.math.BigDecimal(num(capacity)));
+      g.writeArrayFieldStart("algorithms");
+      for (Simulation.Result r : results) {
+        g.writeStartObject();
+        g.writeStringField("algorithm", r.algo.id);
+        g.writeNumberField("offered", r.offered);
+        g.writeNumberField("admitted", r.admitted);
+        g.writeNumberField("rejected", r.rejected);
+        g.writeNumberField("delayed", r.delayed);
+        g.writeNumberField("maxDelayMs", Math.round(r.maxDelayNanos / 1e3) / 1e3);
+        g.writeNumberField("meanDelayMs", Math.round(r.meanDelayNanos() / 1e3) / 1e3);
+        g.writeNumberField("first100ms", r.first100ms);
+        g.writeArrayFieldStart("perSecond");
+        for (long c : r.perSecond) {
+          g.writeNumber(c);
+        }
+        g.writeEndArray();
+        g.writeNumberField("longestRejectionRun", r.longestRejectionRun);
+        g.writeEndObject();
       }
-      algos.add(String.format(Locale.ROOT,
-          "{\"algorithm\": \"%s\", \"offered\": %d, \"admitted\": %d, \"rejected\": %d, \"delayed\": %d,"
-              + " \"maxDelayMs\": %.3f, \"meanDelayMs\": %.3f, \"first100ms\": %d, \"perSecond\": %s,"
-              + " \"longestRejectionRun\": %d}",
-          r.algo.id, r.offered, r.admitted, r.rejected, r.delayed, r.maxDelayNanos / 1e6,
-          r.meanDelayNanos() / 1e6, r.first100ms, ps, r.longestRejectionRun));
+      g.writeEndArray();
+      g.writeEndObject();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
-    return String.format(Locale.ROOT,
-        "{\n  \"traffic\": \"%s\",\n  \"rate\": %s,\n  \"capacity\": %s,\n  \"algorithms\": %s\n}\n",
-        source.replace("\\", "\\\\").replace("\"", "\\\""), num(rate), num(capacity), algos);
+    return out.toString() + "\n";
   }
 
   private static String perSecond(long[] counts, int max) {

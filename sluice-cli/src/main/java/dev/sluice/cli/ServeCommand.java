@@ -2,6 +2,8 @@ package dev.sluice.cli;
 
 import dev.sluice.StoreFailure;
 import dev.sluice.server.ConfigException;
+import dev.sluice.server.Policies;
+import dev.sluice.server.Options;
 import dev.sluice.server.SluiceServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,9 +41,61 @@ final class ServeCommand implements Callable<Integer> {
       description = "share limits through PostgreSQL (jdbc:postgresql://host/db?user=...&password=...)")
   String postgres;
 
-  @Option(names = "--store-failure", defaultValue = "closed", paramLabel = "closed|open|fallback",
-      description = "what requests get while a shared store fails (default: ${DEFAULT-VALUE})")
+  @Option(names = "--store-failure", paramLabel = "closed|open|fallback",
+      description = "what requests get while a shared store fails (default: the file's store.failure, else closed)")
   String storeFailure;
+
+  @Option(names = "--store-timeout", paramLabel = "DURATION",
+      description = "the longest one decision may take in the shared store (default: the file's store.timeout, else 250ms)")
+  String storeTimeout;
+
+  @Option(names = "--breaker-failure-rate", paramLabel = "RATE",
+      description = "share of failed store calls in the window that opens the circuit breaker (default 0.5)")
+  Double breakerFailureRate;
+
+  @Option(names = "--breaker-minimum-calls", paramLabel = "N",
+      description = "fewest calls in the window for the failure rate to count (default 20)")
+  Integer breakerMinimumCalls;
+
+  @Option(names = "--breaker-window", paramLabel = "DURATION",
+      description = "how far back the failure rate looks (default 10s)")
+  String breakerWindow;
+
+  @Option(names = "--breaker-unreachable", paramLabel = "N",
+      description = "calls in a row that cannot reach the store before the breaker opens (default 3)")
+  Integer breakerUnreachable;
+
+  @Option(names = "--breaker-open", paramLabel = "DURATION",
+      description = "how long the breaker stays open before a trial call (default 1s)")
+  String breakerOpen;
+
+  @Option(names = "--maximum-keys", defaultValue = "100000", paramLabel = "N",
+      description = "keys each policy holds in memory (default: ${DEFAULT-VALUE}; a policy's maximumKeys wins); sizes the heap")
+  long maximumKeys;
+
+  @Option(names = "--request-timeout", defaultValue = "5s", paramLabel = "DURATION",
+      description = "the most time a request may take to arrive, head and body (default: ${DEFAULT-VALUE}); then 408")
+  String requestTimeout;
+
+  @Option(names = "--idle-timeout", defaultValue = "30s", paramLabel = "DURATION",
+      description = "how long an idle connection stays open (default: ${DEFAULT-VALUE})")
+  String idleTimeout;
+
+  @Option(names = "--max-connections", defaultValue = "10000", paramLabel = "N",
+      description = "most connections open at once (default: ${DEFAULT-VALUE})")
+  int maxConnections;
+
+  @Option(names = "--max-threads", defaultValue = "200", paramLabel = "N",
+      description = "threads serving requests (default: ${DEFAULT-VALUE})")
+  int maxThreads;
+
+  @Option(names = "--postgres-pool-size", defaultValue = "16", paramLabel = "N",
+      description = "connections in the PostgreSQL pool (default: ${DEFAULT-VALUE})")
+  int postgresPoolSize;
+
+  @Option(names = "--print-heap", hidden = true,
+      description = "print the -Xmx the policies need and exit (used by ./sluice)")
+  boolean printHeap;
 
   @Option(names = "--token-file", paramLabel = "FILE",
       description = "require 'Authorization: Bearer <token>' on /v1/ (token read from FILE; or set SLUICE_TOKEN)")
@@ -55,6 +109,47 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--max-key-length", defaultValue = "256", description = "longest key (default: ${DEFAULT-VALUE})")
   int maxKeyLength;
+
+  private static Duration duration(String option, String text) {
+    Duration d = Policies.parseDuration(text.trim());
+    if (d == null) {
+      throw new IllegalArgumentException(option + " must be a duration such as 250ms, 5s or 1m but was '"
+          + text + "'");
+    }
+    return d;
+  }
+
+  private dev.sluice.CircuitBreakerSettings breaker() {
+    if (breakerFailureRate == null && breakerMinimumCalls == null && breakerWindow == null
+        && breakerUnreachable == null && breakerOpen == null) {
+      return null;   // the file's, else the defaults
+    }
+    dev.sluice.CircuitBreakerSettings b = dev.sluice.CircuitBreakerSettings.defaults();
+    if (breakerFailureRate != null) {
+      b = b.withFailureRate(breakerFailureRate);
+    }
+    if (breakerMinimumCalls != null) {
+      b = b.withMinimumCalls(breakerMinimumCalls);
+    }
+    if (breakerWindow != null) {
+      b = b.withWindow(duration("--breaker-window", breakerWindow));
+    }
+    if (breakerUnreachable != null) {
+      b = b.withConsecutiveUnavailable(breakerUnreachable);
+    }
+    if (breakerOpen != null) {
+      b = b.withOpenFor(duration("--breaker-open", breakerOpen));
+    }
+    return b;
+  }
+
+  private static String sampleConfig() {
+    try (java.io.InputStream in = SluiceServer.class.getResourceAsStream("/dev/sluice/server/sample.yaml")) {
+      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -73,7 +168,7 @@ final class ServeCommand implements Callable<Integer> {
     if ((redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0) + (postgres != null ? 1 : 0) > 1) {
       throw new InputException("choose one of --redis, --redis-cluster and --postgres");
     }
-    StoreFailure failure = switch (storeFailure) {
+    StoreFailure failure = storeFailure == null ? null : switch (storeFailure) {
       case "closed" -> StoreFailure.FAIL_CLOSED;
       case "open" -> StoreFailure.FAIL_OPEN;
       case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
@@ -84,9 +179,9 @@ final class ServeCommand implements Callable<Integer> {
     if (tokenFile != null) {
       token = Files.readString(tokenFile).trim();
     }
-    SluiceServer.Options o;
+    Options o;
     try {
-      o = new SluiceServer.Options().host(host).port(port).config(config).redis(redis)
+      o = new Options().host(host).port(port).config(config).redis(redis)
           .redisCluster(redisCluster).postgres(postgres).storeFailure(failure)
           .token(token == null || token.isEmpty() ? null : token)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
@@ -106,8 +201,8 @@ final class ServeCommand implements Callable<Integer> {
     spec.commandLine().getErr().printf("sluice: listening on http://%s:%d (store: %s, policies: %s from %s)%n",
         host.contains(":") ? "[" + host + "]" : host, server.port(), store,
         String.join(", ", server.policyNames()), server.configSource());
-    spec.commandLine().getErr().printf("try:   curl -i -X POST http://%s:%d/v1/check -d '{\"policy\":\"demo\",\"key\":\"alice\"}'%n",
-        host.contains(":") ? "[" + host + "]" : host, server.port());
+    spec.commandLine().getErr().printf("try:   curl -i -X POST http://%s:%d/v1/check -d '{\"policy\":\"%s\",\"key\":\"alice\"}'%n",
+        host.contains(":") ? "[" + host + "]" : host, server.port(), server.policyNames().get(0));
     spec.commandLine().getErr().flush();
     server.join();
     return 0;

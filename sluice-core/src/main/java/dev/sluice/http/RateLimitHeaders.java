@@ -16,6 +16,11 @@ import java.util.Map;
  * in whole seconds (a bucket's is the time it takes to drain when full), {@code r} what is left
  * (rounded down), {@code t} the seconds until it is empty again (rounded up). {@code Retry-After}
  * is the seconds until the request would fit, rounded up and at least 1.
+ *
+ * <p>A {@linkplain Decision#isDegraded() degraded} decision (the shared store failed and the
+ * failure policy answered) carries the limits ({@code RateLimit-Policy}, {@code X-RateLimit-Limit})
+ * but not what is left of them ({@code RateLimit}, {@code X-RateLimit-Remaining},
+ * {@code X-RateLimit-Reset}): the quota is not known then, and saying {@code r=0} would be a guess.
  */
 public final class RateLimitHeaders {
   /** Which fields to send. */
@@ -39,13 +44,17 @@ public final class RateLimitHeaders {
     switch (mode) {
       case IETF -> {
         h.put("RateLimit-Policy", policy(d));
-        h.put("RateLimit", rateLimit(d));
+        if (!d.isDegraded()) {
+          h.put("RateLimit", rateLimit(d));
+        }
       }
       case LEGACY -> {
         Decision tightest = d.perLimit().isEmpty() ? d : tightest(d);
         h.put("X-RateLimit-Limit", Long.toString(quota(tightest.limit())));
-        h.put("X-RateLimit-Remaining", Long.toString(floor(tightest.remaining())));
-        h.put("X-RateLimit-Reset", Long.toString(ceilSeconds(tightest.resetAfterNanos())));
+        if (!d.isDegraded()) {
+          h.put("X-RateLimit-Remaining", Long.toString(floor(tightest.remaining())));
+          h.put("X-RateLimit-Reset", Long.toString(ceilSeconds(tightest.resetAfterNanos())));
+        }
       }
       case NONE -> { }
     }

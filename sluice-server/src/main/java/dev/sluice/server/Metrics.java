@@ -40,7 +40,10 @@ final class Metrics {
     responses.computeIfAbsent(status, k -> new LongAdder()).increment();
   }
 
-  /** The exposition; {@code storeErrors} and {@code degraded} come from the limiters' stats. */
+  /**
+   * The exposition; per policy: store errors, degraded decisions, keys held and maximum keys,
+   * from the limiters' stats.
+   */
   String render(Map<String, long[]> perPolicyStoreErrorsAndDegraded) {
     StringBuilder b = new StringBuilder(2048);
     b.append("# HELP sluice_decisions_total Decisions by policy and outcome (allowed, rejected, unavailable).\n");
@@ -71,6 +74,14 @@ final class Metrics {
     b.append("# TYPE sluice_degraded_decisions_total counter\n");
     perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_degraded_decisions_total{policy=\"")
         .append(escape(p)).append("\"} ").append(v[1]).append('\n'));
+    b.append("# HELP sluice_keys Keys a policy holds in this instance's memory (in-memory store or fallback).\n");
+    b.append("# TYPE sluice_keys gauge\n");
+    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_keys{policy=\"")
+        .append(escape(p)).append("\"} ").append(v[2]).append('\n'));
+    b.append("# HELP sluice_maximum_keys The most keys a policy may hold in memory.\n");
+    b.append("# TYPE sluice_maximum_keys gauge\n");
+    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_maximum_keys{policy=\"")
+        .append(escape(p)).append("\"} ").append(v[3]).append('\n'));
     b.append("# HELP sluice_http_responses_total HTTP responses by status code.\n");
     b.append("# TYPE sluice_http_responses_total counter\n");
     responses.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->

@@ -1,7 +1,9 @@
 package dev.sluice.server;
 
+import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
+import dev.sluice.StoreFailure;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -40,6 +42,11 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  *     limits:
  *       - {algorithm: token-bucket, capacity: 10, rate: 10/s}
  *       - {algorithm: sliding-window, limit: 1000, window: 1h, penalty: 30s}
+ *     maximumKeys: 50000           # optional: keys this policy holds in memory (default: --maximum-keys)
+ * store:                           # optional: settings of the shared store (--redis, --postgres)
+ *   timeout: 250ms                 # the longest one decision may take
+ *   failure: closed                # closed | open | fallback
+ *   circuitBreaker: {failureRate: 0.5, minimumCalls: 20, window: 10s, consecutiveUnavailable: 3, openFor: 1s}
  * </pre>
  */
 public final class Policies {
@@ -48,10 +55,30 @@ public final class Policies {
   private static final Set<String> LIMIT_KEYS =
       Set.of("algorithm", "capacity", "burst", "rate", "limit", "window", "penalty", "name");
 
-  private final Map<String, List<Limit>> policies;
+  private static final Set<String> BREAKER_KEYS =
+      Set.of("failureRate", "minimumCalls", "window", "consecutiveUnavailable", "openFor");
 
-  private Policies(Map<String, List<Limit>> policies) {
+  /**
+   * The file's {@code store:} section; a field is null where the file says nothing.
+   *
+   * @param timeout the longest one decision may take
+   * @param failure what requests get while the store fails
+   * @param circuitBreaker when decisions stop calling the store
+   */
+  public record StoreSettings(Duration timeout, StoreFailure failure,
+      CircuitBreakerSettings circuitBreaker) {
+    static final StoreSettings NONE = new StoreSettings(null, null, null);
+  }
+
+  private final Map<String, List<Limit>> policies;
+  private final Map<String, Long> maximumKeys;
+  private final StoreSettings store;
+
+  private Policies(Map<String, List<Limit>> policies, Map<String, Long> maximumKeys,
+      StoreSettings store) {
     this.policies = policies;
+    this.maximumKeys = maximumKeys;
+    this.store = store;
   }
 
   /** The policies, by name, in file order. */
@@ -59,19 +86,43 @@ public final class Policies {
     return policies;
   }
 
-  /** Reads and validates a file. */
+  /** The policy's own {@code maximumKeys}, or null if it has none. */
+  public Long maximumKeys(String policy) {
+    return maximumKeys.get(policy);
+  }
+
+  /** The {@code store:} section. */
+  public StoreSettings store() {
+    return store;
+  }
+
+  /** Reads and validates a file for the in-memory store (nanosecond clock). */
   public static Policies load(Path file) throws ConfigException {
+    return load(file, 1_000_000_000L);
+  }
+
+  /**
+   * Reads and validates a file; every limit must fit a store whose clock ticks
+   * {@code ticksPerSecond} times a second (1,000,000 for Redis and PostgreSQL).
+   */
+  public static Policies load(Path file, long ticksPerSecond) throws ConfigException {
     String text;
     try {
       text = Files.readString(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new ConfigException(List.of(file + ": cannot be read: " + e));
     }
-    return parse(file.toString(), text);
+    return parse(file.toString(), text, ticksPerSecond);
+  }
+
+  /** Validates YAML text for the in-memory store; {@code source} names it in messages. */
+  public static Policies parse(String source, String text) throws ConfigException {
+    return parse(source, text, 1_000_000_000L);
   }
 
   /** Validates YAML text; {@code source} names it in messages. */
-  public static Policies parse(String source, String text) throws ConfigException {
+  public static Policies parse(String source, String text, long ticksPerSecond)
+      throws ConfigException {
     List<String> problems = new ArrayList<>();
     Node root;
     try (Reader r = new StringReader(text)) {
@@ -89,15 +140,20 @@ public final class Policies {
       throw new ConfigException(List.of(source + ":1: expected a mapping with a 'policies' key"));
     }
     Node policiesNode = null;
+    StoreSettings store = StoreSettings.NONE;
     for (NodeTuple t : top.getValue()) {
       String k = scalar(t.getKeyNode());
       if ("policies".equals(k)) {
         policiesNode = t.getValueNode();
+      } else if ("store".equals(k)) {
+        store = store(source, t.getValueNode(), problems);
       } else {
-        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected 'policies')");
+        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected 'policies'"
+            + " or 'store')");
       }
     }
     Map<String, List<Limit>> out = new LinkedHashMap<>();
+    Map<String, Long> keys = new LinkedHashMap<>();
     if (policiesNode == null) {
       problems.add(source + ":1: 'policies' is missing");
     } else if (!(policiesNode instanceof MappingNode pm) || pm.getValue().isEmpty()) {
@@ -115,7 +171,25 @@ public final class Policies {
               + " but was '" + name + "'");
           continue;
         }
-        List<Limit> limits = policy(source, name, t.getValueNode(), problems);
+        Node node = t.getValueNode();
+        if (node instanceof MappingNode pmap) {
+          // maximumKeys belongs to the policy, whichever form its limits take
+          List<NodeTuple> rest = new ArrayList<>();
+          for (NodeTuple f : pmap.getValue()) {
+            if ("maximumKeys".equals(scalar(f.getKeyNode()))) {
+              Long n = count(source, "policy '" + name + "'", "maximumKeys", f.getValueNode(),
+                  1, 1_000_000_000L, problems);
+              if (n != null) {
+                keys.put(name, n);
+              }
+            } else {
+              rest.add(f);
+            }
+          }
+          node = new MappingNode(pmap.getTag(), true, rest, pmap.getStartMark(), pmap.getEndMark(),
+              pmap.getFlowStyle());
+        }
+        List<Limit> limits = policy(source, name, node, ticksPerSecond, problems);
         if (limits != null) {
           out.put(name, List.copyOf(limits));
         }
@@ -124,10 +198,125 @@ public final class Policies {
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new Policies(java.util.Collections.unmodifiableMap(out));
+    return new Policies(java.util.Collections.unmodifiableMap(out),
+        java.util.Collections.unmodifiableMap(keys), store);
   }
 
-  private static List<Limit> policy(String source, String name, Node node, List<String> problems) {
+  private static StoreSettings store(String source, Node node, List<String> problems) {
+    if (!(node instanceof MappingNode m)) {
+      problems.add(at(source, node) + "'store' must be a mapping (timeout, failure, circuitBreaker)");
+      return StoreSettings.NONE;
+    }
+    Duration timeout = null;
+    StoreFailure failure = null;
+    CircuitBreakerSettings breaker = null;
+    for (NodeTuple t : m.getValue()) {
+      String k = scalar(t.getKeyNode());
+      Node v = t.getValueNode();
+      switch (k == null ? "" : k) {
+        case "timeout" -> {
+          timeout = duration(source, "store", "timeout", v, problems);
+          if (timeout != null && (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0)) {
+            problems.add(at(source, v) + "store: 'timeout' must be between 1ms and 1m but was '"
+                + scalar(v) + "'");
+            timeout = null;
+          }
+        }
+        case "failure" -> {
+          String f = scalar(v);
+          failure = f == null ? null : switch (f) {
+            case "closed" -> StoreFailure.FAIL_CLOSED;
+            case "open" -> StoreFailure.FAIL_OPEN;
+            case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
+            default -> null;
+          };
+          if (failure == null) {
+            problems.add(at(source, v) + "store: 'failure' must be closed, open or fallback but was '"
+                + f + "'");
+          }
+        }
+        case "circuitBreaker" -> breaker = breaker(source, v, problems);
+        default -> problems.add(at(source, t.getKeyNode()) + "store: unknown key '" + k
+            + "' (expected timeout, failure, circuitBreaker)");
+      }
+    }
+    return new StoreSettings(timeout, failure, breaker);
+  }
+
+  private static CircuitBreakerSettings breaker(String source, Node node, List<String> problems) {
+    if (!(node instanceof MappingNode m)) {
+      problems.add(at(source, node) + "store: 'circuitBreaker' must be a mapping (" + String.join(", ",
+          new java.util.TreeSet<>(BREAKER_KEYS)) + ")");
+      return null;
+    }
+    CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
+    String what = "store.circuitBreaker";
+    for (NodeTuple t : m.getValue()) {
+      String k = scalar(t.getKeyNode());
+      Node v = t.getValueNode();
+      if (k == null || !BREAKER_KEYS.contains(k)) {
+        problems.add(at(source, t.getKeyNode()) + what + ": unknown key '" + k + "' (expected one of "
+            + String.join(", ", new java.util.TreeSet<>(BREAKER_KEYS)) + ")");
+        continue;
+      }
+      try {
+        switch (k) {
+          case "failureRate" -> {
+            double r = number(source, what, k, v, problems);
+            if (!Double.isNaN(r)) {
+              b = b.withFailureRate(r);
+            }
+          }
+          case "minimumCalls" -> {
+            Long n = count(source, what, k, v, 1, 1_000_000, problems);
+            if (n != null) {
+              b = b.withMinimumCalls(n.intValue());
+            }
+          }
+          case "consecutiveUnavailable" -> {
+            Long n = count(source, what, k, v, 1, 1_000_000, problems);
+            if (n != null) {
+              b = b.withConsecutiveUnavailable(n.intValue());
+            }
+          }
+          case "window" -> {
+            Duration d = duration(source, what, k, v, problems);
+            if (d != null) {
+              b = b.withWindow(d);
+            }
+          }
+          default -> {
+            Duration d = duration(source, what, k, v, problems);
+            if (d != null) {
+              b = b.withOpenFor(d);
+            }
+          }
+        }
+      } catch (IllegalArgumentException e) {
+        problems.add(at(source, v) + what + ": " + e.getMessage());
+      }
+    }
+    return b;
+  }
+
+  private static Long count(String source, String what, String key, Node n, long min, long max,
+      List<String> problems) {
+    String text = scalar(n);
+    try {
+      long v = Long.parseLong(text == null ? "" : text.trim().replace("_", ""));
+      if (v >= min && v <= max) {
+        return v;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problems.add(at(source, n) + what + ": '" + key + "' must be a whole number from " + min
+        + " to " + max + " but was '" + text + "'");
+    return null;
+  }
+
+  private static List<Limit> policy(String source, String name, Node node, long ticksPerSecond,
+      List<String> problems) {
     if (!(node instanceof MappingNode m)) {
       problems.add(at(source, node) + "policy '" + name + "' must be a mapping");
       return null;
@@ -140,11 +329,12 @@ public final class Policies {
     }
     List<Limit> limits = new ArrayList<>();
     if (limitsNode == null) {
-      Limit l = limit(source, "policy '" + name + "'", name, m, problems);
+      int before = problems.size();
+      Limit l = limit(source, "policy '" + name + "'", name, m, ticksPerSecond, problems);
       if (l != null) {
         limits.add(l);
       }
-      return problems.isEmpty() ? limits : null;
+      return problems.size() == before ? limits : null;
     }
     if (m.getValue().size() != 1) {
       problems.add(at(source, node) + "policy '" + name + "' has 'limits' and other keys; put"
@@ -162,7 +352,8 @@ public final class Policies {
       if (!(n instanceof MappingNode lm)) {
         problems.add(at(source, n) + what + " must be a mapping");
       } else {
-        Limit l = limit(source, what, seq.getValue().size() == 1 ? name : name + "/" + i, lm, problems);
+        Limit l = limit(source, what, seq.getValue().size() == 1 ? name : name + "/" + i, lm,
+            ticksPerSecond, problems);
         if (l != null) {
           limits.add(l);
         }
@@ -173,7 +364,7 @@ public final class Policies {
   }
 
   private static Limit limit(String source, String what, String defaultName, MappingNode m,
-      List<String> problems) {
+      long ticksPerSecond, List<String> problems) {
     Map<String, Node> f = new LinkedHashMap<>();
     int before = problems.size();
     for (NodeTuple t : m.getValue()) {
@@ -182,7 +373,7 @@ public final class Policies {
         problems.add(at(source, t.getKeyNode()) + what + ": '" + k + "' is given twice");
       } else if (!LIMIT_KEYS.contains(k)) {
         problems.add(at(source, t.getKeyNode()) + what + ": unknown key '" + k + "' (expected one of"
-            + " algorithm, capacity, rate, limit, window, penalty, name)");
+            + " algorithm, capacity, rate, limit, window, penalty, name, maximumKeys)");
       } else if (!(t.getValueNode() instanceof ScalarNode)) {
         problems.add(at(source, t.getValueNode()) + what + ": '" + k + "' must be a single value");
       } else {
@@ -209,6 +400,20 @@ public final class Policies {
       }
     };
     if (problems.size() > before) {
+      // still check what can be checked without the algorithm, so every problem shows at once
+      for (String k : new String[] {"capacity", "burst", "limit"}) {
+        if (f.containsKey(k)) {
+          number(source, what, k, f.get(k), problems);
+        }
+      }
+      if (f.containsKey("rate")) {
+        rate(source, what, f.get("rate"), problems);
+      }
+      for (String k : new String[] {"window", "penalty"}) {
+        if (f.containsKey(k)) {
+          duration(source, what, k, f.get(k), problems);
+        }
+      }
       return null;
     }
     try {
@@ -265,7 +470,9 @@ public final class Policies {
         }
         l = l.withPenalty(p);
       }
-      return l.named(f.containsKey("name") ? scalar(f.get("name")) : defaultName);
+      l = l.named(f.containsKey("name") ? scalar(f.get("name")) : defaultName);
+      l.checkRepresentable(ticksPerSecond);   // e.g. capacity 1e30, rate 1/100000d
+      return l;
     } catch (IllegalArgumentException e) {
       problems.add(at(source, m) + what + ": " + e.getMessage());
       return null;
@@ -318,7 +525,7 @@ public final class Policies {
   }
 
   /** {@code 250ms}, {@code 30s}, {@code 1.5m}, {@code 1h}, {@code 7d}; null if not one. */
-  static Duration parseDuration(String s) {
+  public static Duration parseDuration(String s) {
     Matcher m = DURATION.matcher(s);
     if (!m.matches()) {
       return null;

@@ -51,7 +51,7 @@ class ServerTest {
   }
 
   private void startSample() throws Exception {
-    server = SluiceServer.start(new SluiceServer.Options().port(0));
+    server = SluiceServer.start(new Options().port(0));
   }
 
   @Test
@@ -105,7 +105,7 @@ class ServerTest {
 
   @Test
   void badInput_is400WithAProblem_never500() throws Exception {
-    server = SluiceServer.start(new SluiceServer.Options().port(0).maxBatch(3).maxKeyLength(10)
+    server = SluiceServer.start(new Options().port(0).maxBatch(3).maxKeyLength(10)
         .maxBodyBytes(1024));
     String[][] cases = {
         {"{\"policy\": \"demo\", \"key\": ", "400", "Malformed JSON", "line 1"},
@@ -148,7 +148,7 @@ class ServerTest {
 
   @Test
   void bearerToken_requiredWhenConfigured() throws Exception {
-    server = SluiceServer.start(new SluiceServer.Options().port(0).token("s3cret-token-0123456789"));
+    server = SluiceServer.start(new Options().port(0).token("s3cret-token-0123456789"));
     HttpResponse<String> none = post("/v1/check", "{\"policy\":\"demo\",\"key\":\"a\"}");
     assertThat(none.statusCode()).isEqualTo(401);
     assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
@@ -157,7 +157,7 @@ class ServerTest {
     assertThat(post("/v1/check", "{\"policy\":\"demo\",\"key\":\"a\"}", "Authorization",
         "Bearer s3cret-token-0123456789").statusCode()).isEqualTo(200);
     assertThat(get("/healthz").statusCode()).as("probes stay open").isEqualTo(200);
-    assertThatThrownBy(() -> new SluiceServer.Options().token("short"))
+    assertThatThrownBy(() -> new Options().token("short"))
         .hasMessageContaining("at least 16 characters");
   }
 
@@ -190,7 +190,7 @@ class ServerTest {
           a: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
           b: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
         """);
-    server = SluiceServer.start(new SluiceServer.Options().port(0).config(file).reloadEvery(Duration.ZERO));
+    server = SluiceServer.start(new Options().port(0).config(file).reloadEvery(Duration.ZERO));
     assertThat(post("/v1/check", "{\"policy\":\"a\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
     assertThat(post("/v1/check", "{\"policy\":\"b\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
     Files.writeString(file, """
@@ -218,7 +218,7 @@ class ServerTest {
   void invalidConfigFile_failsAtStartWithFileAndLine() throws Exception {
     Path file = dir.resolve("bad.yaml");
     Files.writeString(file, "policies:\n  x: {algorithm: leaky-bucket, capacity: 1}\n");
-    assertThatThrownBy(() -> SluiceServer.start(new SluiceServer.Options().port(0).config(file)))
+    assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).config(file)))
         .isInstanceOf(ConfigException.class)
         .hasMessage(file + ":2: policy 'x': a leaky-bucket needs 'capacity' and 'rate'");
   }
@@ -277,7 +277,7 @@ class ServerTest {
   @Test
   void loopbackByDefault() throws Exception {
     startSample();
-    assertThat(new SluiceServer.Options().host).isEqualTo("127.0.0.1");
+    assertThat(new Options().host).isEqualTo("127.0.0.1");
     assertThat(get("/healthz").statusCode()).isEqualTo(200);
   }
 }

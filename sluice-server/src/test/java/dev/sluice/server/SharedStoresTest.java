@@ -29,7 +29,7 @@ class SharedStoresTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private void sharedAcrossInstances(SluiceServer.Options a, SluiceServer.Options b) throws Exception {
+  private void sharedAcrossInstances(Options a, Options b) throws Exception {
     try (SluiceServer one = SluiceServer.start(a.port(0)); SluiceServer two = SluiceServer.start(b.port(0))) {
       String key = "{\"policy\":\"demo\",\"key\":\"shared-" + System.nanoTime() + "\"}";
       assertThat(check(one, key).statusCode()).isEqualTo(200);
@@ -54,15 +54,30 @@ class SharedStoresTest {
       uri = "redis://127.0.0.1:" + port;
     }
     try {
-      sharedAcrossInstances(new SluiceServer.Options().redis(uri), new SluiceServer.Options().redis(uri));
+      sharedAcrossInstances(new Options().redis(uri), new Options().redis(uri));
       if (redis != null) {
-        try (SluiceServer s = SluiceServer.start(new SluiceServer.Options().port(0).redis(uri))) {
+        try (SluiceServer s = SluiceServer.start(new Options().port(0).redis(uri))) {
           redis.stop();
           HttpResponse<String> r = check(s, "{\"policy\":\"demo\",\"key\":\"down\"}");
           assertThat(r.statusCode()).as("fail closed while the store is down").isEqualTo(503);
-          assertThat(r.body()).contains("\"degraded\":true");
-          assertThat(get(s, "/readyz").statusCode()).isEqualTo(503);
-          assertThat(get(s, "/metrics").body()).contains("outcome=\"unavailable\"} 1");
+          assertThat(r.body()).contains("\"degraded\":true")
+              .contains("\"type\":\"urn:sluice:problem:store-unavailable\"");
+          assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+          assertThat(r.headers().firstValue("RateLimit-Policy")).as("the limits are known").isPresent();
+          assertThat(r.headers().firstValue("RateLimit")).as("what is left is not: no r=0 guess")
+              .isEmpty();
+          assertThat(r.headers().firstValue("Retry-After")).isPresent();
+          // readiness asks the store directly and is no decision (issue 11, defect 6)
+          String before = get(s, "/metrics").body();
+          for (int i = 0; i < 5; i++) {
+            assertThat(get(s, "/readyz").statusCode()).isEqualTo(503);
+          }
+          String after = get(s, "/metrics").body();
+          assertThat(after).contains("outcome=\"unavailable\"} 1")
+              .contains("sluice_degraded_decisions_total{policy=\"demo\"} 1\n");
+          assertThat(metric(after, "sluice_store_errors_total")).isEqualTo(metric(before, "sluice_store_errors_total"));
+          assertThat(metric(after, "sluice_degraded_decisions_total"))
+              .isEqualTo(metric(before, "sluice_degraded_decisions_total"));
         }
       }
     } finally {
@@ -76,13 +91,13 @@ class SharedStoresTest {
   void postgres_sharedAcrossInstances() throws Exception {
     String external = System.getenv("SLUICE_POSTGRES_URL");
     if (external != null && !external.isBlank()) {
-      sharedAcrossInstances(new SluiceServer.Options().postgres(external),
-          new SluiceServer.Options().postgres(external));
+      sharedAcrossInstances(new Options().postgres(external),
+          new Options().postgres(external));
       return;
     }
     try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPort(Ports.free()).start()) {
       String url = pg.getJdbcUrl("postgres", "postgres");
-      sharedAcrossInstances(new SluiceServer.Options().postgres(url), new SluiceServer.Options().postgres(url));
+      sharedAcrossInstances(new Options().postgres(url), new Options().postgres(url));
     }
   }
 
@@ -91,8 +106,8 @@ class SharedStoresTest {
     String external = System.getenv("SLUICE_REDIS_CLUSTER_URI");
     if (external != null && !external.isBlank()) {
       java.util.List<String> seeds = java.util.List.of(external.split(","));
-      sharedAcrossInstances(new SluiceServer.Options().redisCluster(seeds),
-          new SluiceServer.Options().redisCluster(seeds));
+      sharedAcrossInstances(new Options().redisCluster(seeds),
+          new Options().redisCluster(seeds));
       return;
     }
     redis.embedded.RedisShardedCluster cluster = redis.embedded.RedisShardedCluster.newRedisCluster()
@@ -106,8 +121,8 @@ class SharedStoresTest {
         seeds.add("redis://127.0.0.1:" + port);
       }
       // each instance knows a different seed: the cluster tells them the rest
-      sharedAcrossInstances(new SluiceServer.Options().redisCluster(seeds.subList(0, 1)),
-          new SluiceServer.Options().redisCluster(seeds.subList(2, 3)));
+      sharedAcrossInstances(new Options().redisCluster(seeds.subList(0, 1)),
+          new Options().redisCluster(seeds.subList(2, 3)));
     } finally {
       cluster.stop();
     }
@@ -115,12 +130,22 @@ class SharedStoresTest {
 
   @Test
   void oneSharedStoreAtATime() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SluiceServer.start(new SluiceServer.Options()
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SluiceServer.start(new Options()
             .port(0).redis("redis://127.0.0.1:1").postgres("jdbc:postgresql://127.0.0.1:1/x")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("choose one shared store");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SluiceServer.Options()
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Options()
             .redisCluster(java.util.List.of()))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one seed");
   }
-}
 
+  /** The sum of a metric's samples across its labels. */
+  private static long metric(String exposition, String name) {
+    long sum = 0;
+    for (String line : exposition.split("\n")) {
+      if (line.startsWith(name + "{")) {
+        sum += Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+}

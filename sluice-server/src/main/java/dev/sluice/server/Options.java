@@ -1,0 +1,221 @@
+package dev.sluice.server;
+
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.StoreFailure;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The service's settings, each with its default; every setter refuses a value out of range with
+ * a sentence naming it. The command line ({@code sluice serve --help}) sets the same fields; a
+ * policies file's {@code store:} section fills the store settings the command line leaves unset.
+ */
+public final class Options {
+  /** Keys each policy holds in memory unless it says otherwise. */
+  public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
+
+  String host = "127.0.0.1";
+  int port = 8080;
+  Path configFile;
+  String redisUri;
+  List<String> redisCluster;
+  String postgresUrl;
+  int postgresPoolSize = 16;
+  String token;
+  int maxBodyBytes = 64 * 1024;
+  int maxBatch = 100;
+  int maxKeyLength = 256;
+  int maxThreads = 200;
+  long maximumKeys = DEFAULT_MAXIMUM_KEYS;
+  Duration reloadEvery = Duration.ofSeconds(2);
+  Duration shutdownGrace = Duration.ofSeconds(10);
+  StoreFailure storeFailure;
+  Duration storeTimeout;
+  CircuitBreakerSettings circuitBreaker;
+  Duration requestTimeout = Duration.ofSeconds(5);
+  Duration idleTimeout = Duration.ofSeconds(30);
+  int maxConnections = 10_000;
+
+  /** Address to bind (default 127.0.0.1: loopback only). */
+  public Options host(String host) {
+    this.host = Objects.requireNonNull(host, "host");
+    return this;
+  }
+
+  /** Port (default 8080; 0 picks a free one). */
+  public Options port(int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be between 0 and 65535 but was " + port);
+    }
+    this.port = port;
+    return this;
+  }
+
+  /** The policies file (default: the bundled sample, not reloaded). */
+  public Options config(Path file) {
+    this.configFile = file;
+    return this;
+  }
+
+  /** Share limits through Redis at this URI (redis://, rediss://, redis-sentinel://). */
+  public Options redis(String uri) {
+    this.redisUri = uri;
+    return this;
+  }
+
+  /** Share limits through a Redis Cluster reached through these seed URIs (redis://host:port). */
+  public Options redisCluster(List<String> seeds) {
+    if (seeds != null && seeds.isEmpty()) {
+      throw new IllegalArgumentException("a Redis Cluster needs at least one seed URI");
+    }
+    this.redisCluster = seeds == null ? null : List.copyOf(seeds);
+    return this;
+  }
+
+  /** Share limits through PostgreSQL at this JDBC URL (the table is created if missing). */
+  public Options postgres(String jdbcUrl) {
+    if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("a PostgreSQL JDBC URL starts with jdbc:postgresql: but"
+          + " was '" + jdbcUrl + "'");
+    }
+    this.postgresUrl = jdbcUrl;
+    return this;
+  }
+
+  /** Require {@code Authorization: Bearer <token>} on /v1/ (default: no authentication). */
+  public Options token(String token) {
+    if (token != null && (token.isBlank() || token.length() < 16)) {
+      throw new IllegalArgumentException("a bearer token must have at least 16 characters");
+    }
+    this.token = token;
+    return this;
+  }
+
+  /** Largest accepted body (default 64 KiB); larger gets 413. */
+  public Options maxBodyBytes(int bytes) {
+    if (bytes < 64 || bytes > 16 * 1024 * 1024) {
+      throw new IllegalArgumentException("maxBodyBytes must be between 64 and 16 MiB but was " + bytes);
+    }
+    this.maxBodyBytes = bytes;
+    return this;
+  }
+
+  /** Most requests in one batch (default 100). */
+  public Options maxBatch(int n) {
+    if (n < 1 || n > 10_000) {
+      throw new IllegalArgumentException("maxBatch must be between 1 and 10000 but was " + n);
+    }
+    this.maxBatch = n;
+    return this;
+  }
+
+  /** Longest key (default 256 characters). */
+  public Options maxKeyLength(int n) {
+    if (n < 1 || n > 65_536) {
+      throw new IllegalArgumentException("maxKeyLength must be between 1 and 65536 but was " + n);
+    }
+    this.maxKeyLength = n;
+    return this;
+  }
+
+  /** How often the policies file is checked for changes (default 2 s; zero: never). */
+  public Options reloadEvery(Duration every) {
+    this.reloadEvery = Objects.requireNonNull(every, "every");
+    return this;
+  }
+
+  /** What decisions get while a shared store fails (default fail closed: 503; or the file's). */
+  public Options storeFailure(StoreFailure policy) {
+    this.storeFailure = policy;
+    return this;
+  }
+
+  /**
+   * The longest one decision may take in the shared store (default 250 ms, or the file's
+   * {@code store.timeout}): Redis' command timeout, PostgreSQL's whole-decision deadline.
+   */
+  public Options storeTimeout(Duration timeout) {
+    if (timeout != null && (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0)) {
+      throw new IllegalArgumentException("storeTimeout must be between 1 ms and 1 minute but was " + timeout);
+    }
+    this.storeTimeout = timeout;
+    return this;
+  }
+
+  /** When decisions stop calling a failing store (default {@link CircuitBreakerSettings#defaults()}). */
+  public Options circuitBreaker(CircuitBreakerSettings settings) {
+    this.circuitBreaker = settings;
+    return this;
+  }
+
+  /**
+   * The most time a request may take to arrive, head and body, from its first byte (default
+   * 5 s): a client slower than that gets 408 and the connection is closed.
+   */
+  public Options requestTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "requestTimeout");
+    if (timeout.toMillis() < 10 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("requestTimeout must be between 10 ms and 10 minutes but was " + timeout);
+    }
+    this.requestTimeout = timeout;
+    return this;
+  }
+
+  /** How long an idle keep-alive connection stays open (default 30 s). */
+  public Options idleTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "idleTimeout");
+    if (timeout.toMillis() < 10 || timeout.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("idleTimeout must be between 10 ms and 1 hour but was " + timeout);
+    }
+    this.idleTimeout = timeout;
+    return this;
+  }
+
+  /** Most connections open at once (default 10,000); past it, new ones wait to be accepted. */
+  public Options maxConnections(int n) {
+    if (n < 1 || n > 1_000_000) {
+      throw new IllegalArgumentException("maxConnections must be between 1 and 1000000 but was " + n);
+    }
+    this.maxConnections = n;
+    return this;
+  }
+
+  /** Threads serving requests (default 200). */
+  public Options maxThreads(int n) {
+    if (n < 8 || n > 10_000) {
+      throw new IllegalArgumentException("maxThreads must be between 8 and 10000 but was " + n);
+    }
+    this.maxThreads = n;
+    return this;
+  }
+
+  /** Connections in the PostgreSQL pool (default 16). */
+  public Options postgresPoolSize(int n) {
+    if (n < 1 || n > 1_000) {
+      throw new IllegalArgumentException("postgresPoolSize must be between 1 and 1000 but was " + n);
+    }
+    this.postgresPoolSize = n;
+    return this;
+  }
+
+  /**
+   * Keys each policy holds in memory (default 100,000; a policy's {@code maximumKeys} in the
+   * file wins): with the in-memory store, or the in-memory fallback of a shared one. The heap
+   * the service needs follows from it ({@link SluiceServer#heapBytesNeeded}).
+   */
+  public Options maximumKeys(long n) {
+    if (n < 1 || n > 1_000_000_000L) {
+      throw new IllegalArgumentException("maximumKeys must be between 1 and 1000000000 but was " + n);
+    }
+    this.maximumKeys = n;
+    return this;
+  }
+
+  /** How long shutdown waits for requests in flight (default 10 s). */
+  public Options shutdownGrace(Duration grace) {
+    this.shutdownGrace = Objects.requireNonNull(grace, "grace");
+    return this;
+  }
+}
