@@ -185,9 +185,29 @@ final class ServeCommand implements Callable<Integer> {
           .redisCluster(redisCluster).postgres(postgres).storeFailure(failure)
           .token(token == null || token.isEmpty() ? null : token)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
+          .storeTimeout(storeTimeout == null ? null : duration("--store-timeout", storeTimeout))
+          .circuitBreaker(breaker())
+          .maximumKeys(maximumKeys)
+          .requestTimeout(duration("--request-timeout", requestTimeout))
+          .idleTimeout(duration("--idle-timeout", idleTimeout))
+          .maxConnections(maxConnections).maxThreads(maxThreads).postgresPoolSize(postgresPoolSize)
           .reloadEvery(Duration.ofSeconds(2));
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
+    }
+    if (printHeap) {
+      // for ./sluice: the heap the policies need, as a JVM option; nothing when they are invalid
+      try {
+        boolean shared = redis != null || redisCluster != null || postgres != null;
+        long tps = shared ? 1_000_000L : 1_000_000_000L;
+        Policies p = config != null ? Policies.load(config, tps)
+            : Policies.parse("sample.yaml", sampleConfig(), tps);
+        long mib = (SluiceServer.heapBytesNeeded(p, o) + (1 << 20) - 1) >> 20;
+        spec.commandLine().getOut().println("-Xmx" + mib + "m");
+      } catch (ConfigException e) {
+        // the real start reports the problems
+      }
+      return 0;
     }
     SluiceServer server;
     try {
@@ -195,7 +215,19 @@ final class ServeCommand implements Callable<Integer> {
     } catch (ConfigException e) {
       throw new InputException("the configuration is not valid:\n" + e.getMessage());
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sluice-shutdown"));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      // SIGTERM or Ctrl-C: finish what is in flight, release the store, and exit 0 as the docs
+      // promise (the JVM's own status after a signal would be 128 + the signal's number)
+      int status = 0;
+      try {
+        server.close();
+      } catch (Throwable t) {
+        System.err.println("sluice serve: shutdown failed: " + t);
+        status = 1;
+      }
+      System.err.flush();
+      Runtime.getRuntime().halt(status);
+    }, "sluice-shutdown"));
     String store = redis != null ? "Redis" : redisCluster != null ? "Redis Cluster"
         : postgres != null ? "PostgreSQL" : "memory";
     spec.commandLine().getErr().printf("sluice: listening on http://%s:%d (store: %s, policies: %s from %s)%n",

@@ -40,11 +40,37 @@ class CommandsTest {
   @Test
   void simulate_jsonAndCsv() {
     assertThat(run("simulate", "sustained", "--format", "json", "-a", "gcra,fixed-window")).isZero();
-    assertThat(out.toString()).contains("\"algorithm\": \"gcra\", \"offered\": 600, \"admitted\": 399")
-        .contains("\"algorithm\": \"fixed-window\"").doesNotContain("leaky-meter");
+    com.fasterxml.jackson.databind.JsonNode json = readJson(out.toString());
+    assertThat(json.at("/algorithms/0/algorithm").asText()).isEqualTo("gcra");
+    assertThat(json.at("/algorithms/0/offered").asLong()).isEqualTo(600);
+    assertThat(json.at("/algorithms/0/admitted").asLong()).isEqualTo(399);
+    assertThat(json.at("/algorithms/1/algorithm").asText()).isEqualTo("fixed-window");
+    assertThat(json.get("algorithms")).hasSize(2);
     out.getBuffer().setLength(0);
     assertThat(run("simulate", "--spec", "10 in 1s", "--format", "csv", "-a", "token-bucket")).isZero();
     assertThat(out.toString()).startsWith("algorithm,offered,admitted").contains("token-bucket,10,10,0");
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode readJson(String text) {
+    try {
+      return new com.fasterxml.jackson.databind.ObjectMapper()
+          .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .readTree(text);
+    } catch (java.io.IOException e) {
+      throw new AssertionError("not valid JSON: " + e.getMessage() + "\n" + text, e);
+    }
+  }
+
+  /** Regression (issue 11, defect 9): a tab in the spec or a quote in a file name broke the JSON. */
+  @Test
+  void simulate_json_isValidWhateverTheSourceSays() throws Exception {
+    assertThat(run("simulate", "--spec", "10 in\t1s", "--format", "json", "-a", "gcra")).isZero();
+    assertThat(readJson(out.toString()).get("traffic").asText()).isEqualTo("10 in\t1s");
+    out.getBuffer().setLength(0);
+    Path csv = dir.resolve("odd \"name\"\t.csv");
+    Files.writeString(csv, "0\n0.01\n");
+    assertThat(run("simulate", "--csv", csv.toString(), "--format", "json", "-a", "gcra")).isZero();
+    assertThat(readJson(out.toString()).get("traffic").asText()).contains("odd \"name\"\t.csv");
   }
 
   @Test
@@ -80,6 +106,25 @@ class CommandsTest {
     assertThat(run("serve", "--port", "0", "--redis", "redis://a", "--redis-cluster",
         "redis://b:7000,redis://c:7000")).isEqualTo(2);
     assertThat(err.toString()).contains("choose one of --redis, --redis-cluster and --postgres");
+    assertThat(run("serve", "--port", "0", "--store-timeout", "soon")).isEqualTo(2);
+    assertThat(err.toString()).contains("--store-timeout must be a duration such as 250ms, 5s or 1m but was 'soon'");
+    assertThat(run("serve", "--port", "0", "--breaker-failure-rate", "1.5")).isEqualTo(2);
+    assertThat(err.toString()).contains("circuit breaker failureRate must be in (0, 1] but was 1.5");
+    assertThat(run("serve", "--port", "0", "--maximum-keys", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("maximumKeys must be between 1 and 1000000000 but was 0");
+  }
+
+  @Test
+  void serve_printHeap_growsWithMaximumKeys(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    assertThat(run("serve", "--print-heap", "--maximum-keys", "1000")).isZero();
+    long small = Long.parseLong(out.toString().trim().replace("-Xmx", "").replace("m", ""));
+    out.getBuffer().setLength(0);
+    assertThat(run("serve", "--print-heap", "--maximum-keys", "1000000")).isZero();
+    long large = Long.parseLong(out.toString().trim().replace("-Xmx", "").replace("m", ""));
+    assertThat(small).isGreaterThanOrEqualTo(96);
+    // 3 sample policies of 1,000,000 keys of up to 256 characters: more than a gigabyte
+    assertThat(large).isGreaterThan(1000).isGreaterThan(small);
   }
 
   @Test
@@ -98,6 +143,8 @@ class CommandsTest {
   void plot_svg_isWellFormed_andHoldsTheSeriesItClaims() throws Exception {
     Path svg = dir.resolve("seed000.svg");
     assertThat(run("plot", "seed000", "-o", svg.toString(), "--png")).isZero();
+    assertThat(out.toString()).as("says where the PNG went")
+        .contains("wrote " + svg + " and " + dir.resolve("seed000.png"));
     DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
     Document doc = f.newDocumentBuilder().parse(svg.toFile());
     assertThat(doc.getDocumentElement().getTagName()).isEqualTo("svg");
