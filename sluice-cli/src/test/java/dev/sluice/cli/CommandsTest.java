@@ -117,6 +117,9 @@ class CommandsTest {
   @Test
   void serve_printHeap_growsWithMaximumKeys(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
       throws Exception {
+    assertThat(run("serve", "--print-heap")).isZero();
+    assertThat(out.toString().trim()).as("the sample with the defaults (docs/server.md)").isEqualTo("-Xmx420m");
+    out.getBuffer().setLength(0);
     assertThat(run("serve", "--print-heap", "--maximum-keys", "1000")).isZero();
     long small = Long.parseLong(out.toString().trim().replace("-Xmx", "").replace("m", ""));
     out.getBuffer().setLength(0);
