@@ -66,22 +66,14 @@ final class Metrics {
     b.append("sluice_decision_duration_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
     b.append("sluice_decision_duration_seconds_sum ").append(latencySum.sum() / 1e9).append('\n');
     b.append("sluice_decision_duration_seconds_count ").append(latencyCount.sum()).append('\n');
-    b.append("# HELP sluice_store_errors_total Calls to the shared store that failed, by policy.\n");
-    b.append("# TYPE sluice_store_errors_total counter\n");
-    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_store_errors_total{policy=\"")
-        .append(escape(p)).append("\"} ").append(v[0]).append('\n'));
-    b.append("# HELP sluice_degraded_decisions_total Decisions the failure policy answered, by policy.\n");
-    b.append("# TYPE sluice_degraded_decisions_total counter\n");
-    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_degraded_decisions_total{policy=\"")
-        .append(escape(p)).append("\"} ").append(v[1]).append('\n'));
-    b.append("# HELP sluice_keys Keys a policy holds in this instance's memory (in-memory store or fallback).\n");
-    b.append("# TYPE sluice_keys gauge\n");
-    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_keys{policy=\"")
-        .append(escape(p)).append("\"} ").append(v[2]).append('\n'));
-    b.append("# HELP sluice_maximum_keys The most keys a policy may hold in memory.\n");
-    b.append("# TYPE sluice_maximum_keys gauge\n");
-    perPolicyStoreErrorsAndDegraded.forEach((p, v) -> b.append("sluice_maximum_keys{policy=\"")
-        .append(escape(p)).append("\"} ").append(v[3]).append('\n'));
+    perPolicy(b, perPolicyStoreErrorsAndDegraded, 0, "sluice_store_errors_total", "counter",
+        "Calls to the shared store that failed, by policy.");
+    perPolicy(b, perPolicyStoreErrorsAndDegraded, 1, "sluice_degraded_decisions_total", "counter",
+        "Decisions the failure policy answered, by policy.");
+    perPolicy(b, perPolicyStoreErrorsAndDegraded, 2, "sluice_keys", "gauge",
+        "Keys a policy holds in this instance's memory (in-memory store or fallback).");
+    perPolicy(b, perPolicyStoreErrorsAndDegraded, 3, "sluice_maximum_keys", "gauge",
+        "The most keys a policy may hold in memory.");
     b.append("# HELP sluice_http_responses_total HTTP responses by status code.\n");
     b.append("# TYPE sluice_http_responses_total counter\n");
     responses.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
@@ -92,6 +84,15 @@ final class Metrics {
     b.append("sluice_config_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');
     b.append("sluice_config_reloads_total{result=\"error\"} ").append(reloadsFailed.sum()).append('\n');
     return b.toString();
+  }
+
+  /** One metric with a sample per policy, the {@code index}th of each policy's values. */
+  private static void perPolicy(StringBuilder b, Map<String, long[]> values, int index, String name,
+      String type, String help) {
+    b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+    values.forEach((p, v) -> b.append(name).append("{policy=\"").append(escape(p)).append("\"} ")
+        .append(v[index]).append('\n'));
   }
 
   private static String escape(String s) {
