@@ -1,9 +1,10 @@
 package dev.sluice.postgres;
 
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /*
  * Bounds a blocking call that offers no timeout of its own (DataSource.getConnection() waits as
@@ -11,39 +12,58 @@ import java.util.concurrent.atomic.AtomicInteger;
  * waiting thread when the decision's deadline passes. Pools wait interruptibly (HikariCP throws
  * "Interrupted during connection acquisition"), so the call fails at the deadline.
  *
- * The interrupt must never outlive the call: a guard's state goes WAITING -> DONE when the caller
- * finishes first (the timer task is cancelled and will not interrupt), or WAITING -> FIRING ->
- * FIRED when the timer wins; then the caller waits for FIRED and clears the interrupt it caused.
+ * Cheap on the decision path: arming adds the guard to a concurrent set and disarming removes it;
+ * nothing is scheduled and no thread is woken. One daemon watchdog looks at the set every 5 ms
+ * and fires the guards whose deadline has passed, so a deadline is kept to within about 5 ms
+ * (plus scheduling on a busy host).
+ *
+ * The interrupt never outlives the call: a guard's state goes WAITING -> DONE when the caller
+ * finishes first (the watchdog then leaves it alone), or WAITING -> FIRING -> FIRED when the
+ * watchdog wins; the caller then waits for FIRED and clears the interrupt it caused.
  */
 final class Deadline {
   private static final int WAITING = 0;
   private static final int DONE = 1;
   private static final int FIRING = 2;
   private static final int FIRED = 3;
+  private static final long PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-  private static final ScheduledThreadPoolExecutor TIMER = timer();
+  private static final Set<Deadline> ARMED = ConcurrentHashMap.newKeySet();
 
-  private static ScheduledThreadPoolExecutor timer() {
-    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread thread = new Thread(r, "sluice-postgres-deadline");
-      thread.setDaemon(true);
-      return thread;
-    });
-    t.setRemoveOnCancelPolicy(true);
-    return t;
+  static {
+    Thread watchdog = new Thread(Deadline::watch, "sluice-postgres-deadline");
+    watchdog.setDaemon(true);
+    watchdog.start();
   }
 
   private final Thread thread = Thread.currentThread();
+  private final long deadlineNanos;
   private final AtomicInteger state = new AtomicInteger(WAITING);
-  private final ScheduledFuture<?> task;
 
-  private Deadline(long nanos) {
-    this.task = TIMER.schedule(this::fire, nanos, TimeUnit.NANOSECONDS);
+  private Deadline(long deadlineNanos) {
+    this.deadlineNanos = deadlineNanos;
   }
 
   /** Interrupts the calling thread in {@code nanos} unless {@link #disarm()} comes first. */
   static Deadline arm(long nanos) {
-    return new Deadline(Math.max(0, nanos));
+    Deadline d = new Deadline(System.nanoTime() + Math.max(0, nanos));
+    ARMED.add(d);
+    return d;
+  }
+
+  private static void watch() {
+    while (true) {
+      LockSupport.parkNanos(PERIOD_NANOS);
+      if (ARMED.isEmpty()) {
+        continue;
+      }
+      long now = System.nanoTime();
+      for (Deadline d : ARMED) {
+        if (now - d.deadlineNanos >= 0 && ARMED.remove(d)) {
+          d.fire();
+        }
+      }
+    }
   }
 
   private void fire() {
@@ -58,8 +78,8 @@ final class Deadline {
    * it (the interrupt is then cleared).
    */
   boolean disarm() {
+    ARMED.remove(this);
     if (state.compareAndSet(WAITING, DONE)) {
-      task.cancel(false);
       return false;
     }
     while (state.get() != FIRED) {

@@ -130,7 +130,8 @@ public final class SluiceServer implements AutoCloseable {
     final Response response;
     final Callback callback;
     final AtomicBoolean answered = new AtomicBoolean();
-    volatile Scheduler.Task deadline;
+    /** When the request must have arrived whole (System.nanoTime), counted from its first byte. */
+    long deadlineNanos;
 
     Exchange(Request request, Response response, Callback callback) {
       this.request = request;
@@ -142,10 +143,7 @@ public final class SluiceServer implements AutoCloseable {
       if (!answered.compareAndSet(false, true)) {
         return false;
       }
-      Scheduler.Task t = deadline;
-      if (t != null) {
-        t.cancel();
-      }
+      waiting.remove(this);
       return true;
     }
   }
@@ -163,6 +161,10 @@ public final class SluiceServer implements AutoCloseable {
   private final ScheduledExecutorService reloader;
   private final byte[] token;
   private final long requestTimeoutMillis;
+  /** Requests whose body is still arriving, watched for their deadline. */
+  private final java.util.Set<Exchange> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final long SWEEP_MILLIS = 50;
+  private ScheduledExecutorService sweeper;
   private volatile Map<String, Policy> policies;
   private volatile long configStamp;
 
@@ -266,6 +268,13 @@ public final class SluiceServer implements AutoCloseable {
     SluiceServer s = new SluiceServer(options);
     try {
       s.server.start();
+      s.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-request-deadlines");
+        t.setDaemon(true);
+        return t;
+      });
+      s.sweeper.scheduleWithFixedDelay(s::sweepSlowBodies, SWEEP_MILLIS, SWEEP_MILLIS,
+          TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       s.close();
       throw new IOException("cannot listen on " + options.host + ":" + options.port + ": "
@@ -501,6 +510,22 @@ public final class SluiceServer implements AutoCloseable {
   }
 
   /**
+   * Answers 408 to every request whose body is still on its way past its deadline; run by the
+   * server's scheduler every {@value #SWEEP_MILLIS} ms. Requests whose body came with their head
+   * are never in the set, so the common path schedules nothing per request.
+   */
+  private void sweepSlowBodies() {
+    long now = System.nanoTime();
+    for (Exchange x : waiting) {
+      if (now - x.deadlineNanos >= 0 && x.claim()) {
+        x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
+        sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
+            + requestTimeoutMillis + " ms");
+      }
+    }
+  }
+
+  /**
    * Reads the body without holding a thread, under the request's deadline (counted from its
    * first byte), then decides.
    */
@@ -510,15 +535,9 @@ public final class SluiceServer implements AutoCloseable {
       throw new Refusal(413, Problem.HTTP, "the body is " + length + " bytes; at most "
           + options.maxBodyBytes + " are accepted");
     }
-    long elapsed = Math.max(0, (System.nanoTime() - x.request.getBeginNanoTime()) / 1_000_000);
-    x.deadline = x.request.getComponents().getScheduler().schedule(() -> {
-      if (x.claim()) {
-        x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
-        sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
-            + requestTimeoutMillis + " ms");
-      }
-    }, Math.max(1, requestTimeoutMillis - elapsed), TimeUnit.MILLISECONDS);
-    readBody(x.request, options.maxBodyBytes, (body, failure) -> {
+    x.deadlineNanos = x.request.getBeginNanoTime() + TimeUnit.MILLISECONDS.toNanos(requestTimeoutMillis);
+    // a body that came with the head costs nothing more; one still on its way is watched
+    readBody(x.request, options.maxBodyBytes, () -> waiting.add(x), (body, failure) -> {
       if (x.answered.get()) {
         return;   // the deadline answered already
       }
@@ -552,15 +571,21 @@ public final class SluiceServer implements AutoCloseable {
    * Reads a body of at most {@code max} bytes as its chunks arrive, holding no thread while it
    * waits for them (Jetty calls back on demand), then hands it, or the failure, to {@code done}.
    */
-  private static void readBody(Request request, int max,
+  private static void readBody(Request request, int max, Runnable firstWait,
       java.util.function.BiConsumer<byte[], Throwable> done) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(max, 1024));
     new Runnable() {
+      private boolean waited;
+
       @Override
       public void run() {
         while (true) {
           Content.Chunk chunk = request.read();
           if (chunk == null) {
+            if (!waited) {
+              waited = true;
+              firstWait.run();
+            }
             request.demand(this);
             return;
           }
@@ -913,6 +938,9 @@ public final class SluiceServer implements AutoCloseable {
   public void close() {
     if (reloader != null) {
       reloader.shutdownNow();
+    }
+    if (sweeper != null) {
+      sweeper.shutdownNow();
     }
     try {
       server.stop();
