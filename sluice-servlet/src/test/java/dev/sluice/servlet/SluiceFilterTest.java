@@ -311,7 +311,12 @@ class SluiceFilterTest {
     HttpResponse<String> r = send("GET", "/closed");
     assertThat(r.statusCode()).isEqualTo(503);
     assertThat(r.body()).contains("Rate limiter unavailable");
-    assertThat(send("GET", "/open").statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(r.headers().firstValue("RateLimit-Policy")).as("the limits are known").isPresent();
+    assertThat(r.headers().firstValue("RateLimit")).as("what is left is not: no r=0 guess").isEmpty();
+    HttpResponse<String> passed = send("GET", "/open");
+    assertThat(passed.statusCode()).isEqualTo(200);
+    assertThat(passed.headers().firstValue("RateLimit")).as("degraded: no guess either").isEmpty();
   }
 
   @Test
