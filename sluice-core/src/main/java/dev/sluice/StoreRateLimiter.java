@@ -262,7 +262,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   /** The failure policy's answer, marked degraded and counted. */
-  private Decision degraded(String key, int op, double cost, CircuitBreaker breaker) {
+  private Decision degraded(String key, int op, double cost, CircuitBreaker domain) {
     degraded.incrementAndGet();
     switch (onFailure) {
       case FALLBACK_IN_MEMORY:
@@ -277,7 +277,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
             null, true);
       default: {
         // Retry when the breaker next lets a call through (at least a second).
-        long retry = Math.max(breaker.remainingOpenNanos(), 1_000_000_000L);
+        long retry = Math.max(domain.remainingOpenNanos(), 1_000_000_000L);
         return new Decision(false, false, 0, retry, retry, 0, compiled[0].limit, null, true);
       }
     }

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -247,6 +246,5 @@ class HostileClientsTest {
     String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assertThat(metrics).contains("sluice_config_reloads_total{result=\"error\"} 1");
     assertThat(server.policyNames()).containsExactly("a");
-    assertThat(TimeUnit.SECONDS.toMillis(1)).isPositive();
   }
 }
