@@ -71,7 +71,25 @@ final class CompiledLimit {
     }
     this.capacity = Ticks.fromUnits(limit.capacity(), quantaPerUnit);
     this.unitCost = Ticks.fromUnits(1, quantaPerUnit);
+    if (kind == BUCKET && Math.abs(unitCost - quantaPerUnit) > MAX_UNIT_ERROR * quantaPerUnit) {
+      // Costs are whole ticks of leak time; a unit that is not close to a whole number of ticks
+      // would be charged off by up to half (300,000/s on a microsecond clock: 3 µs for 3.33,
+      // admitting 11% more than the limit). Refused rather than silently wrong.
+      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+          "%s: one unit of cost leaks in %.4g ticks of the store's clock (1/%d s), which it would"
+              + " charge as %d, %s the limit by %.1f%%; choose a rate whose unit of cost takes a"
+              + " whole number of ticks (for a microsecond clock: 1,000,000/s divided by a whole"
+              + " number), or keep the limit in memory", limit.name(), quantaPerUnit,
+          ticksPerSecond, unitCost, unitCost < quantaPerUnit ? "exceeding" : "falling short of",
+          Math.abs(quantaPerUnit / unitCost - 1) * 100));
+    }
   }
+
+  /**
+   * The largest relative error of the charge for one unit of cost that a bucket accepts (0.1%):
+   * a unit of at least 1,000 ticks, or an exact whole number of ticks.
+   */
+  static final double MAX_UNIT_ERROR = 1e-3;
 
   private static long ticks(long nanos, long ticksPerSecond) {
     return ticksPerSecond == 1_000_000_000L ? nanos : nanos / (1_000_000_000L / ticksPerSecond);

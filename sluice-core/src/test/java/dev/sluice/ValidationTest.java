@@ -9,6 +9,30 @@ import org.junit.jupiter.api.Test;
 /** Every documented rule: bad input fails at once with the parameter and the value. */
 class ValidationTest {
 
+  /**
+   * Issue 11, defect 10 (first part): a unit of cost that is far from a whole number of ticks was
+   * charged floor(ticks) on a microsecond store: 300,000/s admitted 333,333/s, 2,000,000/s
+   * admitted 1,000,000/s. Such limits are refused now, naming the error; near-whole units pass.
+   */
+  @Test
+  void bucketWhoseUnitIsFarFromWholeTicks_isRefused_notSilentlyWrong() {
+    assertThatThrownBy(() -> Limit.leakyBucket(100, Rate.perSecond(300_000)).named("fast")
+            .checkRepresentable(1_000_000))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("fast: one unit of cost leaks in 3.333 ticks")
+        .hasMessageContaining("charge as 3, exceeding the limit by 11.1%");
+    assertThatThrownBy(() -> Limit.tokenBucket(100, Rate.perSecond(2_000_000)).checkRepresentable(1_000_000))
+        .hasMessageContaining("charge as 1, falling short of the limit by 50.0%");
+    assertThatThrownBy(() -> Limit.gcra(Rate.perSecond(400_000), 10).checkRepresentable(1_000_000))
+        .hasMessageContaining("exceeding the limit by 25.0%");
+    // whole ticks, or units long enough that one tick is under 0.1% of them, are accepted
+    Limit.leakyBucket(100, Rate.perSecond(250_000)).checkRepresentable(1_000_000);
+    Limit.leakyBucket(100, Rate.perSecond(3)).checkRepresentable(1_000_000);
+    Limit.leakyBucket(100, Rate.perSecond(300_000)).checkRepresentable(1_000_000_000);
+    assertThat(Sluice.builder().limit(Limit.leakyBucket(100, Rate.perSecond(300_000))).build()
+        .tryAcquire("k").isAllowed()).as("in memory (ns) 300,000/s is 3,333.3 ns: within 0.1%").isTrue();
+  }
+
   @Test
   void capacity_notPositiveOrNotFinite_isRejectedWithTheValue() {
     for (double bad : new double[] {0, -3, Double.NaN, Double.POSITIVE_INFINITY}) {

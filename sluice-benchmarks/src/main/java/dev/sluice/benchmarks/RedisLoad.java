@@ -35,7 +35,7 @@ import redis.embedded.RedisServer;
  * [redis://host:port] [seconds]}; with no URI it starts a Redis 6.2 (embedded-redis) on loopback.
  */
 public final class RedisLoad {
-  private static final double RATE = 1_000_000_000d;
+  private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
 
   private RedisLoad() {}
 
@@ -120,7 +120,7 @@ public final class RedisLoad {
         if (!keys.equals("hot")) {
           cmd.addAll(List.of("-r", keys));
         }
-        // op tryAcquire, Redis TIME, one bucket: capacity 1e6 µs (1e9 per second), cost 1 µs
+        // op tryAcquire, Redis TIME, one bucket: capacity 1e6 µs (1e6 per second), cost 1 µs
         cmd.addAll(List.of("EVALSHA", sha, "1",
             keys.equals("hot") ? "sluice:{user:0}" : "sluice:{user:__rand_int__}",
             "0", "-1", "b", "0", "0", "1000000", "0", "0", "1"));

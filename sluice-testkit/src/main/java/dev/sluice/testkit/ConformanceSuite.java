@@ -536,7 +536,7 @@ public abstract class ConformanceSuite {
     at(1.0);
     for (int i = 0; i < limits.length; i++) {
       Limit limit = limits[i];
-      RateLimiter l = limiter(limit, Limit.leakyBucket(1e9, Rate.perSecond(1e9)));
+      RateLimiter l = limiter(limit, Limit.leakyBucket(1e6, Rate.perSecond(1e6)));   // 1 µs a unit
       for (double cost : new double[] {1e300, Double.MAX_VALUE, 1e-300, Double.MIN_VALUE}) {
         String key = "extreme:" + i + ":" + cost;
         Decision d = l.tryAcquire(key, cost);
