@@ -182,6 +182,19 @@ class HostileClientsTest {
     assertThat(p.get("allowed").asBoolean()).isFalse();
     assertThat(p.get("retryAfterSeconds").asDouble()).isPositive();
 
+    String[][] kinds = {
+        {"{\"policy\":\"nope\",\"key\":\"a\"}", "urn:sluice:problem:unknown-policy", "Unknown policy"},
+        {"{\"policy\":\"demo\",\"key\":\"a\",\"cost\":-1}", "urn:sluice:problem:invalid-check", "Invalid check"},
+        {"[" + "{\"policy\":\"demo\",\"key\":\"a\"},".repeat(100) + "{\"policy\":\"demo\",\"key\":\"a\"}]",
+            "urn:sluice:problem:batch-too-large", "Batch too large"},
+        {"{\"policy\":", "urn:sluice:problem:malformed-json", "Malformed JSON"},
+    };
+    for (String[] k : kinds) {
+      JsonNode q = body(exchange(check(k[0])));
+      assertThat(q.get("type").asText()).as(k[0]).isEqualTo(k[1]);
+      assertThat(q.get("title").asText()).as(k[0]).isEqualTo(k[2]);
+      assertThat(q.get("status").asInt()).as(k[0]).isEqualTo(400);
+    }
     String dup = exchange(check("{\"policy\":\"demo\",\"key\":\"a\",\"key\":\"b\"}"));
     assertThat(status(dup)).as("duplicate fields are refused, not last-wins").isEqualTo(400);
     assertThat(body(dup).get("type").asText()).isEqualTo("urn:sluice:problem:malformed-json");
@@ -246,5 +259,22 @@ class HostileClientsTest {
     String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assertThat(metrics).contains("sluice_config_reloads_total{result=\"error\"} 1");
     assertThat(server.policyNames()).containsExactly("a");
+  }
+
+  /** A reload whose policies may hold more keys than the heap can is refused and counted. */
+  @Test
+  void reloadNeedingMoreHeapThanTheJvmHas_isRefused() throws Exception {
+    Path file = dir.resolve("p.yaml");
+    Files.writeString(file, "policies:\n  a: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}\n");
+    server = SluiceServer.start(new Options().port(0).config(file).reloadEvery(Duration.ZERO));
+    Files.writeString(file, """
+        policies:
+          a: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h, maximumKeys: 1000000000}
+        """);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> server.reload())
+        .isInstanceOf(ConfigException.class).hasMessageContaining("MiB of heap but this JVM has");
+    String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assertThat(metrics).contains("sluice_config_reloads_total{result=\"error\"} 1")
+        .contains("sluice_maximum_keys{policy=\"a\"} 100000\n");
   }
 }
