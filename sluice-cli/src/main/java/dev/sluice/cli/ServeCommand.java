@@ -143,14 +143,6 @@ final class ServeCommand implements Callable<Integer> {
     return b;
   }
 
-  private static String sampleConfig() {
-    try (java.io.InputStream in = SluiceServer.class.getResourceAsStream("/dev/sluice/server/sample.yaml")) {
-      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-  }
-
   @Override
   public Integer call() throws Exception {
     try {
@@ -198,11 +190,7 @@ final class ServeCommand implements Callable<Integer> {
     if (printHeap) {
       // for ./sluice: the heap the policies need, as a JVM option; nothing when they are invalid
       try {
-        boolean shared = redis != null || redisCluster != null || postgres != null;
-        long tps = shared ? 1_000_000L : 1_000_000_000L;
-        Policies p = config != null ? Policies.load(config, tps)
-            : Policies.parse("sample.yaml", sampleConfig(), tps);
-        long mib = (SluiceServer.heapBytesNeeded(p, o) + (1 << 20) - 1) >> 20;
+        long mib = (SluiceServer.heapBytesNeeded(o) + (1 << 20) - 1) >> 20;
         spec.commandLine().getOut().println("-Xmx" + mib + "m");
       } catch (ConfigException e) {
         // the real start reports the problems

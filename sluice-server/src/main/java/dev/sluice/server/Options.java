@@ -203,7 +203,7 @@ public final class Options {
   /**
    * Keys each policy holds in memory (default 100,000; a policy's {@code maximumKeys} in the
    * file wins): with the in-memory store, or the in-memory fallback of a shared one. The heap
-   * the service needs follows from it ({@link SluiceServer#heapBytesNeeded}).
+   * the service needs follows from it ({@link SluiceServer#heapBytesNeeded(Options)}).
    */
   public Options maximumKeys(long n) {
     if (n < 1 || n > 1_000_000_000L) {

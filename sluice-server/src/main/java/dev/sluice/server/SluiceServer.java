@@ -178,12 +178,11 @@ public final class SluiceServer implements AutoCloseable {
       throw new IllegalArgumentException("choose one shared store: Redis, a Redis Cluster or"
           + " PostgreSQL");
     }
-    this.ticksPerSecond = stores == 0 ? 1_000_000_000L : 1_000_000L;
+    this.ticksPerSecond = ticksPerSecond(options);
     Policies initial = loadPolicies();
     this.configStamp = stamp();
     Policies.StoreSettings file = initial.store();
-    this.storeFailure = options.storeFailure != null ? options.storeFailure
-        : file.failure() != null ? file.failure() : StoreFailure.FAIL_CLOSED;
+    this.storeFailure = storeFailure(options, initial);
     this.breaker = options.circuitBreaker != null ? options.circuitBreaker
         : file.circuitBreaker() != null ? file.circuitBreaker() : CircuitBreakerSettings.defaults();
     Duration storeTimeout = options.storeTimeout != null ? options.storeTimeout
@@ -301,38 +300,56 @@ public final class SluiceServer implements AutoCloseable {
   // ------------------------------------------------------------------ policies, heap and reload
 
   private Policies loadPolicies() throws ConfigException {
-    if (options.configFile != null) {
-      return Policies.load(options.configFile, ticksPerSecond);
-    }
-    return Policies.parse("sample.yaml", sample(), ticksPerSecond);
+    return loadPolicies(options);
   }
 
-  static String sample() {
+  /** The policies file, or the bundled sample, validated for the options' store. */
+  private static Policies loadPolicies(Options options) throws ConfigException {
+    long tps = ticksPerSecond(options);
+    if (options.configFile != null) {
+      return Policies.load(options.configFile, tps);
+    }
     try (InputStream in = SluiceServer.class.getResourceAsStream(SAMPLE)) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      return Policies.parse("sample.yaml", new String(in.readAllBytes(), StandardCharsets.UTF_8), tps);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** Whether this policy keeps keys in this JVM's memory (in-memory store, or fallback). */
-  private static boolean keysInMemory(boolean sharedStore, StoreFailure failure) {
-    return !sharedStore || failure == StoreFailure.FALLBACK_IN_MEMORY;
+  /** The resolution of the store's clock: nanoseconds in memory, microseconds shared. */
+  private static long ticksPerSecond(Options options) {
+    boolean shared = options.redisUri != null || options.redisCluster != null
+        || options.postgresUrl != null;
+    return shared ? 1_000_000L : 1_000_000_000L;
+  }
+
+  /** The command line's failure policy, else the file's, else fail closed. */
+  private static StoreFailure storeFailure(Options options, Policies policies) {
+    return options.storeFailure != null ? options.storeFailure
+        : policies.store().failure() != null ? policies.store().failure() : StoreFailure.FAIL_CLOSED;
   }
 
   /**
-   * The heap the service needs to hold every policy's {@code maximumKeys} keys of up to
+   * The heap the service with these options needs for the keys its policies may hold (see
+   * {@link #heapBytesNeeded(Policies, Options)}); the launcher sizes -Xmx with it.
+   *
+   * @throws ConfigException if the policies file is invalid
+   */
+  public static long heapBytesNeeded(Options options) throws ConfigException {
+    return heapBytesNeeded(loadPolicies(options), options);
+  }
+
+  /**
+   * The heap needed to hold every policy's {@code maximumKeys} keys of up to
    * {@code maxKeyLength} characters, with room for the collector: per key, the map entry and
    * state (about 100 bytes plus 40 per state slot) and the key string (48 + 2 per character),
-   * times 1.5, plus {@value #BASE_HEAP_BYTES_TEXT} for the rest. The launcher sizes -Xmx with it.
+   * times 1.5, plus 96 MiB for the rest. Keys kept in a shared store count only when the policy
+   * falls back to memory.
    */
-  public static long heapBytesNeeded(Policies policies, Options options) {
-    boolean shared = options.redisUri != null || options.redisCluster != null
-        || options.postgresUrl != null;
-    StoreFailure failure = options.storeFailure != null ? options.storeFailure
-        : policies.store().failure() != null ? policies.store().failure() : StoreFailure.FAIL_CLOSED;
+  static long heapBytesNeeded(Policies policies, Options options) {
     long total = BASE_HEAP_BYTES;
-    if (!keysInMemory(shared, failure)) {
+    if (ticksPerSecond(options) != 1_000_000_000L
+        && storeFailure(options, policies) != StoreFailure.FALLBACK_IN_MEMORY) {
       return total;
     }
     for (Map.Entry<String, List<Limit>> e : policies.all().entrySet()) {
@@ -347,8 +364,6 @@ public final class SluiceServer implements AutoCloseable {
     }
     return total;
   }
-
-  private static final String BASE_HEAP_BYTES_TEXT = "96 MiB";
 
   /** Refuses policies whose keys may not fit in this JVM's heap. */
   private void checkHeap(Policies p) throws ConfigException {
@@ -636,7 +651,7 @@ public final class SluiceServer implements AutoCloseable {
         x.response.getHeaders().put(h.getKey(), h.getValue());
       }
       if (d.isAllowed()) {
-        json(x, 200, "application/json", g -> result(g, c, d, headers, null, 0));
+        json(x, 200, "application/json", g -> result(g, c, d, headers, null, 0, null));
       } else {
         // a refusal is a problem document whose extension members are the decision
         Problem p = d.isDegraded() ? Problem.STORE_UNAVAILABLE : Problem.RATE_LIMITED;
@@ -673,7 +688,7 @@ public final class SluiceServer implements AutoCloseable {
       g.writeArrayFieldStart("results");
       for (int i = 0; i < checks.size(); i++) {
         Decision d = decisions.get(i);
-        result(g, checks.get(i), d, RateLimitHeaders.of(d, RateLimitHeaders.Mode.IETF), null, 0);
+        result(g, checks.get(i), d, RateLimitHeaders.of(d, RateLimitHeaders.Mode.IETF), null, 0, null);
       }
       g.writeEndArray();
       g.writeEndObject();
@@ -768,11 +783,6 @@ public final class SluiceServer implements AutoCloseable {
     String outcome = d.isAllowed() ? "allowed" : d.isDegraded() ? "unavailable" : "rejected";
     metrics.decision(c.policy.name, outcome, System.nanoTime() - start);
     return d;
-  }
-
-  private static void result(JsonGenerator g, Check c, Decision d, Map<String, String> headers,
-      Problem problem, int status) throws IOException {
-    result(g, c, d, headers, problem, status, null);
   }
 
   private static void result(JsonGenerator g, Check c, Decision d, Map<String, String> headers,

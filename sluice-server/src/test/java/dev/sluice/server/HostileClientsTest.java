@@ -51,6 +51,10 @@ class HostileClientsTest {
     }
   }
 
+  private String metrics() throws IOException {
+    return exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+
   private static String check(String body) {
     return "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
         + "Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body;
@@ -232,7 +236,7 @@ class HostileClientsTest {
       }
       assertThat(status(exchange(check(b.append(']').toString())))).isEqualTo(200);
     }
-    String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    String metrics = metrics();
     assertThat(metrics).contains("sluice_keys{policy=\"small\"} 500\n")
         .contains("sluice_maximum_keys{policy=\"small\"} 500\n");
   }
@@ -256,7 +260,7 @@ class HostileClientsTest {
         .satisfies(e -> assertThat(((ConfigException) e).problems()).hasSize(2)
             .anySatisfy(p -> assertThat(p).startsWith(file + ":2: policy 'a': "))
             .anySatisfy(p -> assertThat(p).startsWith(file + ":3: policy 'b': ")));
-    String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    String metrics = metrics();
     assertThat(metrics).contains("sluice_config_reloads_total{result=\"error\"} 1");
     assertThat(server.policyNames()).containsExactly("a");
   }
@@ -273,7 +277,7 @@ class HostileClientsTest {
         """);
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> server.reload())
         .isInstanceOf(ConfigException.class).hasMessageContaining("MiB of heap but this JVM has");
-    String metrics = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    String metrics = metrics();
     assertThat(metrics).contains("sluice_config_reloads_total{result=\"error\"} 1")
         .contains("sluice_maximum_keys{policy=\"a\"} 100000\n");
   }
