@@ -293,10 +293,7 @@ public final class PostgresStore implements DecisionStore {
     } catch (SQLException e) {
       failure = e;
     } finally {
-      if (guard.disarm() && c != null) {
-        // the deadline passed just as the pool answered: use the connection all the same
-        failure = null;
-      }
+      guard.disarm();   // a connection that came just as the deadline passed is used all the same
     }
     if (c != null) {
       return c;
