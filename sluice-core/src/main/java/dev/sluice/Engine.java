@@ -1,18 +1,24 @@
 package dev.sluice;
 
+import dev.sluice.spi.StoreProtocol;
 import java.util.List;
 
 /*
  * The algorithms, as pure functions of (state, now, operation, cost).
  *
  * State. Every limit owns a few long slots in one array per key:
- *   bucket   [E]                        E: the instant the bucket is empty (NONE: never filled)
+ *   bucket   [E] or [E, R]              E: the instant the bucket is empty (NONE: never filled),
+ *                                        rounded up to a tick; R: steps it was rounded by
  *   fixed    [start, count, blocked]    window start (NONE: no window), count in micro-units,
  *                                        end of a penalty (NONE: none)
  *   sliding  [start, prev, curr, blocked] start of the aligned current window
- * Times are ticks of the store's clock; a bucket's level at t is max(0, E - t) ticks of leak,
- * i.e. max(0, E - t) / ticksPerUnit units. Leaky bucket, token bucket (tokens = C - L) and GCRA
- * (E is GCRA's theoretical arrival time) are this same function.
+ * Times are ticks of the store's clock. A bucket counts in steps, 1/scale of a tick, so that a
+ * unit of cost is a whole number of steps (CompiledLimit): its backlog at t is
+ * scale * (E - t) - R steps while E > t, else 0; its level is backlog / stepsPerUnit units. The
+ * second slot exists only when scale > 1 (R is always 0 otherwise). Every quantity is relative
+ * to now, never an absolute time times the scale, so that it stays small (Lua computes in
+ * doubles). Leaky bucket, token bucket (tokens = C - L) and GCRA (E is GCRA's theoretical
+ * arrival time) are this same function.
  *
  * Operations. tryAcquire admits iff every limit admits; then every limit is charged, otherwise
  * nothing changes except that rejecting limits with a penalty start it. check decides the same
@@ -28,10 +34,10 @@ import java.util.List;
  * a script in Redis, a statement in PostgreSQL).
  */
 final class Engine {
-  static final int TRY_ACQUIRE = 0;
-  static final int CHECK = 1;
-  static final int FILL_UP = 2;
-  static final int RESERVE = 3;
+  static final int TRY_ACQUIRE = StoreProtocol.OP_TRY_ACQUIRE;
+  static final int CHECK = StoreProtocol.OP_CHECK;
+  static final int FILL_UP = StoreProtocol.OP_FILL_UP;
+  static final int RESERVE = StoreProtocol.OP_RESERVE;
 
   static final long NEVER = Long.MAX_VALUE;
 
@@ -87,7 +93,7 @@ final class Engine {
       }
       int o = 0;
       for (CompiledLimit l : limits) {
-        departure = Math.max(departure, Ticks.add(now, backlog(state[o], now)));
+        departure = Math.max(departure, state[o]);
         o += l.slots;
       }
     }
@@ -96,7 +102,7 @@ final class Engine {
       CompiledLimit l = limits[i];
       quanta[i] = l.quantum(cost);
       if (op == RESERVE) {
-        fits[i] = Ticks.add(departure - now, quanta[i]) <= l.capacity;
+        fits[i] = Ticks.add(steps(l, departure - now), quanta[i]) <= l.capacity;
       } else {
         fits[i] = fits(l, state, o, now, quanta[i]);
       }
@@ -131,15 +137,51 @@ final class Engine {
 
   // ---------------------------------------------------------------- per-algorithm decisions
 
-  /** Ticks of leak time in a bucket that empties at {@code e}, as seen at {@code now}. */
+  /** Ticks of leak time in a bucket of scale 1 that empties at {@code e}, as seen at {@code now}. */
   static long backlog(long e, long now) {
     return e == Ticks.NONE ? 0 : Ticks.positiveDifference(e, now);
+  }
+
+  /** A bucket's backlog at {@code now} in steps: 0 when empty, at most {@code l.big}. */
+  static long backlog(CompiledLimit l, long[] s, int o, long now) {
+    long e = s[o];
+    if (e == Ticks.NONE || e <= now) {
+      return 0;
+    }
+    long d = Ticks.positiveDifference(e, now);
+    if (d > l.big / l.scale) {
+      return l.big;
+    }
+    // A remainder written under another scale (the limit changed) counts as less than a tick.
+    return d * l.scale - (l.scale == 1 ? 0 : Math.min(s[o + 1], l.scale - 1));
+  }
+
+  /** {@code ticks} in steps of limit l, saturating at {@code l.big}. */
+  static long steps(CompiledLimit l, long ticks) {
+    return ticks > l.big / l.scale ? l.big : ticks * l.scale;
+  }
+
+  /** Ticks for {@code steps} of limit l, rounded up. */
+  static long ticksUp(CompiledLimit l, long steps) {
+    return l.scale == 1 ? steps : (steps + l.scale - 1) / l.scale;
+  }
+
+  /**
+   * Writes a bucket that holds {@code steps} (at least 0) at {@code now}: E = now + the steps
+   * in ticks rounded up, R = the steps that rounding added.
+   */
+  static void hold(CompiledLimit l, long[] next, int o, long now, long steps) {
+    long t = ticksUp(l, steps);
+    next[o] = Ticks.add(now, t);
+    if (l.scale != 1) {
+      next[o + 1] = t * l.scale - steps;
+    }
   }
 
   private static boolean fits(CompiledLimit l, long[] s, int o, long now, long q) {
     switch (l.kind) {
       case CompiledLimit.BUCKET:
-        return Ticks.add(backlog(s[o], now), q) <= l.capacity;
+        return Ticks.add(backlog(l, s, o, now), q) <= l.capacity;
       case CompiledLimit.FIXED:
         return blockedFor(s[o + 2], now) == 0 && fixedCount(l, s, o, now) + q <= l.capacity;
       default:
@@ -151,7 +193,8 @@ final class Engine {
       long[] next) {
     switch (l.kind) {
       case CompiledLimit.BUCKET:
-        next[o] = Ticks.add(Math.max(departure, Ticks.add(now, backlog(s[o], now))), q);
+        hold(l, next, o, now,
+            Ticks.add(Math.max(backlog(l, s, o, now), steps(l, departure - now)), q));
         break;
       case CompiledLimit.FIXED:
         if (fixedExpired(l, s[o], now)) {
@@ -172,10 +215,10 @@ final class Engine {
     boolean reached;
     switch (l.kind) {
       case CompiledLimit.BUCKET: {
-        long b = backlog(s[o], now);
+        long b = backlog(l, s, o, now);
         long filled = Ticks.add(b, q);
         reached = filled >= l.capacity;
-        next[o] = Ticks.add(now, Math.max(b, Math.min(l.capacity, filled)));
+        hold(l, next, o, now, Math.max(b, Math.min(l.capacity, filled)));
         break;
       }
       case CompiledLimit.FIXED: {
@@ -201,16 +244,16 @@ final class Engine {
 
   /**
    * Starts the limit's penalty, unless it has none or one is already in force: rejections during
-   * a penalty do not extend it. A bucket is held full: E = now + capacity + penalty, so while
-   * held its backlog exceeds the capacity. A window records the end of the block.
+   * a penalty do not extend it. A bucket is held full: its backlog becomes capacity + penalty,
+   * so while held it exceeds the capacity. A window records the end of the block.
    */
   private static void penalize(CompiledLimit l, long[] s, int o, long now, long[] next) {
     if (l.penalty <= 0) {
       return;
     }
     if (l.kind == CompiledLimit.BUCKET) {
-      if (backlog(s[o], now) <= l.capacity) {
-        next[o] = Ticks.add(now, Ticks.add(l.capacity, l.penalty));
+      if (backlog(l, s, o, now) <= l.capacity) {
+        hold(l, next, o, now, l.capacity + l.penalty);
       }
     } else {
       int b = o + l.slots - 1;
@@ -305,7 +348,7 @@ final class Engine {
     }
     switch (l.kind) {
       case CompiledLimit.BUCKET:
-        return Ticks.positiveDifference(Ticks.add(backlog(s[o], now), q), l.capacity);
+        return ticksUp(l, Ticks.positiveDifference(Ticks.add(backlog(l, s, o, now), q), l.capacity));
       case CompiledLimit.FIXED: {
         long wait = blockedFor(s[o + 2], now);
         if (fixedCount(l, s, o, now) + q > l.capacity) {
@@ -339,7 +382,7 @@ final class Engine {
   private static long resetAfter(CompiledLimit l, long[] s, int o, long now) {
     switch (l.kind) {
       case CompiledLimit.BUCKET:
-        return backlog(s[o], now);
+        return ticksUp(l, backlog(l, s, o, now));
       case CompiledLimit.FIXED: {
         long blocked = blockedFor(s[o + 2], now);
         long end = fixedCount(l, s, o, now) > 0 ? Ticks.positiveDifference(Ticks.add(s[o], l.window), now) : 0;
@@ -362,7 +405,7 @@ final class Engine {
   private static double remaining(CompiledLimit l, long[] s, int o, long now) {
     switch (l.kind) {
       case CompiledLimit.BUCKET:
-        return Math.max(0, l.capacity - backlog(s[o], now));
+        return Math.max(0, l.capacity - backlog(l, s, o, now));
       case CompiledLimit.FIXED:
         return blockedFor(s[o + 2], now) > 0 ? 0 : Math.max(0, l.capacity - fixedCount(l, s, o, now));
       default:

@@ -16,8 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * Keys map to cells in a ConcurrentHashMap; there is no global lock on the decision path.
  *
- * One bucket limit (leaky, token, GCRA): the cell is one volatile long, E, the instant the
- * bucket is empty, updated by compare-and-set. A decision reads the clock, then E, computes and
+ * One bucket limit (leaky, token, GCRA) whose unit of cost is a whole number of nanoseconds
+ * (scale 1: 1,000/s, 10^9/s, 7/min, but not 1.5/s or 7/s): the cell is one volatile long, E, the
+ * instant the bucket is empty, updated by compare-and-set. A decision reads the clock, then E, computes and
  * CASes at once; it takes effect at the CAS (or at the read of E if it writes nothing) as of the
  * clock reading just before. Racing decisions may commit out of the order of their readings by
  * those nanoseconds; accounting stays exact because a non-empty bucket's update, E + q, does
@@ -25,7 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * caller does not keep it: the path returns one long and a single small method builds the
  * Decision.
  *
- * Several limits, or windows: the cell holds the state slots and decides under its own monitor.
+ * Several limits, windows, or a bucket counted in fractions of a nanosecond (its state is two
+ * longs, E and the remainder R): the cell holds the state slots and decides under its own
+ * monitor.
  *
  * A key enters the map only when a decision writes to it: checks, rejections and costs that can
  * never fit leave an unknown key unknown, so they allocate nothing.
@@ -82,7 +85,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       compiled[i] = limits.get(i).compile(TICKS_PER_SECOND);
     }
     this.bucket = fastPath && compiled.length == 1 && compiled[0].kind == CompiledLimit.BUCKET
-        ? compiled[0] : null;
+        && compiled[0].scale == 1 ? compiled[0] : null;
     this.maximumKeys = maximumKeys;
     this.evictionBatch = Math.max(1, Math.min(MAX_EVICTION_BATCH, maximumKeys / 100));
   }

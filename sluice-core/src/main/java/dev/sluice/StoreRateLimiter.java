@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;
+import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import java.util.List;
@@ -16,16 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * engine the in-memory store uses.
  */
 final class StoreRateLimiter extends AbstractRateLimiter {
-  private static final StoreRequest.Operation[] OPS = {
-      StoreRequest.Operation.TRY_ACQUIRE, StoreRequest.Operation.CHECK,
-      StoreRequest.Operation.FILL_UP, StoreRequest.Operation.RESERVE};
+
 
   private final DecisionStore store;
+  private final StoreReference reference;
   private final CompiledLimit[] compiled;
-  private final int[] kinds;
-  private final long[] capacity;
-  private final long[] window;
-  private final long[] penalty;
   private final StoreFailure onFailure;
   private final CircuitBreakerSettings breakerSettings;
   /** The breaker of a store that is one failure domain. */
@@ -60,19 +56,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (tps <= 0 || 1_000_000_000L % tps != 0) {
       throw new IllegalArgumentException("a store's ticksPerSecond must divide 1e9 but was " + tps);
     }
-    int n = limits.size();
-    compiled = new CompiledLimit[n];
-    kinds = new int[n];
-    capacity = new long[n];
-    window = new long[n];
-    penalty = new long[n];
-    for (int i = 0; i < n; i++) {
-      compiled[i] = limits.get(i).compile(tps);
-      kinds[i] = compiled[i].kind;
-      capacity[i] = compiled[i].capacity;
-      window[i] = compiled[i].window;
-      penalty[i] = compiled[i].penalty;
-    }
+    reference = StoreReference.of(limits, tps);
+    compiled = reference.compiled();
   }
 
   @Override
@@ -208,11 +193,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   private StoreRequest request(int op, double cost) {
-    long[] quantum = new long[compiled.length];
-    for (int i = 0; i < compiled.length; i++) {
-      quantum[i] = compiled[i].quantum(cost);
-    }
-    return new StoreRequest(OPS[op], kinds, capacity, window, penalty, quantum);
+    return reference.request(StoreProtocol.Operation.of(op), cost);
   }
 
   private Decision fromObservation(Observation seen, int op, double cost) {

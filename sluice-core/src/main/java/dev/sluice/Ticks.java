@@ -43,19 +43,33 @@ final class Ticks {
   }
 
   /**
-   * Ticks for an amount of units at {@code ticksPerUnit}: rounded down, so that {@code n} costs
-   * that add up to the capacity always fit in it, but at least one tick, so that a positive cost
-   * is never free. A product within 1e-6 of an integer is taken as that integer: {@code 0.3 * 1e9}
-   * must be 300,000,000 ticks even though the double product is a hair below it.
+   * Quanta (steps or micro-units) for a cost of {@code units} at {@code perUnit} quanta a unit:
+   * rounded up, so that rounding never favours the client, and at least one, so that a positive
+   * cost is never free. A product within a hair of an integer is that integer: {@code 0.3 * 1e9}
+   * is 300,000,000 even though the double product is a hair below it.
    */
-  static long fromUnits(double units, double ticksPerUnit) {
-    double exact = units * ticksPerUnit;
+  static long fromUnits(double units, double perUnit) {
+    double exact = units * perUnit;
     if (exact >= MAX) {
       return MAX;
     }
     double nearest = Math.rint(exact);
-    long ticks = Math.abs(exact - nearest) < 1e-6 ? (long) nearest : (long) Math.floor(exact);
-    return Math.max(1, ticks);
+    long quanta = nearlyEqual(exact, nearest) ? (long) nearest : (long) Math.ceil(exact);
+    return Math.max(1, quanta);
+  }
+
+  /** A capacity in quanta: like {@link #fromUnits} but rounded down, and possibly 0. */
+  static long capacityFromUnits(double units, double perUnit) {
+    double exact = units * perUnit;
+    if (exact >= MAX) {
+      return MAX;
+    }
+    double nearest = Math.rint(exact);
+    return nearlyEqual(exact, nearest) ? (long) nearest : (long) Math.floor(exact);
+  }
+
+  private static boolean nearlyEqual(double exact, double nearest) {
+    return Math.abs(exact - nearest) <= Math.max(1e-6, 4 * Math.ulp(exact));
   }
 
   static long toNanosSaturated(Duration duration) {

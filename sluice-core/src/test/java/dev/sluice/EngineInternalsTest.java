@@ -1,11 +1,14 @@
 package dev.sluice;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.math.BigInteger;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -24,14 +27,64 @@ class EngineInternalsTest {
   }
 
   @Test
-  void fromUnits_floorsSoThatCostsSummingToCapacityFit_butNeverFree() {
+  void fromUnits_roundsUpSoThatNothingFavoursTheClient_butTakesNearIntegersAsThem() {
     double perUnit = 1e9 / 1.5;   // 666,666,666.67 ns
-    assertThat(Ticks.fromUnits(1, perUnit)).isEqualTo(666_666_666L);
+    assertThat(Ticks.fromUnits(1, perUnit)).isEqualTo(666_666_667L);
     assertThat(Ticks.fromUnits(3, perUnit)).isEqualTo(2_000_000_000L);
-    assertThat(3 * Ticks.fromUnits(1, perUnit)).isLessThanOrEqualTo(Ticks.fromUnits(3, perUnit));
     assertThat(Ticks.fromUnits(0.3, 1e9)).as("0.3 * 1e9 is a hair below 3e8 in doubles").isEqualTo(300_000_000L);
     assertThat(Ticks.fromUnits(1e-30, 1e9)).isEqualTo(1);
     assertThat(Ticks.fromUnits(1e300, 1e9)).isEqualTo(Ticks.MAX);
+    assertThat(Ticks.capacityFromUnits(1, perUnit)).isEqualTo(666_666_666L);
+    assertThat(Ticks.capacityFromUnits(0.7, 1e6)).isEqualTo(700_000L);
+  }
+
+  @Test
+  void rationals_readDoublesAsTheDecimalsOrFractionsTheyWereWrittenAs() {
+    assertThat(CompiledLimit.Rationals.of(1.5)).containsExactly(BigInteger.valueOf(3), BigInteger.valueOf(2));
+    assertThat(CompiledLimit.Rationals.of(0.1)).containsExactly(BigInteger.ONE, BigInteger.TEN);
+    assertThat(CompiledLimit.Rationals.of(1 / 3.0)).containsExactly(BigInteger.ONE, BigInteger.valueOf(3));
+    assertThat(CompiledLimit.Rationals.of(1234.5678))
+        .containsExactly(BigInteger.valueOf(6_172_839), BigInteger.valueOf(5_000));
+    assertThat(CompiledLimit.Rationals.of(1e9)).containsExactly(BigInteger.valueOf(1_000_000_000), BigInteger.ONE);
+    assertThat(CompiledLimit.Rationals.of(2.5e-7)).containsExactly(BigInteger.ONE, BigInteger.valueOf(4_000_000));
+  }
+
+  /**
+   * Issue 11, defect 10: a bucket counts in steps of 1/scale tick, the scale making one unit of
+   * cost a whole number of steps, so every decimal cost adds up exactly.
+   */
+  @Test
+  void bucket_countsInStepsThatMakeAUnitWhole() {
+    CompiledLimit seed000 = Limit.leakyBucket(3, Rate.perSecond(1.5)).compile(1_000_000_000L);
+    assertThat(seed000.scale).isEqualTo(3);                  // a unit is 666,666,666 2/3 ns
+    assertThat(seed000.unitCost).isEqualTo(2_000_000_000L);  // steps of 1/3 ns
+    assertThat(seed000.capacity).isEqualTo(6_000_000_000L);
+    assertThat(seed000.quantum(0.1)).isEqualTo(200_000_000L);
+    assertThat(seed000.slots).isEqualTo(2);
+    CompiledLimit micro = Limit.leakyBucket(100, Rate.perSecond(300_000)).compile(1_000_000);
+    assertThat(micro.scale).isEqualTo(3);                    // 3 1/3 µs a unit
+    assertThat(micro.unitCost).isEqualTo(10);
+    CompiledLimit whole = Limit.leakyBucket(10, Rate.perSecond(1000)).compile(1_000_000);
+    assertThat(whole.scale).isEqualTo(1);
+    assertThat(whole.slots).isEqualTo(1);
+    assertThat(whole.unitCost).isEqualTo(1000);
+    CompiledLimit penalized = Limit.leakyBucket(3, Rate.perSecond(1.5)).withPenalty(Duration.ofSeconds(2))
+        .compile(1_000_000_000L);
+    assertThat(penalized.penalty).isEqualTo(6_000_000_000L);
+
+    // three fillUp(1) at one instant reach 3 exactly: full, and the state says 2 s to empty
+    long[] s = Engine.initialState(new CompiledLimit[] {seed000});
+    long[] next = new long[s.length];
+    Decision d = null;
+    for (int i = 0; i < 3; i++) {
+      d = Engine.decide(new CompiledLimit[] {seed000}, s, 1_000, Engine.FILL_UP, 1, next);
+      s = next.clone();
+    }
+    assertThat(d.reachedCapacity()).isTrue();
+    assertThat(d.level()).isEqualTo(3.0);
+    assertThat(s).containsExactly(1_000 + 2_000_000_000L, 0);
+    d = Engine.decide(new CompiledLimit[] {seed000}, s, 1_000 + 1, Engine.CHECK, 1, next);
+    assertThat(d.level()).as("one ns later, 1.5e-9 leaked").isEqualTo(3 - 1.5e-9, within(1e-15));
   }
 
   /** A manual clock that only moves when told, for core's own tests. */

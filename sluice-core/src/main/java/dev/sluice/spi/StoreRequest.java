@@ -1,43 +1,55 @@
 package dev.sluice.spi;
 
+import dev.sluice.spi.StoreProtocol.Kind;
+import dev.sluice.spi.StoreProtocol.Operation;
+
 /**
- * One operation as a store must apply it: everything in integers of the store's ticks (and, for
- * windows, micro-units of cost), so that a script or a statement can compute it exactly.
- *
- * <p>State layout: each limit owns {@link #slots(int)} consecutive longs. Bucket (kind 0):
- * {@code [E]}, the instant the bucket is empty. Fixed window (kind 1): {@code [start, count,
- * blockedUntil]}. Sliding window (kind 2): {@code [start, prev, curr, blockedUntil]}.
- * {@link #NONE} marks "no time" (a never-filled bucket, no window, no block).
+ * One operation as a store must apply it: everything in integers (ticks of the store's clock,
+ * steps of a bucket, micro-units of a window's count), so that a script or a statement computes
+ * it exactly. {@link StoreProtocol} describes the state slots and the arguments.
  */
 public final class StoreRequest {
-  /** "No time" in a state slot. */
-  public static final long NONE = Long.MIN_VALUE + 1;
-
-  /** The operations. */
-  public enum Operation { TRY_ACQUIRE, CHECK, FILL_UP, RESERVE }
+  /** "No time" in a state slot; the same as {@link StoreProtocol#NONE}. */
+  public static final long NONE = StoreProtocol.NONE;
 
   private final Operation operation;
-  private final int[] kinds;
+  private final Kind[] kinds;
   private final long[] capacity;
   private final long[] window;
   private final long[] penalty;
   private final long[] quantum;
+  private final long[] scale;
   private final String layout;
+  private final int stateLength;
 
-  /** Built by core; stores only read it. */
-  public StoreRequest(Operation operation, int[] kinds, long[] capacity, long[] window,
-      long[] penalty, long[] quantum) {
+  /**
+   * Built by core; stores only read it. The arrays other than {@code quantum} are shared between
+   * requests and never changed.
+   */
+  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
+      long[] penalty, long[] quantum, long[] scale, String layout) {
     this.operation = operation;
     this.kinds = kinds;
     this.capacity = capacity;
     this.window = window;
     this.penalty = penalty;
     this.quantum = quantum;
-    StringBuilder b = new StringBuilder();
-    for (int k : kinds) {
-      b.append("bfs".charAt(k));
+    this.scale = scale;
+    this.layout = layout;
+    int n = 0;
+    for (int i = 0; i < kinds.length; i++) {
+      n += kinds[i].slots(scale[i]);
     }
-    this.layout = b.toString();
+    this.stateLength = n;
+  }
+
+  /** The layout string of these limits, e.g. "bs": state stored under another is not reused. */
+  public static String layout(Kind[] kinds, long[] scale) {
+    StringBuilder b = new StringBuilder(kinds.length);
+    for (int i = 0; i < kinds.length; i++) {
+      b.append(kinds[i].letter(scale[i]));
+    }
+    return b.toString();
   }
 
   public Operation operation() {
@@ -49,12 +61,11 @@ public final class StoreRequest {
     return kinds.length;
   }
 
-  /** 0 bucket (leaky, token, GCRA), 1 fixed window, 2 sliding window. */
-  public int kind(int i) {
+  public Kind kind(int i) {
     return kinds[i];
   }
 
-  /** Buckets: capacity as ticks of leak time. Windows: the limit in micro-units. */
+  /** Buckets: capacity in steps. Windows: the limit in micro-units. */
   public long capacity(int i) {
     return capacity[i];
   }
@@ -64,37 +75,58 @@ public final class StoreRequest {
     return window[i];
   }
 
-  /** Penalty in ticks; 0 for none. */
+  /** Buckets: penalty in steps. Windows: in ticks. 0 for none. */
   public long penalty(int i) {
     return penalty[i];
   }
 
-  /** This operation's cost for limit i: ticks of leak time (buckets) or micro-units (windows). */
+  /** This operation's cost for limit i: bucket steps or window micro-units. */
   public long quantum(int i) {
     return quantum[i];
   }
 
-  /** Slots limit i owns: 1, 3 or 4. */
-  public int slots(int i) {
-    return kinds[i] == 0 ? 1 : kinds[i] == 1 ? 3 : 4;
+  /** Steps per tick of limit i: 1 for windows and for buckets whose unit is whole ticks. */
+  public long scale(int i) {
+    return scale[i];
   }
 
-  /** The kinds of the limits as letters, e.g. "bs": state of another layout is not reused. */
+  /** Slots limit i owns. */
+  public int slots(int i) {
+    return kinds[i].slots(scale[i]);
+  }
+
+  /** The limits' layout letters, e.g. "bs": state of another layout is not reused. */
   public String layout() {
     return layout;
   }
 
+  /** Total slots of the state. */
+  public int stateLength() {
+    return stateLength;
+  }
+
+  /**
+   * The limit's arguments in protocol order ({@link StoreProtocol#ARGS_PER_LIMIT} of them, at
+   * the {@code ARG_} offsets).
+   */
+  public long[] arguments(int i) {
+    long[] a = new long[StoreProtocol.ARGS_PER_LIMIT];
+    a[StoreProtocol.ARG_KIND] = kinds[i].code();
+    a[StoreProtocol.ARG_CAPACITY] = capacity[i];
+    a[StoreProtocol.ARG_WINDOW] = window[i];
+    a[StoreProtocol.ARG_PENALTY] = penalty[i];
+    a[StoreProtocol.ARG_QUANTUM] = quantum[i];
+    a[StoreProtocol.ARG_SCALE] = scale[i];
+    return a;
+  }
+
   /** The state of a key nobody has touched. */
   public long[] initialState() {
-    int n = 0;
-    for (int i = 0; i < kinds.length; i++) {
-      n += slots(i);
-    }
-    long[] s = new long[n];
+    long[] s = new long[stateLength];
     int o = 0;
     for (int i = 0; i < kinds.length; i++) {
       s[o] = NONE;
-      if (kinds[i] != 0) {
+      if (kinds[i] != Kind.BUCKET) {
         s[o + slots(i) - 1] = NONE;
       }
       o += slots(i);

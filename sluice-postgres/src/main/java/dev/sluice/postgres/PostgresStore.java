@@ -15,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,11 +39,17 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 1;
+  public static final int SCHEMA_VERSION = 2;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
-  /** The schema file shipped in the jar, for Flyway, Liquibase or psql. */
+  /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
   public static final String SCHEMA_RESOURCE = "/dev/sluice/postgres/V1__sluice.sql";
+  /**
+   * The schema files in the order to apply them; file {@code i} takes a table from version
+   * {@code i} to {@code i + 1}.
+   */
+  public static final List<String> SCHEMA_RESOURCES =
+      List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
   private static final String VERSION_COMMENT = "sluice schema ";
@@ -122,21 +129,30 @@ public final class PostgresStore implements DecisionStore {
   }
 
   /**
-   * The schema's SQL for {@code table} (the shipped {@code V1__sluice.sql} with the name
-   * replaced), optionally creating the table {@code UNLOGGED}.
+   * The schema's SQL for {@code table} (the shipped {@code V1__sluice.sql} and
+   * {@code V2__sluice.sql}, in order, with the name replaced), optionally creating the table
+   * {@code UNLOGGED}. Idempotent.
    *
    * @throws IllegalArgumentException if {@code table} is not a plain lower-case identifier
    */
   public static String schemaSql(String table, boolean unlogged) {
     checkTable(table);
-    String sql = template().replace(DEFAULT_TABLE, table);
+    StringBuilder all = new StringBuilder();
+    for (String resource : SCHEMA_RESOURCES) {
+      all.append(migrationSql(resource, table)).append('\n');
+    }
+    String sql = all.toString();
     return unlogged ? sql.replace("CREATE TABLE", "CREATE UNLOGGED TABLE") : sql;
   }
 
-  private static String template() {
-    try (InputStream in = PostgresStore.class.getResourceAsStream(SCHEMA_RESOURCE)) {
+  private static String migrationSql(String resource, String table) {
+    return template(resource).replace(DEFAULT_TABLE, table);
+  }
+
+  private static String template(String resource) {
+    try (InputStream in = PostgresStore.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException(SCHEMA_RESOURCE + " is missing from the classpath");
+        throw new IllegalStateException(resource + " is missing from the classpath");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -157,14 +173,20 @@ public final class PostgresStore implements DecisionStore {
     try (Connection c = dataSource.getConnection()) {
       String where = describe(c);
       int found = schemaVersion(c);
-      if (found == 0 && createIfMissing) {
+      if ((found == 0 || (found > 0 && found < SCHEMA_VERSION)) && createIfMissing) {
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
           // Several instances may start at once: one creates, the others wait and find it.
           s.execute("SELECT pg_advisory_xact_lock(hashtext('sluice schema " + table + "'))");
-          if (schemaVersion(c) == 0) {
+          int now = schemaVersion(c);
+          if (now == 0) {
             s.execute(schemaSql(table, unlogged));
+          } else {
+            // an older Sluice table: the migrations it lacks, in order
+            for (int v = now; v > 0 && v < SCHEMA_VERSION; v++) {
+              s.execute(migrationSql(SCHEMA_RESOURCES.get(v), table));
+            }
           }
           c.commit();
         } catch (SQLException e) {
@@ -188,7 +210,10 @@ public final class PostgresStore implements DecisionStore {
       }
       if (found != SCHEMA_VERSION) {
         throw new IllegalStateException("table " + table + " in " + where + " has Sluice schema"
-            + " version " + found + " but this Sluice needs version " + SCHEMA_VERSION);
+            + " version " + found + " but this Sluice needs version " + SCHEMA_VERSION
+            + (found < SCHEMA_VERSION ? ": apply " + SCHEMA_RESOURCES.subList(found, SCHEMA_VERSION)
+                + " from the jar (Flyway or Liquibase run them in order), or call"
+                + " createIfMissing(true) on the builder" : ""));
       }
       try (PreparedStatement p = c.prepareStatement(
           "SELECT to_regprocedure(? || '_decide(text,integer,bigint,text,bigint[],integer)')")) {
@@ -315,7 +340,7 @@ public final class PostgresStore implements DecisionStore {
         try (PreparedStatement p = c.prepareStatement(decideSql)) {
           timeout(p, leftMillis);
           p.setString(1, stateKey);
-          p.setInt(2, request.operation().ordinal());
+          p.setInt(2, request.operation().code());
           if (micros == null) {
             p.setNull(3, java.sql.Types.BIGINT);
           } else {
@@ -382,13 +407,14 @@ public final class PostgresStore implements DecisionStore {
   }
 
   private static String args(StoreRequest r) {
-    StringBuilder b = new StringBuilder(16 + 40 * r.limits()).append('{');
+    StringBuilder b = new StringBuilder(16 + 48 * r.limits()).append('{');
     for (int i = 0; i < r.limits(); i++) {
-      if (i > 0) {
-        b.append(',');
+      for (long a : r.arguments(i)) {
+        if (b.length() > 1) {
+          b.append(',');
+        }
+        b.append(a);
       }
-      b.append(r.kind(i)).append(',').append(r.capacity(i)).append(',').append(r.window(i))
-          .append(',').append(r.penalty(i)).append(',').append(r.quantum(i));
     }
     return b.append('}').toString();
   }

@@ -69,7 +69,33 @@ class PostgresStoreTest {
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 1");
+        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 2");
+  }
+
+  /**
+   * Schema 2 (exact buckets) replaces the decide function of a version-1 table: refused with the
+   * file to apply, or migrated by createIfMissing(true); the migrated table decides exactly.
+   */
+  @Test
+  void versionOneTable_namesTheMigration_orIsMigratedByCreateIfMissing() throws Exception {
+    String table = freshTable();
+    String v1;
+    try (InputStream in = PostgresStore.class.getResourceAsStream(PostgresStore.SCHEMA_RESOURCE)) {
+      v1 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    sql(v1.replace(PostgresStore.DEFAULT_TABLE, table));
+    assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 2")
+        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql]");
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(() -> 1_000_000L).build();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1.5)))
+        .store(store).build();
+    l.fillUp("k", 1);
+    l.fillUp("k", 1);
+    assertThat(l.fillUp("k", 1).reachedCapacity()).isTrue();
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // version 2 now
   }
 
   @Test
@@ -120,11 +146,14 @@ class PostgresStoreTest {
 
   @Test
   void shippedSchema_isTheResource_andCreateIfMissingIsIdempotent() throws Exception {
-    String shipped;
-    try (InputStream in = PostgresStore.class.getResourceAsStream(PostgresStore.SCHEMA_RESOURCE)) {
-      shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    StringBuilder shipped = new StringBuilder();
+    for (String resource : PostgresStore.SCHEMA_RESOURCES) {
+      try (InputStream in = PostgresStore.class.getResourceAsStream(resource)) {
+        shipped.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+      }
     }
-    assertThat(PostgresStore.schemaSql(PostgresStore.DEFAULT_TABLE, false)).isEqualTo(shipped);
+    assertThat(PostgresStore.schemaSql(PostgresStore.DEFAULT_TABLE, false))
+        .isEqualTo(shipped.toString());
     assertThat(PostgresStore.schemaSql("limits", true))
         .contains("CREATE UNLOGGED TABLE IF NOT EXISTS limits (")
         .contains("FUNCTION limits_decide(").doesNotContain("sluice_buckets");

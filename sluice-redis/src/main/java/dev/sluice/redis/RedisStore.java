@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import io.lettuce.core.ClientOptions;
@@ -352,17 +353,17 @@ public final class RedisStore implements DecisionStore {
 
   private String[] args(StoreRequest request) {
     int n = request.limits();
-    String[] args = new String[4 + 5 * n];
-    args[0] = Integer.toString(request.operation().ordinal());
+    int per = StoreProtocol.ARGS_PER_LIMIT;
+    String[] args = new String[4 + per * n];
+    args[0] = Integer.toString(request.operation().code());
     args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
     args[2] = request.layout();
     args[3] = micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
     for (int i = 0; i < n; i++) {
-      args[4 + 5 * i] = Integer.toString(request.kind(i));
-      args[5 + 5 * i] = Long.toString(request.capacity(i));
-      args[6 + 5 * i] = Long.toString(request.window(i));
-      args[7 + 5 * i] = Long.toString(request.penalty(i));
-      args[8 + 5 * i] = Long.toString(request.quantum(i));
+      long[] a = request.arguments(i);
+      for (int j = 0; j < per; j++) {
+        args[4 + per * i + j] = Long.toString(a[j]);
+      }
     }
     return args;
   }

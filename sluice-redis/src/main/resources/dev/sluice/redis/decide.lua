@@ -2,16 +2,19 @@
 -- it must compute the same next state; the figures are rebuilt in Java from what it returns.
 --
 -- KEYS[1]  the key's state: "<layout>|slot,slot,..."; absent means the initial state
--- ARGV     op (0 tryAcquire, 1 check, 2 fillUp, 3 reserve), now (microseconds, or -1: TIME),
---          layout, expiry padding (ms; 0 unless time is passed in), then per limit: kind,
---          capacity, window, penalty, quantum
+-- ARGV     op, now (microseconds, or -1: TIME), layout, expiry padding (ms; 0 unless time is
+--          passed in), then per limit: kind, capacity, window, penalty, quantum, scale
 -- returns  { now, slot, slot, ... }   the clock reading and the state before the operation
 --
--- Numbers are doubles: every value stays below 2^53 (times in microseconds, capacities and
--- penalties at most 2^51). "None" is -2^53.
+-- The constants, the slots and the arguments are those of dev.sluice.spi.StoreProtocol (a test
+-- compares them). Numbers are doubles: every value stays below 2^53 (times in microseconds; a
+-- bucket's capacity at most 2^51 steps, plus its penalty at most 2^52). "None" is -2^53.
 local NONE = -9007199254740992
 local MAXT = 9007199254740991
+local BIG = 4503599627370496
 local TRY, CHECK, FILL, RESERVE = 0, 1, 2, 3
+local BUCKET, FIXED, SLIDING = 0, 1, 2
+local ARGS = 6
 
 local function add(a, b)
   local r = a + b
@@ -22,9 +25,33 @@ local function pdiff(a, b)
   if a <= b then return 0 end
   return a - b
 end
-local function backlog(e, now)
-  if e == NONE then return 0 end
-  return pdiff(e, now)
+
+-- bucket ------------------------------------------------------------------------
+-- Counted in steps of 1/sc tick; state [E] (sc = 1) or [E, R]: backlog sc * (E - now) - R.
+local function backlog(l, s, o, now)
+  local e = s[o]
+  if e == NONE or e <= now then return 0 end
+  local x = (e - now) * l.sc
+  if x > BIG then return BIG end
+  if l.sc == 1 then return x end
+  return x - math.min(s[o + 1], l.sc - 1)
+end
+local function steps(l, ticks)
+  local x = ticks * l.sc
+  if x > BIG then return BIG end
+  return x
+end
+local function ticks_up(l, st)
+  if l.sc == 1 then return st end
+  local t = math.floor(st / l.sc)
+  if t * l.sc > st then t = t - 1 end
+  if t * l.sc < st then t = t + 1 end
+  return t
+end
+local function hold(l, nx, o, now, st)
+  local t = ticks_up(l, st)
+  nx[o] = add(now, t)
+  if l.sc ~= 1 then nx[o + 1] = t * l.sc - st end
 end
 local function blocked_for(b, now)
   if b == NONE then return 0 end
@@ -75,9 +102,9 @@ end
 
 -- operations --------------------------------------------------------------------
 local function fits(l, s, o, now, q)
-  if l.kind == 0 then
-    return add(backlog(s[o], now), q) <= l.cap
-  elseif l.kind == 1 then
+  if l.kind == BUCKET then
+    return add(backlog(l, s, o, now), q) <= l.cap
+  elseif l.kind == FIXED then
     return blocked_for(s[o + 2], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
   else
     return blocked_for(s[o + 3], now) == 0 and sliding_estimate(l, s, o, now, q) <= l.cap
@@ -85,9 +112,9 @@ local function fits(l, s, o, now, q)
 end
 
 local function charge(l, s, o, now, q, departure, nx)
-  if l.kind == 0 then
-    nx[o] = add(math.max(departure, add(now, backlog(s[o], now))), q)
-  elseif l.kind == 1 then
+  if l.kind == BUCKET then
+    hold(l, nx, o, now, add(math.max(backlog(l, s, o, now), steps(l, departure - now)), q))
+  elseif l.kind == FIXED then
     if fixed_expired(l, s[o], now) then
       nx[o], nx[o + 1] = now, q
     else
@@ -101,8 +128,8 @@ end
 
 local function penalize(l, s, o, now, nx)
   if l.pen <= 0 then return end
-  if l.kind == 0 then
-    if backlog(s[o], now) <= l.cap then nx[o] = add(now, add(l.cap, l.pen)) end
+  if l.kind == BUCKET then
+    if backlog(l, s, o, now) <= l.cap then hold(l, nx, o, now, l.cap + l.pen) end
   else
     local b = o + l.slots - 1
     if blocked_for(s[b], now) == 0 then nx[b] = add(now, l.pen) end
@@ -111,12 +138,12 @@ end
 
 local function fill(l, s, o, now, q, nx)
   local reached
-  if l.kind == 0 then
-    local b = backlog(s[o], now)
+  if l.kind == BUCKET then
+    local b = backlog(l, s, o, now)
     local filled = add(b, q)
     reached = filled >= l.cap
-    nx[o] = add(now, math.max(b, math.min(l.cap, filled)))
-  elseif l.kind == 1 then
+    hold(l, nx, o, now, math.max(b, math.min(l.cap, filled)))
+  elseif l.kind == FIXED then
     local count = fixed_count(l, s, o, now)
     reached = count + q >= l.cap
     if fixed_expired(l, s[o], now) then nx[o] = now end
@@ -131,9 +158,9 @@ local function fill(l, s, o, now, q, nx)
 end
 
 local function reset_after(l, s, o, now)
-  if l.kind == 0 then
-    return backlog(s[o], now)
-  elseif l.kind == 1 then
+  if l.kind == BUCKET then
+    return ticks_up(l, backlog(l, s, o, now))
+  elseif l.kind == FIXED then
     local ends = 0
     if fixed_count(l, s, o, now) > 0 then ends = pdiff(add(s[o], l.w), now) end
     return math.max(blocked_for(s[o + 2], now), ends)
@@ -160,12 +187,18 @@ local slots = 0
 local a = 5
 for i = 1, #layout do
   local l = {kind = tonumber(ARGV[a]), cap = tonumber(ARGV[a + 1]), w = tonumber(ARGV[a + 2]),
-             pen = tonumber(ARGV[a + 3]), q = tonumber(ARGV[a + 4])}
-  l.slots = (l.kind == 0) and 1 or ((l.kind == 1) and 3 or 4)
+             pen = tonumber(ARGV[a + 3]), q = tonumber(ARGV[a + 4]), sc = tonumber(ARGV[a + 5])}
+  if l.kind == BUCKET then
+    l.slots = (l.sc == 1) and 1 or 2
+  elseif l.kind == FIXED then
+    l.slots = 3
+  else
+    l.slots = 4
+  end
   l.o = slots + 1
   slots = slots + l.slots
   limits[i] = l
-  a = a + 5
+  a = a + ARGS
 end
 
 local s = {}
@@ -182,10 +215,8 @@ if #s ~= slots then
   s = {}
   for _, l in ipairs(limits) do
     s[l.o] = NONE
-    if l.kind ~= 0 then
-      for j = 1, l.slots - 2 do s[l.o + j] = 0 end
-      s[l.o + l.slots - 1] = NONE
-    end
+    for j = 1, l.slots - 1 do s[l.o + j] = 0 end
+    if l.kind ~= BUCKET then s[l.o + l.slots - 1] = NONE end
   end
 end
 
@@ -193,13 +224,13 @@ local nx = {}
 for i = 1, slots do nx[i] = s[i] end
 local departure = now
 if op == RESERVE then
-  for _, l in ipairs(limits) do departure = math.max(departure, add(now, backlog(s[l.o], now))) end
+  for _, l in ipairs(limits) do departure = math.max(departure, s[l.o]) end
 end
 local ok = {}
 local all = true
 for i, l in ipairs(limits) do
   if op == RESERVE then
-    ok[i] = add(departure - now, l.q) <= l.cap
+    ok[i] = add(steps(l, departure - now), l.q) <= l.cap
   else
     ok[i] = fits(l, s, l.o, now, l.q)
   end

@@ -27,8 +27,9 @@ class RedisStoreTest {
     return Sluice.builder().limits(limits).store(RedisFactory.store(prefix, clock)).build();
   }
 
+  /** Every key under this test's prefix, however many other keys the server holds. */
   private List<String> keys() {
-    return redis.scan(ScanArgs.Builder.matches(prefix + "*").limit(10_000)).getKeys();
+    return TestRedis.keys(prefix + "*");
   }
 
   @Test

@@ -65,4 +65,17 @@ final class TestRedis {
       throw new UncheckedIOException("could not start an embedded Redis", e);
     }
   }
+
+  /** Every key matching {@code pattern}, following the SCAN cursor to its end. */
+  static java.util.List<String> keys(String pattern) {
+    java.util.List<String> keys = new java.util.ArrayList<>();
+    io.lettuce.core.ScanArgs args = io.lettuce.core.ScanArgs.Builder.matches(pattern).limit(10_000);
+    io.lettuce.core.KeyScanCursor<String> cursor = connection().sync().scan(args);
+    keys.addAll(cursor.getKeys());
+    while (!cursor.isFinished()) {
+      cursor = connection().sync().scan(cursor, args);
+      keys.addAll(cursor.getKeys());
+    }
+    return keys;
+  }
 }

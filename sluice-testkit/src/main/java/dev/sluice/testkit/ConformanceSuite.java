@@ -160,6 +160,46 @@ public abstract class ConformanceSuite {
     assertThat(l.tryAcquire("k", 0.001).isAllowed()).isFalse();
   }
 
+  /**
+   * Issue 11, defect 10: seed 000's own bucket (capacity 3, 1.5/s) filled by three costs of 1 at
+   * one instant holds exactly 3 and reports the "full" event; costs were once rounded down to
+   * whole ticks (level 2.999999997 in memory, 2.999997 on microsecond stores, never full).
+   */
+  @Test
+  public void seed000_threeFillUpsOfOne_reachCapacityExactly() {
+    RateLimiter b = limiter(Limit.leakyBucket(3, Rate.perSecond(1.5)));
+    assertThat(b.fillUp("k", 1).reachedCapacity()).isFalse();
+    assertThat(b.fillUp("k", 1).reachedCapacity()).isFalse();
+    Decision d = b.fillUp("k", 1);
+    assertThat(d.reachedCapacity()).isTrue();
+    assertThat(d.level()).isEqualTo(3.0);
+    assertThat(d.remaining()).isZero();
+    assertThat(d.resetAfterNanos()).isEqualTo(nanos(2.0));
+    // tenths add up too: thirty of 0.1 fill it exactly, and the thirtieth is the full one
+    RateLimiter t = limiter(Limit.leakyBucket(3, Rate.perSecond(1.5)));
+    for (int i = 1; i < 30; i++) {
+      assertThat(t.fillUp("k", 0.1).reachedCapacity()).as("fill-up %s", i).isFalse();
+    }
+    assertThat(t.fillUp("k", 0.1).reachedCapacity()).isTrue();
+  }
+
+  /**
+   * A rate whose unit is not a whole number of ticks (300,000/s: 3 1/3 µs) admits exactly its
+   * rate over time: no drift in the client's favour (it once admitted 333,333/s on Redis).
+   */
+  @Test
+  public void rateWhoseUnitIsAFractionOfATick_admitsExactlyItsRate() {
+    RateLimiter l = limiter(Limit.leakyBucket(3, Rate.perSecond(300_000)));
+    int admitted = 0;
+    for (int step = 0; step <= 1000; step++) {
+      clock.set(step * 10_000L);   // every 10 µs, for 10 ms: 3,000 units leak
+      while (l.tryAcquire("k").isAllowed()) {
+        admitted++;
+      }
+    }
+    assertThat(admitted).as("3 at start + 300,000/s for 10 ms").isEqualTo(3 + 3_000);
+  }
+
   @Test
   public void check_changesNothing() {
     RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));

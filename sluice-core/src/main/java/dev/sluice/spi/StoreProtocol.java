@@ -1,0 +1,145 @@
+package dev.sluice.spi;
+
+/**
+ * The one owner of the numbers core and a store's script agree on: operation codes, limit kinds
+ * and their layout letters, the state slots of each kind, the arguments sent per limit, and the
+ * "none" markers. {@code decide.lua} and the PostgreSQL function use these values; a test in each
+ * store reads the script and fails if its constants differ from the ones here.
+ *
+ * <h2>State</h2>
+ *
+ * Each limit owns {@link Kind#slots(long)} consecutive longs:
+ * <ul>
+ *   <li>bucket (leaky, token, GCRA): {@code [E]}, or {@code [E, R]} when its scale is above 1.
+ *       E is the instant (in ticks) the bucket is empty, rounded up to a tick; R is how many
+ *       steps (1/scale of a tick) that rounding added. The backlog at {@code now} is
+ *       {@code scale * (E - now) - R} steps while {@code E > now}, else 0.
+ *   <li>fixed window: {@code [start, count, blockedUntil]}, the count in micro-units of cost.
+ *   <li>sliding window: {@code [start, previous, current, blockedUntil]}.
+ * </ul>
+ * {@link #NONE} marks "no time" (a never-filled bucket, no window, no block); scripts computing
+ * in doubles write {@link #SCRIPT_NONE} instead.
+ *
+ * <h2>Arguments</h2>
+ *
+ * Per limit, {@link #ARGS_PER_LIMIT} integers in the order of the {@code ARG_} offsets: kind
+ * code, capacity (bucket: steps; window: micro-units), window (ticks; 0 for buckets), penalty
+ * (bucket: steps; window: ticks; 0 for none), quantum (this operation's cost: bucket steps or
+ * window micro-units), scale (steps per tick; 1 for windows).
+ */
+public final class StoreProtocol {
+  private StoreProtocol() {}
+
+  /** "No time" in a state slot. */
+  public static final long NONE = Long.MIN_VALUE + 1;
+  /** "No time" as a script computing in doubles writes it: -2^53; any value at or below means none. */
+  public static final long SCRIPT_NONE = -(1L << 53);
+  /** Scripts saturate sums of times at 2^53 - 1. */
+  public static final long SCRIPT_MAX = (1L << 53) - 1;
+  /**
+   * The largest backlog, in steps, a bucket on a store computes with (2^52): capacity (at most
+   * 2^51) plus penalty stays below it, so every sum a script forms is exact in doubles.
+   */
+  public static final long SCRIPT_BIG = 1L << 52;
+
+  /** Operation codes. */
+  public static final int OP_TRY_ACQUIRE = 0;
+  public static final int OP_CHECK = 1;
+  public static final int OP_FILL_UP = 2;
+  public static final int OP_RESERVE = 3;
+
+  /** Kind codes. */
+  public static final int KIND_BUCKET = 0;
+  public static final int KIND_FIXED_WINDOW = 1;
+  public static final int KIND_SLIDING_WINDOW = 2;
+
+  /** Slot offsets within a limit's state. */
+  public static final int BUCKET_EMPTY_AT = 0;
+  public static final int BUCKET_REMAINDER = 1;
+  public static final int FIXED_START = 0;
+  public static final int FIXED_COUNT = 1;
+  public static final int FIXED_BLOCKED_UNTIL = 2;
+  public static final int SLIDING_START = 0;
+  public static final int SLIDING_PREVIOUS = 1;
+  public static final int SLIDING_CURRENT = 2;
+  public static final int SLIDING_BLOCKED_UNTIL = 3;
+
+  /** Argument offsets within a limit's arguments. */
+  public static final int ARG_KIND = 0;
+  public static final int ARG_CAPACITY = 1;
+  public static final int ARG_WINDOW = 2;
+  public static final int ARG_PENALTY = 3;
+  public static final int ARG_QUANTUM = 4;
+  public static final int ARG_SCALE = 5;
+  public static final int ARGS_PER_LIMIT = 6;
+
+  /** Layout letter of a bucket whose scale is above 1 (two slots). */
+  public static final char SCALED_BUCKET_LETTER = 'r';
+
+  /** The operations, with explicit codes. */
+  public enum Operation {
+    TRY_ACQUIRE(OP_TRY_ACQUIRE), CHECK(OP_CHECK), FILL_UP(OP_FILL_UP), RESERVE(OP_RESERVE);
+
+    private final int code;
+
+    Operation(int code) {
+      this.code = code;
+    }
+
+    /** The code scripts receive. */
+    public int code() {
+      return code;
+    }
+
+    /** The operation of a code. */
+    public static Operation of(int code) {
+      for (Operation o : values()) {
+        if (o.code == code) {
+          return o;
+        }
+      }
+      throw new IllegalArgumentException("no operation has code " + code);
+    }
+  }
+
+  /** The limit kinds, with explicit codes and layout letters. */
+  public enum Kind {
+    BUCKET(KIND_BUCKET, 'b', 1), FIXED_WINDOW(KIND_FIXED_WINDOW, 'f', 3),
+    SLIDING_WINDOW(KIND_SLIDING_WINDOW, 's', 4);
+
+    private final int code;
+    private final char letter;
+    private final int slots;
+
+    Kind(int code, char letter, int slots) {
+      this.code = code;
+      this.letter = letter;
+      this.slots = slots;
+    }
+
+    /** The code scripts receive. */
+    public int code() {
+      return code;
+    }
+
+    /** The layout letter of a limit of this kind and scale. */
+    public char letter(long scale) {
+      return this == BUCKET && scale != 1 ? SCALED_BUCKET_LETTER : letter;
+    }
+
+    /** Slots of a limit of this kind and scale. */
+    public int slots(long scale) {
+      return this == BUCKET && scale != 1 ? 2 : slots;
+    }
+
+    /** The kind of a code. */
+    public static Kind of(int code) {
+      for (Kind k : values()) {
+        if (k.code == code) {
+          return k;
+        }
+      }
+      throw new IllegalArgumentException("no limit kind has code " + code);
+    }
+  }
+}

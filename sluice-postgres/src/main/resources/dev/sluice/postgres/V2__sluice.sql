@@ -1,0 +1,300 @@
+-- Sluice PostgreSQL schema, version 2: buckets counted exactly.
+--
+-- Applied after V1__sluice.sql (Flyway and Liquibase run both in order; createIfMissing(true)
+-- and PostgresStore.schemaSql run both). It replaces the decide function: a bucket whose unit of
+-- cost is not a whole number of microseconds now counts in steps of 1/scale of a microsecond,
+-- its state [E, R] (layout letter 'r'), and every limit sends six arguments (scale last). The
+-- table is unchanged; a key stored under layout 'b' whose limit now has a scale above 1
+-- restarts from empty once.
+
+-- One decision, atomically, on the database clock: a port of core's Engine (docs/semantics.md).
+-- It locks the key's row (if any) for the few microseconds of the computation, writes only when
+-- the state changes, deletes the row when it becomes empty, and returns {now, state before}:
+-- core rebuilds the decision and its figures from that.
+--   p_op      0 tryAcquire, 1 check, 2 fillUp, 3 reserve
+--   p_now     microseconds since the epoch, or NULL for clock_timestamp() (a test hook)
+--   p_layout  the limits' layout letters, e.g. 'bs' ('r': a bucket counted in steps of 1/scale
+--             of a tick, with state [E, R])
+--   p_args    per limit: kind, capacity, window, penalty, quantum, scale (StoreProtocol)
+--   p_lock_ms lock_timeout for this decision, 0 for none
+CREATE OR REPLACE FUNCTION sluice_buckets_decide(p_key text, p_op int, p_now bigint,
+    p_layout text, p_args bigint[], p_lock_ms int) RETURNS bigint[]
+  LANGUAGE plpgsql AS $fn$
+DECLARE
+  c_none CONSTANT bigint := -9007199254740992;
+  n int := length(p_layout);
+  c_big CONSTANT bigint := 4503599627370496;
+  c_args CONSTANT int := 6;
+  c_try_acquire CONSTANT int := 0;
+  c_check CONSTANT int := 1;
+  c_fill_up CONSTANT int := 2;
+  c_reserve CONSTANT int := 3;
+  c_bucket CONSTANT int := 0;
+  c_fixed_window CONSTANT int := 1;
+  c_sliding_window CONSTANT int := 2;
+  kind int[]; cap bigint[]; w bigint[]; pen bigint[]; q bigint[]; sc bigint[]; o int[]; ns int[];
+  total int := 0;
+  s bigint[]; nx bigint[]; r bigint[];
+  stored_layout text; stored bigint[];
+  have_row boolean;
+  now bigint; departure bigint;
+  ok boolean[]; all_ok boolean; want_pen boolean; bk bigint[]; dep_steps bigint[];
+  i int; a int; b int;
+  bl bigint; filled bigint; cnt bigint; est float8; reached boolean;
+  idle bigint; part bigint; stop bigint; d bigint; t bigint; st bigint;
+  attempt int := 0;
+BEGIN
+  IF p_lock_ms > 0 THEN
+    PERFORM set_config('lock_timeout', p_lock_ms::text, true);
+  END IF;
+
+  -- The common case, one bucket (leaky, token or GCRA) of scale 1 without a penalty, asked to
+  -- admit or to check: the same decision as the general path below, with a fraction of its work.
+  IF p_layout = 'b' AND p_op <= c_check AND p_args[4] = 0 THEN
+    LOOP
+      attempt := attempt + 1;
+      SELECT t.layout, t.state INTO stored_layout, stored
+        FROM sluice_buckets t WHERE t.key = p_key FOR UPDATE;
+      have_row := FOUND;
+      now := COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+      IF have_row AND stored_layout = 'b' AND cardinality(stored) = 1 THEN
+        departure := stored[1];
+      ELSE
+        departure := c_none;
+      END IF;
+      IF p_op = c_check THEN
+        RETURN ARRAY[now, departure];
+      END IF;
+      bl := sluice_v1_until(departure, now);
+      IF bl > c_big THEN
+        bl := c_big;
+      END IF;
+      IF sluice_v1_add(bl, p_args[5]) > p_args[2] THEN
+        RETURN ARRAY[now, departure];   -- rejected: nothing changes
+      END IF;
+      stop := sluice_v1_add(sluice_v1_add(now, bl), p_args[5]);
+      IF stop = departure THEN
+        RETURN ARRAY[now, departure];
+      ELSIF stop <= now THEN
+        IF have_row THEN
+          DELETE FROM sluice_buckets WHERE key = p_key;
+        END IF;
+        RETURN ARRAY[now, departure];
+      ELSIF have_row THEN
+        UPDATE sluice_buckets
+           SET layout = p_layout, state = ARRAY[stop],
+               expires_at = to_timestamp((stop / 1000000 + 1)::float8)
+         WHERE key = p_key;
+        RETURN ARRAY[now, departure];
+      END IF;
+      INSERT INTO sluice_buckets (key, layout, state, expires_at)
+      VALUES (p_key, p_layout, ARRAY[stop], to_timestamp((stop / 1000000 + 1)::float8))
+      ON CONFLICT (key) DO NOTHING;
+      IF FOUND THEN
+        RETURN ARRAY[now, departure];
+      END IF;
+      -- another decision created the row first: decide again, on its row
+      IF attempt >= 3 THEN
+        RAISE EXCEPTION 'sluice: key % kept changing under this decision', p_key
+          USING ERRCODE = '40001';
+      END IF;
+    END LOOP;
+  END IF;
+
+  FOR i IN 1..n LOOP
+    a := (i - 1) * c_args;
+    kind[i] := p_args[a + 1]; cap[i] := p_args[a + 2]; w[i] := p_args[a + 3];
+    pen[i] := p_args[a + 4]; q[i] := p_args[a + 5]; sc[i] := p_args[a + 6];
+    ns[i] := CASE kind[i] WHEN c_bucket THEN CASE WHEN sc[i] = 1 THEN 1 ELSE 2 END WHEN c_fixed_window THEN 3 ELSE 4 END;
+    o[i] := total + 1;
+    total := total + ns[i];
+  END LOOP;
+
+  LOOP
+    attempt := attempt + 1;
+    SELECT t.layout, t.state INTO stored_layout, stored
+      FROM sluice_buckets t WHERE t.key = p_key FOR UPDATE;
+    have_row := FOUND;
+    -- The clock is read once the row is locked: decisions on one key commit in clock order.
+    now := COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+    IF have_row AND stored_layout = p_layout AND cardinality(stored) = total THEN
+      s := stored;
+    ELSE
+      s := array_fill(0::bigint, ARRAY[total]);
+      FOR i IN 1..n LOOP
+        s[o[i]] := c_none;
+        IF kind[i] <> c_bucket THEN
+          s[o[i] + ns[i] - 1] := c_none;
+        END IF;
+      END LOOP;
+    END IF;
+    nx := s;
+
+    departure := now;
+    IF p_op = c_reserve THEN
+      FOR i IN 1..n LOOP
+        departure := GREATEST(departure, s[o[i]]);
+      END LOOP;
+    END IF;
+    -- bucket: backlog in steps, sc * (E - now) - R while E > now, at most c_big
+    FOR i IN 1..n LOOP
+      IF kind[i] = c_bucket THEN
+        d := sluice_v1_until(s[o[i]], now);
+        IF d > c_big / sc[i] THEN
+          bk[i] := c_big;
+        ELSIF sc[i] = 1 THEN
+          bk[i] := d;
+        ELSIF d = 0 THEN
+          bk[i] := 0;
+        ELSE
+          bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
+        END IF;
+        -- the departure's distance from now, in steps
+        d := departure - now;
+        dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;
+      END IF;
+    END LOOP;
+    all_ok := true;
+    FOR i IN 1..n LOOP
+      IF p_op = c_reserve THEN
+        ok[i] := sluice_v1_add(dep_steps[i], q[i]) <= cap[i];
+      ELSIF kind[i] = c_bucket THEN
+        ok[i] := sluice_v1_add(bk[i], q[i]) <= cap[i];
+      ELSIF kind[i] = c_fixed_window THEN
+        ok[i] := sluice_v1_until(s[o[i] + 2], now) = 0
+          AND sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]) + q[i] <= cap[i];
+      ELSE
+        ok[i] := sluice_v1_until(s[o[i] + 3], now) = 0
+          AND sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]) <= cap[i]::float8;
+      END IF;
+      all_ok := all_ok AND ok[i];
+    END LOOP;
+
+    FOR i IN 1..n LOOP
+      want_pen := false;
+      IF p_op = c_fill_up THEN
+        -- fillUp: add what fits, clamp at capacity
+        IF kind[i] = c_bucket THEN
+          filled := sluice_v1_add(bk[i], q[i]);
+          reached := filled >= cap[i];
+          st := GREATEST(bk[i], LEAST(cap[i], filled));
+          t := (st + sc[i] - 1) / sc[i];
+          nx[o[i]] := sluice_v1_add(now, t);
+          IF sc[i] <> 1 THEN
+            nx[o[i] + 1] := t * sc[i] - st;
+          END IF;
+        ELSIF kind[i] = c_fixed_window THEN
+          cnt := sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]);
+          reached := cnt + q[i] >= cap[i];
+          IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
+            nx[o[i]] := now;
+          END IF;
+          nx[o[i] + 1] := GREATEST(cnt, LEAST(cap[i], cnt + q[i]));
+        ELSE
+          est := sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]);
+          reached := (NOT (est <= cap[i]::float8)) OR est >= cap[i]::float8;
+          r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
+          nx[o[i]] := r[1];
+          nx[o[i] + 1] := r[2];
+          nx[o[i] + 2] := GREATEST(r[3], LEAST(cap[i], r[3] + q[i]));
+        END IF;
+        want_pen := reached AND q[i] <= cap[i];
+      ELSIF p_op <> c_check THEN
+        IF all_ok THEN
+          IF kind[i] = c_bucket THEN
+            st := sluice_v1_add(GREATEST(bk[i], CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END),
+                q[i]);
+            t := (st + sc[i] - 1) / sc[i];
+            nx[o[i]] := sluice_v1_add(now, t);
+            IF sc[i] <> 1 THEN
+              nx[o[i] + 1] := t * sc[i] - st;
+            END IF;
+          ELSIF kind[i] = c_fixed_window THEN
+            IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
+              nx[o[i]] := now;
+              nx[o[i] + 1] := q[i];
+            ELSE
+              nx[o[i] + 1] := s[o[i] + 1] + q[i];
+            END IF;
+          ELSE
+            r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
+            nx[o[i]] := r[1];
+            nx[o[i] + 1] := r[2];
+            nx[o[i] + 2] := r[3] + q[i];
+          END IF;
+        ELSE
+          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+        END IF;
+      END IF;
+      -- a penalty starts only when none is in force
+      IF want_pen AND pen[i] > 0 THEN
+        IF kind[i] = c_bucket THEN
+          IF bk[i] <= cap[i] THEN
+            st := cap[i] + pen[i];
+            t := (st + sc[i] - 1) / sc[i];
+            nx[o[i]] := sluice_v1_add(now, t);
+            IF sc[i] <> 1 THEN
+              nx[o[i] + 1] := t * sc[i] - st;
+            END IF;
+          END IF;
+        ELSE
+          b := o[i] + ns[i] - 1;
+          IF sluice_v1_until(s[b], now) = 0 THEN
+            nx[b] := sluice_v1_add(now, pen[i]);
+          END IF;
+        END IF;
+      END IF;
+    END LOOP;
+
+    IF nx IS DISTINCT FROM s THEN
+      -- how long until the new state holds nothing
+      idle := 0;
+      FOR i IN 1..n LOOP
+        IF kind[i] = c_bucket THEN
+          part := sluice_v1_until(nx[o[i]], now);
+        ELSIF kind[i] = c_fixed_window THEN
+          part := sluice_v1_until(nx[o[i] + 2], now);
+          IF sluice_v1_fixed_count(nx[o[i]], nx[o[i] + 1], now, w[i]) > 0 THEN
+            part := GREATEST(part, sluice_v1_pdiff(sluice_v1_add(nx[o[i]], w[i]), now));
+          END IF;
+        ELSE
+          r := sluice_v1_roll(nx[o[i]], nx[o[i] + 1], nx[o[i] + 2], now, w[i]);
+          stop := now;
+          IF r[3] > 0 THEN
+            stop := sluice_v1_add(r[1], 2 * w[i]);
+          ELSIF r[2] > 0 THEN
+            stop := sluice_v1_add(r[1], w[i]);
+          END IF;
+          part := GREATEST(sluice_v1_until(nx[o[i] + 3], now), sluice_v1_pdiff(stop, now));
+        END IF;
+        idle := GREATEST(idle, part);
+      END LOOP;
+      IF idle <= 0 THEN
+        IF have_row THEN
+          DELETE FROM sluice_buckets WHERE key = p_key;
+        END IF;
+      ELSIF have_row THEN
+        UPDATE sluice_buckets
+           SET layout = p_layout, state = nx,
+               expires_at = to_timestamp(((now + idle) / 1000000 + 1)::float8)
+         WHERE key = p_key;
+      ELSE
+        INSERT INTO sluice_buckets (key, layout, state, expires_at)
+        VALUES (p_key, p_layout, nx, to_timestamp(((now + idle) / 1000000 + 1)::float8))
+        ON CONFLICT (key) DO NOTHING;
+        IF NOT FOUND THEN
+          -- another decision created the row first: decide again, on its row
+          IF attempt >= 3 THEN
+            RAISE EXCEPTION 'sluice: key % kept changing under this decision', p_key
+              USING ERRCODE = '40001';
+          END IF;
+          CONTINUE;
+        END IF;
+      END IF;
+    END IF;
+    RETURN array_prepend(now, s);
+  END LOOP;
+END
+$fn$;
+
+COMMENT ON TABLE sluice_buckets IS 'sluice schema 2';

@@ -1,0 +1,61 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Replays {@link GoldenVectors} straight into a store's script or function: each vector's state
+ * is written under a fresh key, the operation applied at the vector's instant, and the state the
+ * store then holds must equal core's, slot for slot (the "none" marker of scripts read as
+ * {@link StoreRequest#NONE}). A store module extends this class.
+ */
+public abstract class GoldenVectorSuite {
+  /** How many vectors each store replays. */
+  protected static final int VECTORS = 20_000;
+
+  /** Writes a key's stored state under this layout; {@code state} null deletes the key. */
+  protected abstract void put(String key, String layout, long[] state);
+
+  /** Applies the request through the store's script with the store's clock reading {@code now}. */
+  protected abstract Observation apply(String key, StoreRequest request, long now);
+
+  /** The key's stored state if stored under this layout, else null. */
+  protected abstract long[] get(String key, String layout);
+
+  /** The store's clock resolution. */
+  protected long ticksPerSecond() {
+    return 1_000_000L;
+  }
+
+  @Test
+  public void everyGoldenVector_leavesTheStateCoreComputes_bitForBit() {
+    List<GoldenVectors.Vector> vectors = GoldenVectors.generate(ticksPerSecond(), VECTORS, 2026_11_23L);
+    String run = "golden:" + System.nanoTime() + ":";
+    for (GoldenVectors.Vector v : vectors) {
+      String key = run + v.index();
+      String layout = v.reference().layout();
+      put(key, layout, v.state());
+      StoreRequest request = v.reference().request(v.operation(), v.cost());
+      Observation seen = apply(key, request, v.now());
+      assertThat(seen.now()).as("%s: clock", v).isEqualTo(v.now());
+      long[] before = v.state() == null ? v.reference().initialState() : v.state();
+      assertThat(seen.normalizedState()).as("%s: state seen", v).containsExactly(before);
+      long[] kept = get(key, layout);
+      if (v.expected() == null) {
+        assertThat(kept).as("%s: key deleted or never written", v).isNull();
+      } else {
+        assertThat(kept).as("%s: state written", v).isNotNull();
+        assertThat(normalized(kept)).as("%s: state written", v).containsExactly(v.expected());
+      }
+      put(key, layout, null);   // leave the store as it was
+    }
+  }
+
+  private static long[] normalized(long[] state) {
+    return new Observation(0, state).normalizedState();
+  }
+}
