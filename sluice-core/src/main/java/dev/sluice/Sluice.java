@@ -78,7 +78,8 @@ public final class Sluice {
     /**
      * The most keys an in-memory limiter holds (default {@value #DEFAULT_MAXIMUM_KEYS_TEXT}).
      * Beyond it, new keys evict idle keys first, then the sampled key closest to empty, whose
-     * level is forgotten.
+     * level is forgotten. With a {@link #store}, it bounds only the in-memory fallback of
+     * {@link StoreFailure#FALLBACK_IN_MEMORY}, and is refused otherwise.
      */
     public Builder maximumKeys(long maximumKeys) {
       if (this.maximumKeys != -1) {
@@ -138,6 +139,9 @@ public final class Sluice {
      * that was reset, or whose limits were raised, elsewhere before T. Off by default.
      */
     public Builder localDenyCache(int maximumKeys) {
+      if (this.denyCacheSize != -1) {
+        throw new IllegalStateException("localDenyCache was already set to " + this.denyCacheSize);
+      }
       if (maximumKeys <= 0) {
         throw new IllegalArgumentException("localDenyCache maximumKeys must be positive but was " + maximumKeys);
       }
@@ -152,13 +156,29 @@ public final class Sluice {
     }
 
     /**
-     * Builds an in-memory limiter.
+     * Builds the limiter: in memory, or on the {@link #store} if one was given.
      *
-     * @throws IllegalStateException if no limit was added
+     * @throws IllegalStateException if no limit was added, or settings do not go together
+     *     (store settings without a store; {@code maximumKeys} with a store that does not fall
+     *     back to memory), with a sentence that says which
+     * @throws IllegalArgumentException if a limit cannot be represented on the store's clock
      */
     public RateLimiter build() {
       if (limits.isEmpty()) {
         throw new IllegalStateException("no limit was set: call limit(...) at least once");
+      }
+      if (store == null) {
+        String storeOnly = onStoreFailure != null ? "onStoreFailure"
+            : breakerSettings != null ? "circuitBreaker"
+            : denyCacheSize != -1 ? "localDenyCache" : null;
+        if (storeOnly != null) {
+          throw new IllegalStateException(storeOnly + " applies to a limiter on a shared store,"
+              + " and no store(...) was given: an in-memory limiter has no store to fail");
+        }
+      } else if (maximumKeys != -1 && onStoreFailure != StoreFailure.FALLBACK_IN_MEMORY) {
+        throw new IllegalStateException("maximumKeys bounds the keys held in memory, and a"
+            + " limiter on a store holds none there unless onStoreFailure(FALLBACK_IN_MEMORY)"
+            + " is set (the store expires idle keys itself)");
       }
       if (store != null) {
         return new StoreRateLimiter(limits, store,

@@ -399,7 +399,10 @@ public final class SluiceServer implements AutoCloseable {
         out.put(e.getKey(), before);
         continue;
       }
-      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0])).maximumKeys(keys);
+      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0]));
+      if (store == null || storeFailure == StoreFailure.FALLBACK_IN_MEMORY) {
+        b.maximumKeys(keys);
+      }
       if (store != null) {
         b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(storeFailure)
             .circuitBreaker(breaker);
