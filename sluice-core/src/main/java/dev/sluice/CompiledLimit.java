@@ -61,6 +61,8 @@ final class CompiledLimit {
   final int slots;
   /** The quantum of a cost of 1, precomputed for the default cost. */
   final long unitCost;
+  /** The rules of this limit's kind. */
+  final Rules rules;
 
   /**
    * The longest time a window or a penalty may span, in ticks: Ticks.MAX in-process; 2^51 for
@@ -89,11 +91,13 @@ final class CompiledLimit {
         this.capacity = Ticks.capacityFromUnits(limit.capacity(), MICRO_UNITS);
         this.penalty = penaltyTicks;
         this.unitCost = Ticks.fromUnits(1, MICRO_UNITS);
+        this.rules = Rules.of(kind);
         return;
       default:
         break;
     }
     this.kind = BUCKET;
+    this.rules = BucketRules.INSTANCE;
     this.window = 0;
     this.big = ticksPerSecond == 1_000_000_000L ? Ticks.MAX : STORE_BIG;
     long half = big / 2;

@@ -242,7 +242,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         cell = (BucketCell) cells.get(key);
         continue;
       }
-      long b = Engine.backlog(e, now);
+      long b = BucketRules.backlog(e, now);
       long filled = Ticks.add(b, q);
       if (op == Engine.FILL_UP) {
         boolean reached = filled >= l.capacity;
@@ -483,7 +483,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     @Override
     boolean killIfIdle(long now) {
       long v = e;
-      return v == DEAD || (Engine.backlog(v, now) == 0 && cas(v, DEAD));
+      return v == DEAD || (BucketRules.backlog(v, now) == 0 && cas(v, DEAD));
     }
 
     @Override
@@ -494,7 +494,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     @Override
     long pressure(long now) {
       long v = e;
-      return v == DEAD ? 0 : Engine.backlog(v, now);
+      return v == DEAD ? 0 : BucketRules.backlog(v, now);
     }
   }
 
