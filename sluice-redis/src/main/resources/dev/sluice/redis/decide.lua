@@ -9,6 +9,10 @@
 -- The constants, the slots and the arguments are those of dev.sluice.spi.StoreProtocol (a test
 -- compares them). Numbers are doubles: every value stays below 2^53 (times in microseconds; a
 -- bucket's capacity at most 2^51 steps, plus its penalty at most 2^52). "None" is -2^53.
+--
+-- Laid out as core is: one section per limit kind, in the order of core's BucketRules,
+-- FixedWindowRules and SlidingWindowRules, each with initialize, fits, charge, fill, penalize and
+-- reset_after; then the operation across a key's limits (core's Engine.decide).
 local NONE = -9007199254740992
 local MAXT = 9007199254740991
 local BIG = 4503599627370496
@@ -25,9 +29,14 @@ local function pdiff(a, b)
   if a <= b then return 0 end
   return a - b
 end
+local function blocked_for(b, now)
+  if b == NONE then return 0 end
+  return pdiff(b, now)
+end
 
--- bucket ------------------------------------------------------------------------
--- Counted in steps of 1/sc tick; state [E] (sc = 1) or [E, R]: backlog sc * (E - now) - R.
+-- bucket (BucketRules) -------------------------------------------------------------
+-- State [E] (scale 1) or [E, R], counted in steps of 1/sc tick:
+-- backlog = sc * (E - now) - R while E > now, else 0, at most BIG.
 local function backlog(l, s, o, now)
   local e = s[o]
   if e == NONE or e <= now then return 0 end
@@ -53,17 +62,33 @@ local function hold(l, nx, o, now, st)
   nx[o] = add(now, t)
   if l.sc ~= 1 then nx[o + 1] = t * l.sc - st end
 end
-local function blocked_for(b, now)
-  if b == NONE then return 0 end
-  return pdiff(b, now)
+
+local bucket = {}
+function bucket.initialize(l, s, o)
+  s[o] = NONE
+  if l.sc ~= 1 then s[o + 1] = 0 end
 end
-local function aligned(now, w)
-  local q = math.floor(now / w)
-  if q * w > now then q = q - 1 elseif (q + 1) * w <= now then q = q + 1 end
-  return q * w
+function bucket.fits(l, s, o, now, q)
+  return add(backlog(l, s, o, now), q) <= l.cap
+end
+function bucket.charge(l, s, o, now, q, departure, nx)
+  hold(l, nx, o, now, add(math.max(backlog(l, s, o, now), steps(l, departure - now)), q))
+end
+function bucket.fill(l, s, o, now, q, nx)
+  local b = backlog(l, s, o, now)
+  local filled = add(b, q)
+  hold(l, nx, o, now, math.max(b, math.min(l.cap, filled)))
+  return filled >= l.cap
+end
+function bucket.penalize(l, s, o, now, nx)
+  if backlog(l, s, o, now) <= l.cap then hold(l, nx, o, now, l.cap + l.pen) end
+end
+function bucket.reset_after(l, s, o, now)
+  return ticks_up(l, backlog(l, s, o, now))
 end
 
--- fixed window ------------------------------------------------------------------
+-- fixed window (FixedWindowRules) ----------------------------------------------------
+-- State [start, count, blockedUntil].
 local function fixed_expired(l, start, now)
   return start == NONE or now >= add(start, l.w)
 end
@@ -72,7 +97,42 @@ local function fixed_count(l, s, o, now)
   return s[o + 1]
 end
 
--- sliding window ----------------------------------------------------------------
+local fixed = {}
+function fixed.initialize(l, s, o)
+  s[o], s[o + 1], s[o + 2] = NONE, 0, NONE
+end
+function fixed.fits(l, s, o, now, q)
+  return blocked_for(s[o + 2], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
+end
+function fixed.charge(l, s, o, now, q, departure, nx)
+  if fixed_expired(l, s[o], now) then
+    nx[o], nx[o + 1] = now, q
+  else
+    nx[o + 1] = s[o + 1] + q
+  end
+end
+function fixed.fill(l, s, o, now, q, nx)
+  local count = fixed_count(l, s, o, now)
+  if fixed_expired(l, s[o], now) then nx[o] = now end
+  nx[o + 1] = math.max(count, math.min(l.cap, count + q))
+  return count + q >= l.cap
+end
+function fixed.penalize(l, s, o, now, nx)
+  if blocked_for(s[o + 2], now) == 0 then nx[o + 2] = add(now, l.pen) end
+end
+function fixed.reset_after(l, s, o, now)
+  local ends = 0
+  if fixed_count(l, s, o, now) > 0 then ends = pdiff(add(s[o], l.w), now) end
+  return math.max(blocked_for(s[o + 2], now), ends)
+end
+
+-- sliding window (SlidingWindowRules) ------------------------------------------------
+-- State [start, previous, current, blockedUntil], start aligned to the window.
+local function aligned(now, w)
+  local q = math.floor(now / w)
+  if q * w > now then q = q - 1 elseif (q + 1) * w <= now then q = q + 1 end
+  return q * w
+end
 local function roll(l, s, o, now, out, p)
   local start = s[o]
   local k = aligned(now, l.w)
@@ -84,6 +144,7 @@ local function roll(l, s, o, now, out, p)
     out[p], out[p + 1], out[p + 2] = start, s[o + 1], s[o + 2]
   end
 end
+-- the estimate plus q in exactly core's order of double operations
 local function sliding_estimate(l, s, o, now, q)
   local start = s[o]
   local k = aligned(now, l.w)
@@ -100,80 +161,38 @@ local function sliding_estimate(l, s, o, now, q)
   return weighted + (curr + q)
 end
 
--- operations --------------------------------------------------------------------
-local function fits(l, s, o, now, q)
-  if l.kind == BUCKET then
-    return add(backlog(l, s, o, now), q) <= l.cap
-  elseif l.kind == FIXED then
-    return blocked_for(s[o + 2], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
-  else
-    return blocked_for(s[o + 3], now) == 0 and sliding_estimate(l, s, o, now, q) <= l.cap
-  end
+local sliding = {}
+function sliding.initialize(l, s, o)
+  s[o], s[o + 1], s[o + 2], s[o + 3] = NONE, 0, 0, NONE
+end
+function sliding.fits(l, s, o, now, q)
+  return blocked_for(s[o + 3], now) == 0 and sliding_estimate(l, s, o, now, q) <= l.cap
+end
+function sliding.charge(l, s, o, now, q, departure, nx)
+  roll(l, s, o, now, nx, o)
+  nx[o + 2] = nx[o + 2] + q
+end
+function sliding.fill(l, s, o, now, q, nx)
+  local est = sliding_estimate(l, s, o, now, q)
+  roll(l, s, o, now, nx, o)
+  nx[o + 2] = math.max(nx[o + 2], math.min(l.cap, nx[o + 2] + q))
+  return (not (est <= l.cap)) or est >= l.cap
+end
+function sliding.penalize(l, s, o, now, nx)
+  if blocked_for(s[o + 3], now) == 0 then nx[o + 3] = add(now, l.pen) end
+end
+function sliding.reset_after(l, s, o, now)
+  local r = {}
+  roll(l, s, o, now, r, 1)
+  local stop = now
+  if r[3] > 0 then stop = add(r[1], 2 * l.w) elseif r[2] > 0 then stop = add(r[1], l.w) end
+  return math.max(blocked_for(s[o + 3], now), pdiff(stop, now))
 end
 
-local function charge(l, s, o, now, q, departure, nx)
-  if l.kind == BUCKET then
-    hold(l, nx, o, now, add(math.max(backlog(l, s, o, now), steps(l, departure - now)), q))
-  elseif l.kind == FIXED then
-    if fixed_expired(l, s[o], now) then
-      nx[o], nx[o + 1] = now, q
-    else
-      nx[o + 1] = s[o + 1] + q
-    end
-  else
-    roll(l, s, o, now, nx, o)
-    nx[o + 2] = nx[o + 2] + q
-  end
-end
+local RULES = {[BUCKET] = bucket, [FIXED] = fixed, [SLIDING] = sliding}
+local SLOTS = {[FIXED] = 3, [SLIDING] = 4}
 
-local function penalize(l, s, o, now, nx)
-  if l.pen <= 0 then return end
-  if l.kind == BUCKET then
-    if backlog(l, s, o, now) <= l.cap then hold(l, nx, o, now, l.cap + l.pen) end
-  else
-    local b = o + l.slots - 1
-    if blocked_for(s[b], now) == 0 then nx[b] = add(now, l.pen) end
-  end
-end
-
-local function fill(l, s, o, now, q, nx)
-  local reached
-  if l.kind == BUCKET then
-    local b = backlog(l, s, o, now)
-    local filled = add(b, q)
-    reached = filled >= l.cap
-    hold(l, nx, o, now, math.max(b, math.min(l.cap, filled)))
-  elseif l.kind == FIXED then
-    local count = fixed_count(l, s, o, now)
-    reached = count + q >= l.cap
-    if fixed_expired(l, s[o], now) then nx[o] = now end
-    nx[o + 1] = math.max(count, math.min(l.cap, count + q))
-  else
-    local est = sliding_estimate(l, s, o, now, q)
-    reached = (not (est <= l.cap)) or est >= l.cap
-    roll(l, s, o, now, nx, o)
-    nx[o + 2] = math.max(nx[o + 2], math.min(l.cap, nx[o + 2] + q))
-  end
-  if reached and q <= l.cap then penalize(l, s, o, now, nx) end
-end
-
-local function reset_after(l, s, o, now)
-  if l.kind == BUCKET then
-    return ticks_up(l, backlog(l, s, o, now))
-  elseif l.kind == FIXED then
-    local ends = 0
-    if fixed_count(l, s, o, now) > 0 then ends = pdiff(add(s[o], l.w), now) end
-    return math.max(blocked_for(s[o + 2], now), ends)
-  else
-    local r = {}
-    roll(l, s, o, now, r, 1)
-    local stop = now
-    if r[3] > 0 then stop = add(r[1], 2 * l.w) elseif r[2] > 0 then stop = add(r[1], l.w) end
-    return math.max(blocked_for(s[o + 3], now), pdiff(stop, now))
-  end
-end
-
--- main --------------------------------------------------------------------------
+-- the operation across a key's limits (Engine.decide) ---------------------------------
 local op = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 if now < 0 then
@@ -188,12 +207,11 @@ local a = 5
 for i = 1, #layout do
   local l = {kind = tonumber(ARGV[a]), cap = tonumber(ARGV[a + 1]), w = tonumber(ARGV[a + 2]),
              pen = tonumber(ARGV[a + 3]), q = tonumber(ARGV[a + 4]), sc = tonumber(ARGV[a + 5])}
+  l.rules = RULES[l.kind]
   if l.kind == BUCKET then
     l.slots = (l.sc == 1) and 1 or 2
-  elseif l.kind == FIXED then
-    l.slots = 3
   else
-    l.slots = 4
+    l.slots = SLOTS[l.kind]
   end
   l.o = slots + 1
   slots = slots + l.slots
@@ -213,11 +231,7 @@ if bar and string.sub(stored, 1, bar - 1) == layout then
 end
 if #s ~= slots then
   s = {}
-  for _, l in ipairs(limits) do
-    s[l.o] = NONE
-    for j = 1, l.slots - 1 do s[l.o + j] = 0 end
-    if l.kind ~= BUCKET then s[l.o + l.slots - 1] = NONE end
-  end
+  for _, l in ipairs(limits) do l.rules.initialize(l, s, l.o) end
 end
 
 local nx = {}
@@ -232,18 +246,22 @@ for i, l in ipairs(limits) do
   if op == RESERVE then
     ok[i] = add(steps(l, departure - now), l.q) <= l.cap
   else
-    ok[i] = fits(l, s, l.o, now, l.q)
+    ok[i] = l.rules.fits(l, s, l.o, now, l.q)
   end
   all = all and ok[i]
 end
 for i, l in ipairs(limits) do
   if op == FILL then
-    fill(l, s, l.o, now, l.q, nx)
+    if l.rules.fill(l, s, l.o, now, l.q, nx) and l.q <= l.cap and l.pen > 0 then
+      l.rules.penalize(l, s, l.o, now, nx)
+    end
   elseif op ~= CHECK then
     if all then
-      charge(l, s, l.o, now, l.q, (op == RESERVE) and departure or now, nx)
-    elseif (not ok[i]) and l.q <= l.cap then
-      penalize(l, s, l.o, now, nx)
+      local dep = now
+      if op == RESERVE then dep = departure end
+      l.rules.charge(l, s, l.o, now, l.q, dep, nx)
+    elseif (not ok[i]) and l.q <= l.cap and l.pen > 0 then
+      l.rules.penalize(l, s, l.o, now, nx)
     end
   end
 end
@@ -254,7 +272,7 @@ for i = 1, slots do
 end
 if changed then
   local idle = 0
-  for _, l in ipairs(limits) do idle = math.max(idle, reset_after(l, nx, l.o, now)) end
+  for _, l in ipairs(limits) do idle = math.max(idle, l.rules.reset_after(l, nx, l.o, now)) end
   if idle <= 0 then
     redis.call('DEL', KEYS[1])
   else
