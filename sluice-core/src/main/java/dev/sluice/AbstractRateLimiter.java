@@ -74,12 +74,21 @@ abstract class AbstractRateLimiter implements RateLimiter {
         future.completeExceptionally(failure);
         return;
       }
-      long left = timeoutNanos - (clock.nanoTime() - start);
-      if (d.isAllowed() || d.retryAfterNanos() > left) {
-        future.complete(d);
-      } else {
-        scheduler.schedule(() -> attempt(future, key, cost, timeoutNanos, start),
-            d.retryAfterNanos());
+      // User code (the clock, the scheduler) runs on a store's or the scheduler's thread here:
+      // whatever it throws fails this one call, never that thread, and never leaves the
+      // caller's future pending.
+      try {
+        long left = timeoutNanos - (clock.nanoTime() - start);
+        if (d.isAllowed() || d.retryAfterNanos() > left) {
+          future.complete(d);
+        } else {
+          scheduler.schedule(() -> attempt(future, key, cost, timeoutNanos, start),
+              d.retryAfterNanos());
+        }
+      } catch (RuntimeException | Error e) {
+        future.completeExceptionally(new IllegalStateException("acquireAsync(" + key + ") could"
+            + " not wait for its retry: the limiter's scheduler (" + scheduler + ") or clock ("
+            + clock + ") threw " + e, e));
       }
     });
   }
