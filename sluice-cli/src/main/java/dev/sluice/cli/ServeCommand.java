@@ -85,6 +85,15 @@ final class ServeCommand implements Callable<Integer> {
       description = "most connections open at once (default: ${DEFAULT-VALUE})")
   int maxConnections;
 
+  @Option(names = "--reload-every", defaultValue = "2s", paramLabel = "DURATION",
+      description = "how often the policies file is checked for changes; 0s: never"
+          + " (default: ${DEFAULT-VALUE})")
+  String reloadEvery;
+
+  @Option(names = "--shutdown-grace", defaultValue = "10s", paramLabel = "DURATION",
+      description = "how long SIGTERM waits for requests in flight (default: ${DEFAULT-VALUE})")
+  String shutdownGrace;
+
   @Option(names = "--max-threads", defaultValue = "200", paramLabel = "N",
       description = "threads serving requests (default: ${DEFAULT-VALUE})")
   int maxThreads;
@@ -183,7 +192,9 @@ final class ServeCommand implements Callable<Integer> {
           .requestTimeout(duration("--request-timeout", requestTimeout))
           .idleTimeout(duration("--idle-timeout", idleTimeout))
           .maxConnections(maxConnections).maxThreads(maxThreads).postgresPoolSize(postgresPoolSize)
-          .reloadEvery(Duration.ofSeconds(2));
+          .reloadEvery(duration("--reload-every", reloadEvery))
+          .shutdownGrace(duration("--shutdown-grace", shutdownGrace))
+          .validate();
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }

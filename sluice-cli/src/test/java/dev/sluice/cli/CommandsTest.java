@@ -103,6 +103,14 @@ class CommandsTest {
     assertThat(err.toString()).contains("port must be between 0 and 65535 but was 70000");
     assertThat(run("serve", "--port", "0", "--postgres", "postgres://x")).isEqualTo(2);
     assertThat(err.toString()).contains("jdbc:postgresql:");
+    // settings that depend on one another: every problem at once
+    assertThat(run("serve", "--port", "0", "--store-timeout", "100ms", "--idle-timeout", "1s"))
+        .isEqualTo(2);
+    assertThat(err.toString())
+        .contains("storeTimeout (--store-timeout) applies to a shared store, and none was chosen")
+        .contains("idleTimeout (PT1S) must be at least requestTimeout (PT5S)");
+    assertThat(run("serve", "--port", "0", "--reload-every", "soon")).isEqualTo(2);
+    assertThat(err.toString()).contains("--reload-every must be a duration such as 250ms, 5s or 1m but was 'soon'");
     assertThat(run("serve", "--port", "0", "--redis", "redis://a", "--redis-cluster",
         "redis://b:7000,redis://c:7000")).isEqualTo(2);
     assertThat(err.toString()).contains("choose one of --redis, --redis-cluster and --postgres");

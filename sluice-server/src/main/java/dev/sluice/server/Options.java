@@ -122,7 +122,11 @@ public final class Options {
 
   /** How often the policies file is checked for changes (default 2 s; zero: never). */
   public Options reloadEvery(Duration every) {
-    this.reloadEvery = Objects.requireNonNull(every, "every");
+    Objects.requireNonNull(every, "every");
+    if (every.isNegative()) {
+      throw new IllegalArgumentException("reloadEvery must not be negative but was " + every);
+    }
+    this.reloadEvery = every;
     return this;
   }
 
@@ -215,7 +219,48 @@ public final class Options {
 
   /** How long shutdown waits for requests in flight (default 10 s). */
   public Options shutdownGrace(Duration grace) {
-    this.shutdownGrace = Objects.requireNonNull(grace, "grace");
+    Objects.requireNonNull(grace, "grace");
+    if (grace.isNegative()) {
+      throw new IllegalArgumentException("shutdownGrace must not be negative but was " + grace);
+    }
+    this.shutdownGrace = grace;
+    return this;
+  }
+
+  /**
+   * Checks the settings that depend on one another, and reports every problem at once.
+   *
+   * @throws IllegalArgumentException listing each problem on its own line
+   */
+  public Options validate() {
+    List<String> problems = new java.util.ArrayList<>();
+    int stores = (redisUri != null ? 1 : 0) + (redisCluster != null ? 1 : 0)
+        + (postgresUrl != null ? 1 : 0);
+    if (stores > 1) {
+      problems.add("choose one shared store: Redis, a Redis Cluster or PostgreSQL");
+    }
+    if (stores == 0) {
+      for (String[] set : new String[][] {
+          {storeFailure != null ? "y" : null, "storeFailure (--store-failure)"},
+          {storeTimeout != null ? "y" : null, "storeTimeout (--store-timeout)"},
+          {circuitBreaker != null ? "y" : null, "circuitBreaker (--breaker-*)"}}) {
+        if (set[0] != null) {
+          problems.add(set[1] + " applies to a shared store, and none was chosen (--redis,"
+              + " --redis-cluster or --postgres)");
+        }
+      }
+    }
+    if (idleTimeout.compareTo(requestTimeout) < 0) {
+      problems.add("idleTimeout (" + idleTimeout + ") must be at least requestTimeout ("
+          + requestTimeout + "): an idle connection would be closed before a slow request's"
+          + " deadline answers it");
+    }
+    if (token != null && token.isBlank()) {
+      problems.add("token must not be blank");
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(String.join("\n", problems));
+    }
     return this;
   }
 }

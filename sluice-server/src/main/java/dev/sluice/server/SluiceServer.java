@@ -7,27 +7,19 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.LimiterStats;
-import dev.sluice.RateLimiter;
-import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.http.RateLimitHeaders;
-import dev.sluice.postgres.PostgresStore;
-import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.StoreKeys;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,18 +66,13 @@ public final class SluiceServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper()
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-  private static final String SAMPLE = "/dev/sluice/server/sample.yaml";
   /** Jackson's hints about its own settings ("(enable `JsonReadFeature...` to allow)"). */
   private static final Pattern JACKSON_HINT = Pattern.compile(
       "\\s*\\([^()]*(Feature|enable|disable)[^()]*\\)|[:;,]?\\s*(enable|disable) `[^`]*`[^(]*");
   /** Heap the service needs besides the keys (Jetty, the store client, buffers). */
-  static final long BASE_HEAP_BYTES = 96L << 20;
-
-  /** One policy as the service runs it. */
-  private record Policy(String name, List<Limit> limits, long maximumKeys, RateLimiter limiter) {}
 
   /** What one entry of a check asks. */
-  private record Check(Policy policy, String key, double cost, Mode mode) {}
+  private record Check(PolicyRegistry.Policy policy, String key, double cost, Mode mode) {}
 
   /** The modes of {@code /v1/check}. */
   enum Mode {
@@ -154,10 +141,10 @@ public final class SluiceServer implements AutoCloseable {
   private final GracefulHandler graceful;
   private final Metrics metrics = new Metrics();
   private final DecisionStore store;
-  private final AutoCloseable storeResources;
-  private final long ticksPerSecond;
+  private final SharedStore shared;
   private final StoreFailure storeFailure;
   private final CircuitBreakerSettings breaker;
+  private final PolicyRegistry registry;
   private final ScheduledExecutorService reloader;
   private final byte[] token;
   private final long requestTimeoutMillis;
@@ -165,60 +152,23 @@ public final class SluiceServer implements AutoCloseable {
   private final java.util.Set<Exchange> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private static final long SWEEP_MILLIS = 50;
   private ScheduledExecutorService sweeper;
-  private volatile Map<String, Policy> policies;
-  private volatile long configStamp;
 
   private SluiceServer(Options options) throws ConfigException {
     this.options = options;
     this.token = options.token == null ? null : ("Bearer " + options.token).getBytes(StandardCharsets.UTF_8);
     this.requestTimeoutMillis = options.requestTimeout.toMillis();
-    int stores = (options.redisUri != null ? 1 : 0) + (options.redisCluster != null ? 1 : 0)
-        + (options.postgresUrl != null ? 1 : 0);
-    if (stores > 1) {
-      throw new IllegalArgumentException("choose one shared store: Redis, a Redis Cluster or"
-          + " PostgreSQL");
-    }
-    this.ticksPerSecond = ticksPerSecond(options);
-    Policies initial = loadPolicies();
-    this.configStamp = stamp();
+    options.validate();
+    Policies initial = PolicyRegistry.load(options);
     Policies.StoreSettings file = initial.store();
-    this.storeFailure = storeFailure(options, initial);
+    this.storeFailure = PolicyRegistry.storeFailure(options, initial);
     this.breaker = options.circuitBreaker != null ? options.circuitBreaker
         : file.circuitBreaker() != null ? file.circuitBreaker() : CircuitBreakerSettings.defaults();
     Duration storeTimeout = options.storeTimeout != null ? options.storeTimeout
         : file.timeout() != null ? file.timeout() : Duration.ofMillis(250);
-    checkHeap(initial);
-    if (options.redisUri != null || options.redisCluster != null) {
-      RedisStore redis = (options.redisUri != null ? RedisStore.builder(options.redisUri)
-          : RedisStore.clusterBuilder(options.redisCluster.toArray(new String[0])))
-          .prefix("sluice:").commandTimeout(storeTimeout).build();
-      this.store = redis;
-      this.storeResources = redis;
-    } else if (options.postgresUrl != null) {
-      HikariConfig config = new HikariConfig();
-      config.setJdbcUrl(options.postgresUrl);
-      config.setMaximumPoolSize(options.postgresPoolSize);
-      config.setPoolName("sluice-server");
-      config.setConnectionTimeout(Math.max(250, storeTimeout.toMillis()));
-      HikariDataSource ds = new HikariDataSource(config);
-      PostgresStore pg;
-      try {
-        pg = PostgresStore.builder(ds).createIfMissing(true).statementTimeout(storeTimeout)
-            .pruneEvery(Duration.ofMinutes(1)).build();
-      } catch (RuntimeException e) {
-        ds.close();
-        throw e;
-      }
-      this.store = pg;
-      this.storeResources = () -> {
-        pg.close();
-        ds.close();
-      };
-    } else {
-      this.store = null;
-      this.storeResources = null;
-    }
-    this.policies = build(initial, Map.of());
+    PolicyRegistry.checkHeap(initial, options);
+    this.shared = SharedStore.open(options, storeTimeout);
+    this.store = shared == null ? null : shared.store();
+    this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial);
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);
     threads.setName("sluice-http");
@@ -251,7 +201,7 @@ public final class SluiceServer implements AutoCloseable {
         return t;
       });
       long every = options.reloadEvery.toMillis();
-      reloader.scheduleWithFixedDelay(this::reloadIfChanged, every, every, TimeUnit.MILLISECONDS);
+      reloader.scheduleWithFixedDelay(registry::reloadIfChanged, every, every, TimeUnit.MILLISECONDS);
     } else {
       reloader = null;
     }
@@ -289,163 +239,30 @@ public final class SluiceServer implements AutoCloseable {
 
   /** The policy names now in force. */
   public List<String> policyNames() {
-    return List.copyOf(policies.keySet());
+    return registry.names();
   }
 
   /** Where the policies come from: the file, or the bundled sample. */
   public String configSource() {
-    return options.configFile != null ? options.configFile.toString() : "the bundled sample config";
-  }
-
-  // ------------------------------------------------------------------ policies, heap and reload
-
-  private Policies loadPolicies() throws ConfigException {
-    return loadPolicies(options);
-  }
-
-  /** The policies file, or the bundled sample, validated for the options' store. */
-  private static Policies loadPolicies(Options options) throws ConfigException {
-    long tps = ticksPerSecond(options);
-    if (options.configFile != null) {
-      return Policies.load(options.configFile, tps);
-    }
-    try (InputStream in = SluiceServer.class.getResourceAsStream(SAMPLE)) {
-      return Policies.parse("sample.yaml", new String(in.readAllBytes(), StandardCharsets.UTF_8), tps);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** The resolution of the store's clock: nanoseconds in memory, microseconds shared. */
-  private static long ticksPerSecond(Options options) {
-    boolean shared = options.redisUri != null || options.redisCluster != null
-        || options.postgresUrl != null;
-    return shared ? 1_000_000L : 1_000_000_000L;
-  }
-
-  /** The command line's failure policy, else the file's, else fail closed. */
-  private static StoreFailure storeFailure(Options options, Policies policies) {
-    return options.storeFailure != null ? options.storeFailure
-        : policies.store().failure() != null ? policies.store().failure() : StoreFailure.FAIL_CLOSED;
+    return PolicyRegistry.source(options);
   }
 
   /**
-   * The heap the service with these options needs for the keys its policies may hold (see
-   * {@link #heapBytesNeeded(Policies, Options)}); the launcher sizes -Xmx with it.
+   * The heap the service with these options needs for the keys its policies may hold; the
+   * launcher sizes -Xmx with it ({@link PolicyRegistry#heapBytesNeeded(Policies, Options)}).
    *
    * @throws ConfigException if the policies file is invalid
    */
   public static long heapBytesNeeded(Options options) throws ConfigException {
-    return heapBytesNeeded(loadPolicies(options), options);
+    return PolicyRegistry.heapBytesNeeded(PolicyRegistry.load(options), options);
   }
 
   /**
-   * The heap needed to hold every policy's {@code maximumKeys} keys of up to
-   * {@code maxKeyLength} characters, with room for the collector: per key, the map entry and
-   * state (about 100 bytes plus 40 per state slot) and the key string (48 + 2 per character),
-   * times 1.5, plus 96 MiB for the rest. Keys kept in a shared store count only when the policy
-   * falls back to memory.
-   */
-  static long heapBytesNeeded(Policies policies, Options options) {
-    long total = BASE_HEAP_BYTES;
-    if (ticksPerSecond(options) != 1_000_000_000L
-        && storeFailure(options, policies) != StoreFailure.FALLBACK_IN_MEMORY) {
-      return total;
-    }
-    for (Map.Entry<String, List<Limit>> e : policies.all().entrySet()) {
-      Long own = policies.maximumKeys(e.getKey());
-      long keys = own != null ? own : options.maximumKeys;
-      int slots = 0;
-      for (Limit l : e.getValue()) {
-        slots += l.algorithm().isBucket() ? 1 : l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW ? 3 : 4;
-      }
-      long perKey = 100 + 40L * slots + 48 + 2L * options.maxKeyLength;
-      total += keys * perKey * 3 / 2;
-    }
-    return total;
-  }
-
-  /** Refuses policies whose keys may not fit in this JVM's heap. */
-  private void checkHeap(Policies p) throws ConfigException {
-    long needed = heapBytesNeeded(p, options);
-    long max = Runtime.getRuntime().maxMemory();
-    if (max != Long.MAX_VALUE && needed > max) {
-      throw new ConfigException(List.of(configSource() + ": the policies may hold keys needing about "
-          + (needed >> 20) + " MiB of heap but this JVM has " + (max >> 20) + " MiB: lower"
-          + " maximumKeys (--maximum-keys, or per policy) or give the JVM more (-Xmx; ./sluice serve"
-          + " sizes it from the policies)"));
-    }
-  }
-
-  private long stamp() {
-    if (options.configFile == null) {
-      return 0;
-    }
-    try {
-      return Files.getLastModifiedTime(options.configFile).toMillis() * 31 + Files.size(options.configFile);
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
-  /** Limiters for new policies; a policy whose limits did not change keeps its limiter (and state). */
-  private Map<String, Policy> build(Policies p, Map<String, Policy> old) {
-    Map<String, Policy> out = new LinkedHashMap<>();
-    for (Map.Entry<String, List<Limit>> e : p.all().entrySet()) {
-      Long own = p.maximumKeys(e.getKey());
-      long keys = own != null ? own : options.maximumKeys;
-      Policy before = old.get(e.getKey());
-      if (before != null && before.limits.equals(e.getValue()) && before.maximumKeys == keys) {
-        out.put(e.getKey(), before);
-        continue;
-      }
-      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0]));
-      if (store == null || storeFailure == StoreFailure.FALLBACK_IN_MEMORY) {
-        b.maximumKeys(keys);
-      }
-      if (store != null) {
-        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(storeFailure)
-            .circuitBreaker(breaker);
-      }
-      out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, b.build()));
-    }
-    return java.util.Collections.unmodifiableMap(out);
-  }
-
-  /**
-   * Reads the file again now; on success the new policies apply to the next request, on failure
-   * the old ones stay, the failure is counted and the problems are thrown. The {@code store:}
-   * section is read at start only.
+   * Reads the policies file again now; on success the new policies apply to the next request, on
+   * failure the old ones stay, the failure is counted and the problems are thrown.
    */
   public void reload() throws ConfigException {
-    try {
-      Policies p = loadPolicies();
-      checkHeap(p);
-      policies = build(p, policies);
-    } catch (ConfigException e) {
-      metrics.reloadsFailed.increment();
-      throw e;
-    } catch (RuntimeException e) {
-      metrics.reloadsFailed.increment();
-      throw new ConfigException(List.of(configSource() + ": " + e.getMessage()));
-    }
-    metrics.reloadsOk.increment();
-  }
-
-  private void reloadIfChanged() {
-    long s = stamp();
-    if (s == configStamp) {
-      return;
-    }
-    configStamp = s;
-    try {
-      reload();
-      LOG.log(System.Logger.Level.INFO, "reloaded {0}: policies {1}", options.configFile,
-          policies.keySet());
-    } catch (ConfigException e) {
-      LOG.log(System.Logger.Level.WARNING, "{0} not reloaded, the previous policies stay: {1}",
-          options.configFile, String.join("; ", e.problems()));
-    }
+    registry.reload();
   }
 
   // ------------------------------------------------------------------ requests
@@ -520,9 +337,9 @@ public final class SluiceServer implements AutoCloseable {
 
   private Map<String, long[]> storeCounters() {
     Map<String, long[]> out = new LinkedHashMap<>();
-    for (Policy p : policies.values()) {
-      LimiterStats s = p.limiter.stats();
-      out.put(p.name, new long[] {s.storeErrors(), s.degradedDecisions(), s.keysHeld(), p.maximumKeys});
+    for (PolicyRegistry.Policy p : registry.all()) {
+      LimiterStats s = p.limiter().stats();
+      out.put(p.name(), new long[] {s.storeErrors(), s.degradedDecisions(), s.keysHeld(), p.maximumKeys()});
     }
     return out;
   }
@@ -659,9 +476,9 @@ public final class SluiceServer implements AutoCloseable {
         // a refusal is a problem document whose extension members are the decision
         Problem p = d.isDegraded() ? Problem.STORE_UNAVAILABLE : Problem.RATE_LIMITED;
         String detail = d.isDegraded() ? "the shared store does not answer and the policy '"
-            + c.policy.name + "' fails closed" : d.isNeverAdmissible()
+            + c.policy.name() + "' fails closed" : d.isNeverAdmissible()
             ? "a cost of " + c.cost + " never fits limit '" + d.limit().name() + "'"
-            : "limit '" + d.limit().name() + "' of policy '" + c.policy.name + "' is full for key '"
+            : "limit '" + d.limit().name() + "' of policy '" + c.policy.name() + "' is full for key '"
                 + c.key + "'";
         json(x, p.status, Problem.MEDIA_TYPE, g -> result(g, c, d, headers, p, p.status, detail));
       }
@@ -722,12 +539,12 @@ public final class SluiceServer implements AutoCloseable {
     JsonNode p = n.get("policy");
     if (p == null || !p.isTextual()) {
       throw new Refusal(Problem.INVALID_CHECK, where + "policy: required, a string (one of "
-          + policies.keySet() + ")");
+          + registry.names() + ")");
     }
-    Policy policy = policies.get(p.asText());
+    PolicyRegistry.Policy policy = registry.get(p.asText());
     if (policy == null) {
       throw new Refusal(Problem.UNKNOWN_POLICY, where + "policy: no policy named '" + p.asText()
-          + "' (known: " + String.join(", ", policies.keySet()) + ")");
+          + "' (known: " + String.join(", ", registry.names()) + ")");
     }
     JsonNode k = n.get("key");
     if (k == null || !k.isTextual() || k.asText().isEmpty()) {
@@ -759,10 +576,10 @@ public final class SluiceServer implements AutoCloseable {
             + " reserve but was " + m);
       }
       if (mode == Mode.RESERVE) {
-        for (Limit l : policy.limits) {
+        for (Limit l : policy.limits()) {
           if (!l.algorithm().isBucket()) {
             throw new Refusal(Problem.INVALID_CHECK, where + "mode: reserve needs bucket limits but"
-                + " policy '" + policy.name + "' has " + l.name());
+                + " policy '" + policy.name() + "' has " + l.name());
           }
         }
       }
@@ -775,16 +592,16 @@ public final class SluiceServer implements AutoCloseable {
     Decision d;
     try {
       d = switch (c.mode) {
-        case PEEK -> c.policy.limiter.check(c.key, c.cost);
-        case FILL_UP -> c.policy.limiter.fillUp(c.key, c.cost);
-        case RESERVE -> c.policy.limiter.reserve(c.key, c.cost);
-        case ENFORCE -> c.policy.limiter.tryAcquire(c.key, c.cost);
+        case PEEK -> c.policy.limiter().check(c.key, c.cost);
+        case FILL_UP -> c.policy.limiter().fillUp(c.key, c.cost);
+        case RESERVE -> c.policy.limiter().reserve(c.key, c.cost);
+        case ENFORCE -> c.policy.limiter().tryAcquire(c.key, c.cost);
       };
     } catch (IllegalArgumentException e) {
       throw new Refusal(Problem.INVALID_CHECK, e.getMessage());
     }
     String outcome = d.isAllowed() ? "allowed" : d.isDegraded() ? "unavailable" : "rejected";
-    metrics.decision(c.policy.name, outcome, System.nanoTime() - start);
+    metrics.decision(c.policy.name(), outcome, System.nanoTime() - start);
     return d;
   }
 
@@ -794,7 +611,7 @@ public final class SluiceServer implements AutoCloseable {
     if (problem != null) {
       problem.write(g, status, detail);
     }
-    g.writeStringField("policy", c.policy.name);
+    g.writeStringField("policy", c.policy.name());
     g.writeStringField("key", c.key);
     g.writeStringField("mode", c.mode.wire);
     g.writeBooleanField("allowed", d.isAllowed());
@@ -960,9 +777,9 @@ public final class SluiceServer implements AutoCloseable {
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
     }
-    if (storeResources != null) {
+    if (shared != null) {
       try {
-        storeResources.close();
+        shared.close();
       } catch (Exception e) {
         LOG.log(System.Logger.Level.WARNING, "closing the store failed", e);
       }

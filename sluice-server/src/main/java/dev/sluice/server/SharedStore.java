@@ -1,0 +1,68 @@
+package dev.sluice.server;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.postgres.PostgresStore;
+import dev.sluice.redis.RedisStore;
+import dev.sluice.spi.DecisionStore;
+import java.time.Duration;
+
+/**
+ * The shared store the options choose (Redis, a Redis Cluster or PostgreSQL), with what must be
+ * closed with it (a connection pool). The policies' limiters share it under a prefix each.
+ */
+final class SharedStore {
+  private final DecisionStore store;
+  private final AutoCloseable resources;
+
+  private SharedStore(DecisionStore store, AutoCloseable resources) {
+    this.store = store;
+    this.resources = resources;
+  }
+
+  /** The store the options name, connected; null for the in-memory store. */
+  static SharedStore open(Options options, Duration storeTimeout) {
+    if (options.redisUri != null || options.redisCluster != null) {
+      RedisStore redis = (options.redisUri != null ? RedisStore.builder(options.redisUri)
+          : RedisStore.clusterBuilder(options.redisCluster.toArray(new String[0])))
+          .prefix("sluice:").commandTimeout(storeTimeout).build();
+      return new SharedStore(redis, redis);
+    } else if (options.postgresUrl != null) {
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(options.postgresUrl);
+      config.setMaximumPoolSize(options.postgresPoolSize);
+      config.setPoolName("sluice-server");
+      config.setConnectionTimeout(Math.max(250, storeTimeout.toMillis()));
+      HikariDataSource ds = new HikariDataSource(config);
+      PostgresStore pg;
+      try {
+        pg = PostgresStore.builder(ds).createIfMissing(true).statementTimeout(storeTimeout)
+            .pruneEvery(Duration.ofMinutes(1)).build();
+      } catch (RuntimeException e) {
+        ds.close();
+        throw e;
+      }
+      return new SharedStore(pg, () -> {
+        pg.close();
+        ds.close();
+      });
+    }
+    return null;
+  }
+
+  /** The resolution of a store's clock: nanoseconds in memory, microseconds shared. */
+  static long ticksPerSecond(Options options) {
+    boolean shared = options.redisUri != null || options.redisCluster != null
+        || options.postgresUrl != null;
+    return shared ? 1_000_000L : 1_000_000_000L;
+  }
+
+  DecisionStore store() {
+    return store;
+  }
+
+  /** Closes the store and its pool. */
+  void close() throws Exception {
+    resources.close();
+  }
+}

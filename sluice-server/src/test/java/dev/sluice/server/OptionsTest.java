@@ -1,0 +1,41 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.StoreFailure;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Issue 12: options that depend on one another are checked together, every problem at once. */
+class OptionsTest {
+  @Test
+  void validate_reportsEveryProblemAtOnce() {
+    Options o = new Options().redis("redis://127.0.0.1:1").postgres("jdbc:postgresql://x/y")
+        .idleTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(5));
+    assertThatThrownBy(o::validate).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("choose one shared store: Redis, a Redis Cluster or PostgreSQL\n"
+            + "idleTimeout (PT1S) must be at least requestTimeout (PT5S): an idle connection would"
+            + " be closed before a slow request's deadline answers it");
+  }
+
+  @Test
+  void storeSettings_withoutAStore_areRefused() {
+    Options o = new Options().storeFailure(StoreFailure.FAIL_OPEN)
+        .storeTimeout(Duration.ofMillis(100)).circuitBreaker(CircuitBreakerSettings.defaults());
+    assertThatThrownBy(o::validate)
+        .hasMessageContaining("storeFailure (--store-failure) applies to a shared store, and none was chosen")
+        .hasMessageContaining("storeTimeout (--store-timeout) applies to a shared store")
+        .hasMessageContaining("circuitBreaker (--breaker-*) applies to a shared store");
+    new Options().redisCluster(List.of("redis://127.0.0.1:1")).storeTimeout(Duration.ofMillis(100)).validate();
+  }
+
+  @Test
+  void everySetter_refusesNegativeDurations() {
+    assertThatThrownBy(() -> new Options().reloadEvery(Duration.ofSeconds(-1)))
+        .hasMessage("reloadEvery must not be negative but was PT-1S");
+    assertThatThrownBy(() -> new Options().shutdownGrace(Duration.ofSeconds(-1)))
+        .hasMessage("shutdownGrace must not be negative but was PT-1S");
+  }
+}
