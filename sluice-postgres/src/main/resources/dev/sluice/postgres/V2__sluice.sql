@@ -136,6 +136,10 @@ BEGIN
         departure := GREATEST(departure, s[o[i]]);
       END LOOP;
     END IF;
+    -- The general path, one block per step of core's Engine.decide; inside each block the kinds
+    -- come in the order of core's rules classes and of decide.lua's sections: bucket
+    -- (BucketRules), fixed window (FixedWindowRules), sliding window (SlidingWindowRules).
+    --
     -- bucket: backlog in steps, sc * (E - now) - R while E > now, at most c_big
     FOR i IN 1..n LOOP
       IF kind[i] = c_bucket THEN
@@ -154,6 +158,7 @@ BEGIN
         dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;
       END IF;
     END LOOP;
+    -- fits (Rules.fits; reserve: BucketRules.queueFits)
     all_ok := true;
     FOR i IN 1..n LOOP
       IF p_op = c_reserve THEN
@@ -173,7 +178,7 @@ BEGIN
     FOR i IN 1..n LOOP
       want_pen := false;
       IF p_op = c_fill_up THEN
-        -- fillUp: add what fits, clamp at capacity
+        -- fill (Rules.fill): add what fits, clamp at capacity
         IF kind[i] = c_bucket THEN
           filled := sluice_v1_add(bk[i], q[i]);
           reached := filled >= cap[i];
@@ -200,6 +205,7 @@ BEGIN
         END IF;
         want_pen := reached AND q[i] <= cap[i];
       ELSIF p_op <> c_check THEN
+        -- charge (Rules.charge)
         IF all_ok THEN
           IF kind[i] = c_bucket THEN
             st := sluice_v1_add(GREATEST(bk[i], CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END),
@@ -226,7 +232,7 @@ BEGIN
           want_pen := (NOT ok[i]) AND q[i] <= cap[i];
         END IF;
       END IF;
-      -- a penalty starts only when none is in force
+      -- penalize (Rules.penalize): a penalty starts only when none is in force
       IF want_pen AND pen[i] > 0 THEN
         IF kind[i] = c_bucket THEN
           IF bk[i] <= cap[i] THEN
@@ -247,7 +253,7 @@ BEGIN
     END LOOP;
 
     IF nx IS DISTINCT FROM s THEN
-      -- how long until the new state holds nothing
+      -- reset_after (Rules.resetAfter): how long until the new state holds nothing
       idle := 0;
       FOR i IN 1..n LOOP
         IF kind[i] = c_bucket THEN

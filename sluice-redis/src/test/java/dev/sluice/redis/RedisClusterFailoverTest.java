@@ -9,7 +9,6 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.testkit.Ports;
-import dev.sluice.testkit.RedisClusterReady;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.SlotHash;

@@ -35,7 +35,7 @@ final class TestCluster {
           .initializationTimeout(Duration.ofSeconds(30)).build();
       cluster.start();
       List<Integer> ports = cluster.serverPorts();
-      dev.sluice.testkit.RedisClusterReady.await(ports, Duration.ofSeconds(30));
+      RedisClusterReady.await(ports, Duration.ofSeconds(30));
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
           cluster.stop();

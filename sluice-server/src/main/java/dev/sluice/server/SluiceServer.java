@@ -66,85 +66,19 @@ public final class SluiceServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper()
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-  /** Jackson's hints about its own settings ("(enable `JsonReadFeature...` to allow)"). */
-  private static final Pattern JACKSON_HINT = Pattern.compile(
-      "\\s*\\([^()]*(Feature|enable|disable)[^()]*\\)|[:;,]?\\s*(enable|disable) `[^`]*`[^(]*");
-  /** Heap the service needs besides the keys (Jetty, the store client, buffers). */
-
-  /** What one entry of a check asks. */
-  private record Check(PolicyRegistry.Policy policy, String key, double cost, Mode mode) {}
-
-  /** The modes of {@code /v1/check}. */
-  enum Mode {
-    ENFORCE("enforce"), PEEK("peek"), FILL_UP("fill-up"), RESERVE("reserve");
-
-    final String wire;
-
-    Mode(String wire) {
-      this.wire = wire;
-    }
-
-    static Mode of(String s) {
-      for (Mode m : values()) {
-        if (m.wire.equals(s)) {
-          return m;
-        }
-      }
-      return null;
-    }
-  }
-
-  /** A request the service refuses, with its status and what to say. */
-  private static final class Refusal extends Exception {
-    private static final long serialVersionUID = 1L;
-    final int status;
-    final Problem problem;
-
-    Refusal(int status, Problem problem, String detail) {
-      super(detail, null, false, false);
-      this.status = status;
-      this.problem = problem;
-    }
-
-    Refusal(Problem problem, String detail) {
-      this(problem.status, problem, detail);
-    }
-  }
-
-  /** One request's answer, sent at most once: by the handler or by the request deadline. */
-  private final class Exchange {
-    final Request request;
-    final Response response;
-    final Callback callback;
-    final AtomicBoolean answered = new AtomicBoolean();
-    /** When the request must have arrived whole (System.nanoTime), counted from its first byte. */
-    long deadlineNanos;
-
-    Exchange(Request request, Response response, Callback callback) {
-      this.request = request;
-      this.response = response;
-      this.callback = callback;
-    }
-
-    boolean claim() {
-      if (!answered.compareAndSet(false, true)) {
-        return false;
-      }
-      waiting.remove(this);
-      return true;
-    }
-  }
 
   private final Options options;
   private final Server server;
   private final ServerConnector connector;
   private final GracefulHandler graceful;
   private final Metrics metrics = new Metrics();
+  private final Responses responses = new Responses(metrics, JSON);
   private final DecisionStore store;
   private final SharedStore shared;
   private final StoreFailure storeFailure;
   private final CircuitBreakerSettings breaker;
   private final PolicyRegistry registry;
+  private final CheckCodec codec;
   private final ScheduledExecutorService reloader;
   private final byte[] token;
   private final long requestTimeoutMillis;
@@ -169,6 +103,7 @@ public final class SluiceServer implements AutoCloseable {
     this.shared = SharedStore.open(options, storeTimeout);
     this.store = shared == null ? null : shared.store();
     this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial);
+    this.codec = new CheckCodec(options, registry, JSON);
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);
     threads.setName("sluice-http");
@@ -184,7 +119,7 @@ public final class SluiceServer implements AutoCloseable {
     connector.addBean(new SlowHeads(options.requestTimeout.toMillis(), connector));
     server.addConnector(connector);
     server.addBean(new ConnectionLimit(options.maxConnections, connector));
-    server.setErrorHandler(new ProblemErrorHandler());
+    server.setErrorHandler(responses.errorHandler());
     this.graceful = new GracefulHandler(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
@@ -268,7 +203,7 @@ public final class SluiceServer implements AutoCloseable {
   // ------------------------------------------------------------------ requests
 
   private void serve(Request request, Response response, Callback callback) {
-    Exchange x = new Exchange(request, response, callback);
+    Exchange x = new Exchange(request, response, callback, waiting);
     String path = Request.getPathInContext(request);
     String method = request.getMethod();
     try {
@@ -281,13 +216,13 @@ public final class SluiceServer implements AutoCloseable {
           authenticate(request);
           check(x);
         }
-        case "/healthz" -> text(x, 200, "ok\n", "text/plain; charset=utf-8");
+        case "/healthz" -> responses.text(x, 200, "ok\n", "text/plain; charset=utf-8");
         case "/readyz" -> {
           String why = notReady();
-          text(x, why == null ? 200 : 503, why == null ? "ready\n" : why + "\n",
+          responses.text(x, why == null ? 200 : 503, why == null ? "ready\n" : why + "\n",
               "text/plain; charset=utf-8");
         }
-        case "/metrics" -> text(x, 200, metrics.render(storeCounters()),
+        case "/metrics" -> responses.text(x, 200, metrics.render(storeCounters()),
             "text/plain; version=0.0.4; charset=utf-8");
         default -> throw new Refusal(404, Problem.HTTP, "no such endpoint: " + path
             + " (POST /v1/check, GET /healthz, /readyz, /metrics)");
@@ -296,7 +231,7 @@ public final class SluiceServer implements AutoCloseable {
       refuse(x, r, true);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.ERROR, "unexpected failure on " + method + " " + path, e);
-      problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+      responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
     }
   }
 
@@ -306,7 +241,7 @@ public final class SluiceServer implements AutoCloseable {
       // connection unusable, so say so rather than let the client reuse it
       x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
-    problem(x, r.status, r.problem, r.getMessage());
+    responses.problem(x, r.status, r.problem, r.getMessage());
   }
 
   private void authenticate(Request request) throws Refusal {
@@ -354,7 +289,7 @@ public final class SluiceServer implements AutoCloseable {
     for (Exchange x : waiting) {
       if (now - x.deadlineNanos >= 0 && x.claim()) {
         x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
-        sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
+        responses.sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
             + requestTimeoutMillis + " ms");
       }
     }
@@ -388,7 +323,7 @@ public final class SluiceServer implements AutoCloseable {
         refuse(x, r, failure != null);
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.ERROR, "unexpected failure on POST /v1/check", e);
-        problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+        responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
       }
     });
   }
@@ -448,317 +383,63 @@ public final class SluiceServer implements AutoCloseable {
   }
 
   private void decide(Exchange x, byte[] body) throws Refusal {
-    JsonNode root;
-    try {
-      root = JSON.readTree(body);
-    } catch (JsonProcessingException e) {
-      JsonLocation at = e.getLocation();
-      throw new Refusal(Problem.MALFORMED_JSON, plain(e.getOriginalMessage())
-          + (at == null ? "" : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"));
-    } catch (IOException e) {
-      throw new Refusal(Problem.MALFORMED_JSON, "the body is not JSON");
-    }
-    if (root == null || root.isMissingNode()) {
-      throw new Refusal(Problem.MALFORMED_JSON, "the body is empty; send {\"policy\": ..., \"key\":"
-          + " ...} or {\"requests\": [...]}");
-    }
-    boolean batch = root.isArray() || (root.isObject() && root.has("requests"));
-    if (!batch) {
-      Check c = parse(root, "");
+    JsonNode root = codec.read(body);
+    if (!CheckCodec.isBatch(root)) {
+      CheckCodec.Check c = codec.check(root, "");
       Decision d = decide(c);
       Map<String, String> headers = RateLimitHeaders.of(d, RateLimitHeaders.Mode.IETF);
       for (Map.Entry<String, String> h : headers.entrySet()) {
         x.response.getHeaders().put(h.getKey(), h.getValue());
       }
       if (d.isAllowed()) {
-        json(x, 200, "application/json", g -> result(g, c, d, headers, null, 0, null));
+        responses.json(x, 200, "application/json", g -> CheckCodec.result(g, c, d, headers, null, 0, null));
       } else {
         // a refusal is a problem document whose extension members are the decision
         Problem p = d.isDegraded() ? Problem.STORE_UNAVAILABLE : Problem.RATE_LIMITED;
         String detail = d.isDegraded() ? "the shared store does not answer and the policy '"
-            + c.policy.name() + "' fails closed" : d.isNeverAdmissible()
-            ? "a cost of " + c.cost + " never fits limit '" + d.limit().name() + "'"
-            : "limit '" + d.limit().name() + "' of policy '" + c.policy.name() + "' is full for key '"
-                + c.key + "'";
-        json(x, p.status, Problem.MEDIA_TYPE, g -> result(g, c, d, headers, p, p.status, detail));
+            + c.policy().name() + "' fails closed" : d.isNeverAdmissible()
+            ? "a cost of " + c.cost() + " never fits limit '" + d.limit().name() + "'"
+            : "limit '" + d.limit().name() + "' of policy '" + c.policy().name() + "' is full for key '"
+                + c.key() + "'";
+        responses.json(x, p.status, Problem.MEDIA_TYPE,
+            g -> CheckCodec.result(g, c, d, headers, p, p.status, detail));
       }
       return;
     }
-    JsonNode list = root.isArray() ? root : root.get("requests");
-    if (root.isObject() && root.size() != 1) {
-      throw new Refusal(Problem.INVALID_CHECK, "a batch is {\"requests\": [...]} with no other fields");
-    }
-    if (!list.isArray() || list.isEmpty()) {
-      throw new Refusal(Problem.INVALID_CHECK, "'requests' must be a non-empty array");
-    }
-    if (list.size() > options.maxBatch) {
-      throw new Refusal(Problem.BATCH_TOO_LARGE, "a batch holds at most " + options.maxBatch
-          + " requests but this one has " + list.size());
-    }
-    List<Check> checks = new ArrayList<>(list.size());
-    for (int i = 0; i < list.size(); i++) {
-      checks.add(parse(list.get(i), "requests[" + i + "]."));
-    }
+    List<CheckCodec.Check> checks = codec.batch(root);
     List<Decision> decisions = new ArrayList<>(checks.size());
-    for (Check c : checks) {
+    for (CheckCodec.Check c : checks) {
       decisions.add(decide(c));
     }
-    json(x, 200, "application/json", g -> {
+    responses.json(x, 200, "application/json", g -> {
       g.writeStartObject();
       g.writeArrayFieldStart("results");
       for (int i = 0; i < checks.size(); i++) {
         Decision d = decisions.get(i);
-        result(g, checks.get(i), d, RateLimitHeaders.of(d, RateLimitHeaders.Mode.IETF), null, 0, null);
+        CheckCodec.result(g, checks.get(i), d, RateLimitHeaders.of(d, RateLimitHeaders.Mode.IETF),
+            null, 0, null);
       }
       g.writeEndArray();
       g.writeEndObject();
     });
   }
 
-  /** A parser's message in plain words: the first line, without hints about its settings. */
-  static String plain(String message) {
-    if (message == null) {
-      return "not valid JSON";
-    }
-    String first = message.lines().findFirst().orElse("");
-    return JACKSON_HINT.matcher(first).replaceAll("").trim();
-  }
-
-  private Check parse(JsonNode n, String where) throws Refusal {
-    if (!n.isObject()) {
-      throw new Refusal(Problem.INVALID_CHECK, where.isEmpty() ? "the body must be a JSON object"
-          : where.substring(0, where.length() - 1) + " must be a JSON object");
-    }
-    for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!f.equals("policy") && !f.equals("key") && !f.equals("cost") && !f.equals("mode")) {
-        throw new Refusal(Problem.INVALID_CHECK, where + f + ": unknown field (expected policy,"
-            + " key, cost, mode)");
-      }
-    }
-    JsonNode p = n.get("policy");
-    if (p == null || !p.isTextual()) {
-      throw new Refusal(Problem.INVALID_CHECK, where + "policy: required, a string (one of "
-          + registry.names() + ")");
-    }
-    PolicyRegistry.Policy policy = registry.get(p.asText());
-    if (policy == null) {
-      throw new Refusal(Problem.UNKNOWN_POLICY, where + "policy: no policy named '" + p.asText()
-          + "' (known: " + String.join(", ", registry.names()) + ")");
-    }
-    JsonNode k = n.get("key");
-    if (k == null || !k.isTextual() || k.asText().isEmpty()) {
-      throw new Refusal(Problem.INVALID_CHECK, where + "key: required, a non-empty string");
-    }
-    if (k.asText().length() > options.maxKeyLength) {
-      throw new Refusal(Problem.INVALID_CHECK, where + "key: at most " + options.maxKeyLength
-          + " characters but has " + k.asText().length());
-    }
-    // the shared stores' rule, whatever the store, so switching stores changes no answer
-    String keyProblem = StoreKeys.problem(k.asText());
-    if (keyProblem != null) {
-      throw new Refusal(Problem.INVALID_CHECK, where + "key: " + keyProblem);
-    }
-    double cost = 1;
-    JsonNode c = n.get("cost");
-    if (c != null) {
-      if (!c.isNumber() || !Double.isFinite(c.asDouble()) || c.asDouble() <= 0) {
-        throw new Refusal(Problem.INVALID_CHECK, where + "cost: must be a positive number but was " + c);
-      }
-      cost = c.asDouble();
-    }
-    Mode mode = Mode.ENFORCE;
-    JsonNode m = n.get("mode");
-    if (m != null) {
-      mode = m.isTextual() ? Mode.of(m.asText()) : null;
-      if (mode == null) {
-        throw new Refusal(Problem.INVALID_CHECK, where + "mode: must be enforce, peek, fill-up or"
-            + " reserve but was " + m);
-      }
-      if (mode == Mode.RESERVE) {
-        for (Limit l : policy.limits()) {
-          if (!l.algorithm().isBucket()) {
-            throw new Refusal(Problem.INVALID_CHECK, where + "mode: reserve needs bucket limits but"
-                + " policy '" + policy.name() + "' has " + l.name());
-          }
-        }
-      }
-    }
-    return new Check(policy, k.asText(), cost, mode);
-  }
-
-  private Decision decide(Check c) throws Refusal {
+  private Decision decide(CheckCodec.Check c) throws Refusal {
     long start = System.nanoTime();
     Decision d;
     try {
-      d = switch (c.mode) {
-        case PEEK -> c.policy.limiter().check(c.key, c.cost);
-        case FILL_UP -> c.policy.limiter().fillUp(c.key, c.cost);
-        case RESERVE -> c.policy.limiter().reserve(c.key, c.cost);
-        case ENFORCE -> c.policy.limiter().tryAcquire(c.key, c.cost);
+      d = switch (c.mode()) {
+        case PEEK -> c.policy().limiter().check(c.key(), c.cost());
+        case FILL_UP -> c.policy().limiter().fillUp(c.key(), c.cost());
+        case RESERVE -> c.policy().limiter().reserve(c.key(), c.cost());
+        case ENFORCE -> c.policy().limiter().tryAcquire(c.key(), c.cost());
       };
     } catch (IllegalArgumentException e) {
       throw new Refusal(Problem.INVALID_CHECK, e.getMessage());
     }
     String outcome = d.isAllowed() ? "allowed" : d.isDegraded() ? "unavailable" : "rejected";
-    metrics.decision(c.policy.name(), outcome, System.nanoTime() - start);
+    metrics.decision(c.policy().name(), outcome, System.nanoTime() - start);
     return d;
-  }
-
-  private static void result(JsonGenerator g, Check c, Decision d, Map<String, String> headers,
-      Problem problem, int status, String detail) throws IOException {
-    g.writeStartObject();
-    if (problem != null) {
-      problem.write(g, status, detail);
-    }
-    g.writeStringField("policy", c.policy.name());
-    g.writeStringField("key", c.key);
-    g.writeStringField("mode", c.mode.wire);
-    g.writeBooleanField("allowed", d.isAllowed());
-    if (c.mode == Mode.FILL_UP) {
-      g.writeBooleanField("reachedCapacity", d.reachedCapacity());
-    }
-    if (!d.isDegraded()) {
-      g.writeNumberField("remaining", d.remaining());
-    }
-    g.writeNumberField("retryAfterSeconds", d.retryAfterNanos() == Long.MAX_VALUE ? -1 : d.retryAfterNanos() / 1e9);
-    if (!d.isDegraded()) {
-      g.writeNumberField("resetAfterSeconds", d.resetAfterNanos() / 1e9);
-    }
-    g.writeNumberField("delaySeconds", d.delayNanos() / 1e9);
-    g.writeStringField("limit", d.limit().name());
-    if (d.isDegraded()) {
-      g.writeBooleanField("degraded", true);
-    }
-    if (d.isNeverAdmissible()) {
-      g.writeBooleanField("neverAdmissible", true);
-    }
-    g.writeObjectFieldStart("headers");
-    for (Map.Entry<String, String> h : headers.entrySet()) {
-      g.writeStringField(h.getKey(), h.getValue());
-    }
-    g.writeEndObject();
-    g.writeEndObject();
-  }
-
-  // ------------------------------------------------------------------ responses
-
-  @FunctionalInterface
-  private interface JsonWriter {
-    void write(JsonGenerator g) throws IOException;
-  }
-
-  private void json(Exchange x, int status, String type, JsonWriter w) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-    try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
-      w.write(g);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    if (x.claim()) {
-      send(x, status, type, out.toByteArray());
-    }
-  }
-
-  private void text(Exchange x, int status, String body, String type) {
-    if (x.claim()) {
-      send(x, status, type, body.getBytes(StandardCharsets.UTF_8));
-    }
-  }
-
-  private void problem(Exchange x, int status, Problem p, String detail) {
-    if (x.claim()) {
-      sendProblem(x, status, p, detail);
-    }
-  }
-
-  private void sendProblem(Exchange x, int status, Problem p, String detail) {
-    if (status == 401) {
-      x.response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
-    }
-    send(x, status, Problem.MEDIA_TYPE, p.document(status, detail));
-  }
-
-  private void send(Exchange x, int status, String type, byte[] body) {
-    metrics.response(status);
-    x.response.setStatus(status);
-    x.response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
-    x.response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-    x.response.write(true, ByteBuffer.wrap(body), x.callback);
-  }
-
-  /** Jetty's own refusals (bad framing, 414, 431, 417, 505 ...) as problem+json too. */
-  private final class ProblemErrorHandler extends ErrorHandler {
-    // Jetty 12.0 still answers a request it could not parse through this method (its
-    // replacement is not in 12.0): the body of 400, 414, 417, 431, 505.
-    @Override
-    @SuppressWarnings("removal")
-    public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-      metrics.response(status);
-      fields.put(HttpHeader.CONTENT_TYPE, Problem.MEDIA_TYPE);
-      return ByteBuffer.wrap(Problem.HTTP.document(status, reason == null || reason.isBlank()
-          ? org.eclipse.jetty.http.HttpStatus.getMessage(status) : reason));
-    }
-
-    @Override
-    protected void generateResponse(Request request, Response response, int code, String message,
-        Throwable cause, Callback callback) {
-      metrics.response(code);
-      byte[] body = Problem.HTTP.document(code, message == null || message.isBlank()
-          ? org.eclipse.jetty.http.HttpStatus.getMessage(code) : message);
-      response.getHeaders().put(new HttpField(HttpHeader.CONTENT_TYPE, Problem.MEDIA_TYPE));
-      response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-      response.write(true, ByteBuffer.wrap(body), callback);
-    }
-  }
-
-  /**
-   * Closes a connection that has been receiving a request's head (or a body Jetty has not handed
-   * over) for a whole request timeout without completing a request: a slow head holds no thread,
-   * but it holds a connection, and this bounds how long.
-   */
-  private static final class SlowHeads implements Connection.Listener {
-    private final long periodMillis;
-    private final org.eclipse.jetty.server.Connector connector;
-    private final Map<Connection, Scheduler.Task> checks = new java.util.concurrent.ConcurrentHashMap<>();
-
-    SlowHeads(long periodMillis, org.eclipse.jetty.server.Connector connector) {
-      this.periodMillis = periodMillis;
-      this.connector = connector;
-    }
-
-    @Override
-    public void onOpened(Connection connection) {
-      schedule(connection, connection.getMessagesIn(), connection.getBytesIn());
-    }
-
-    private void schedule(Connection c, long messages, long bytes) {
-      checks.put(c, connector.getScheduler().schedule(() -> check(c, messages, bytes), periodMillis,
-          TimeUnit.MILLISECONDS));
-    }
-
-    private void check(Connection c, long messages, long bytes) {
-      if (!c.getEndPoint().isOpen()) {
-        checks.remove(c);
-        return;
-      }
-      long m = c.getMessagesIn();
-      long b = c.getBytesIn();
-      if (m == messages && b > bytes) {
-        c.getEndPoint().close();   // bytes arrived all period long, and no request came of them
-        checks.remove(c);
-        return;
-      }
-      schedule(c, m, b);
-    }
-
-    @Override
-    public void onClosed(Connection connection) {
-      Scheduler.Task t = checks.remove(connection);
-      if (t != null) {
-        t.cancel();
-      }
-    }
   }
 
   // ------------------------------------------------------------------ lifecycle

@@ -115,7 +115,7 @@ class SharedStoresTest {
         .initializationTimeout(java.time.Duration.ofSeconds(30)).build();
     cluster.start();
     try {
-      dev.sluice.testkit.RedisClusterReady.await(cluster.serverPorts(), java.time.Duration.ofSeconds(30));
+      dev.sluice.redis.RedisClusterReady.await(cluster.serverPorts(), java.time.Duration.ofSeconds(30));
       java.util.List<String> seeds = new java.util.ArrayList<>();
       for (int port : cluster.serverPorts()) {
         seeds.add("redis://127.0.0.1:" + port);

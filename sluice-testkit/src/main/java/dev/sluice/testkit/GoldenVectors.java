@@ -41,6 +41,8 @@ public final class GoldenVectors {
     Limit fraction = Limit.leakyBucket(10, Rate.perSecond(300_000));
     Limit token = Limit.tokenBucket(5, Rate.perMinute(7));
     Limit gcra = Limit.gcra(Rate.perSecond(1000), 5);
+    // scale 1, whole costs: exact ties at capacity (cost 3 on empty, three costs of 1 at once)
+    Limit ties = Limit.leakyBucket(3, Rate.perSecond(1000));
     Limit penalized = Limit.leakyBucket(2, Rate.perSecond(1)).withPenalty(Duration.ofSeconds(3));
     Limit penalizedScaled =
         Limit.leakyBucket(4, Rate.perSecond(1.5)).withPenalty(Duration.ofMillis(1500));
@@ -52,7 +54,7 @@ public final class GoldenVectors {
     Limit slidingPenalty =
         Limit.slidingWindow(2.25, Duration.ofMillis(300)).withPenalty(Duration.ofMillis(900));
     List<List<Limit>> sets = new ArrayList<>();
-    for (Limit l : List.of(seed000, fraction, token, gcra, penalized, penalizedScaled, fine,
+    for (Limit l : List.of(seed000, fraction, token, gcra, ties, ties, penalized, penalizedScaled, fine,
         rounded, fixed, fixedPenalty, sliding, slidingPenalty)) {
       sets.add(List.of(l));
     }

@@ -1,4 +1,4 @@
-package dev.sluice.testkit;
+package dev.sluice.redis;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,0 +1,147 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.StoreFailure;
+import dev.sluice.spi.DecisionStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fault-load harness every shared store runs: a dedicated real server stopped under load from
+ * four threads and started again. While it is down, every decision is answered (degraded), fail
+ * closed admits nothing, and no call takes much longer than the store's timeout; once it answers,
+ * decisions reach it again within a bound; a server that keeps its data still holds what was
+ * decided before. A store module extends this class.
+ */
+public abstract class StoreRestartSuite {
+  /** Starts the dedicated server; called again after {@link #stopServer()} to restart it. */
+  protected abstract void startServer() throws Exception;
+
+  /** Stops the server as a crash or an operator would. */
+  protected abstract void stopServer() throws Exception;
+
+  /** A store on the server, with {@link #storeTimeout()} as its per-decision timeout. */
+  protected abstract DecisionStore openStore() throws Exception;
+
+  /** Closes the store and whatever it uses (a pool). */
+  protected abstract void closeStore(DecisionStore store) throws Exception;
+
+  /** The store's per-decision timeout. */
+  protected abstract Duration storeTimeout();
+
+  /** Whether the server keeps its data across the restart (so earlier decisions still count). */
+  protected abstract boolean keepsData();
+
+  /** The longest any call may take while the server is down. */
+  protected Duration slowestAllowed() {
+    return storeTimeout().plusMillis(400);
+  }
+
+  /** How soon after the server answers again decisions must reach it. */
+  protected Duration recoveryAllowed() {
+    return Duration.ofMillis(1500);
+  }
+
+  @Test
+  public void stoppedMidLoad_answersWithinTheTimeout_thenRecovers() throws Exception {
+    startServer();
+    DecisionStore store = openStore();
+    CircuitBreakerSettings breaker =
+        CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200));
+    RateLimiter kept = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perHour(1))).store(store)
+        .onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(breaker).build();
+    RateLimiter busy = Sluice.builder()
+        .limit(Limit.leakyBucket(1_000_000, Rate.perSecond(1_000_000))).store(store)
+        .onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(breaker).build();
+    for (int i = 0; i < 4; i++) {
+      assertThat(kept.tryAcquire("kept").isAllowed()).isTrue();   // 4 of 10, before the restart
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong slowest = new AtomicLong();
+    AtomicLong degradedAdmitted = new AtomicLong();
+    AtomicLong down = new AtomicLong(Long.MAX_VALUE);
+    try {
+      List<Future<?>> load = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int id = t;
+        load.add(pool.submit(() -> {
+          int i = 0;
+          while (!stop.get()) {
+            long start = System.nanoTime();
+            Decision d = busy.tryAcquire("user:" + id + ":" + (i++ % 100));
+            if (start > down.get()) {
+              slowest.accumulateAndGet(System.nanoTime() - start, Math::max);
+            }
+            if (d.isDegraded() && d.isAllowed()) {
+              degradedAdmitted.incrementAndGet();
+            }
+          }
+        }));
+      }
+      waitUntil(() -> !busy.check("probe").isDegraded(), 10);   // load against a live server
+      down.set(System.nanoTime());
+      stopServer();
+      waitUntil(() -> busy.stats().degradedDecisions() >= 500, 30);
+      assertThat(busy.stats().degradedDecisions()).as("the policy answers while the store is down")
+          .isGreaterThanOrEqualTo(500);
+      assertThat(degradedAdmitted.get()).as("fail closed admits nothing while down").isZero();
+      assertThat(slowest.get()).as("no call takes much past the store's timeout")
+          .isLessThan(slowestAllowed().toNanos());
+      startServer();
+      long answering = System.nanoTime();
+      while (busy.tryAcquire("probe").isDegraded()
+          && System.nanoTime() - answering < TimeUnit.SECONDS.toNanos(30)) {
+        Thread.sleep(10);   // polling a real server's recovery, not timing the test
+      }
+      double recovery = (System.nanoTime() - answering) / 1e9;
+      System.out.printf("%s restart: slowest call while down %.0f ms; decisions back %.2f s"
+          + " after the server answered%n", getClass().getSimpleName(), slowest.get() / 1e6,
+          recovery);
+      assertThat(recovery).as("seconds from the server answering to decisions reaching it")
+          .isLessThan(recoveryAllowed().toNanos() / 1e9);
+      stop.set(true);
+      for (Future<?> f : load) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+      if (keepsData()) {
+        for (int i = 0; i < 6; i++) {   // what was decided before the restart still counts
+          assertThat(kept.tryAcquire("kept").isAllowed()).as("admission " + (i + 5)).isTrue();
+        }
+        Decision full = kept.tryAcquire("kept");
+        assertThat(full.isAllowed()).isFalse();
+        assertThat(full.isDegraded()).isFalse();
+      } else {
+        assertThat(kept.tryAcquire("kept").isDegraded()).isFalse();
+      }
+    } finally {
+      stop.set(true);
+      pool.shutdownNow();
+      closeStore(store);
+      stopServer();
+    }
+  }
+
+  private static void waitUntil(BooleanSupplier condition, int seconds) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+      Thread.sleep(10);   // waiting for a real server, not timing the test
+    }
+  }
+}
