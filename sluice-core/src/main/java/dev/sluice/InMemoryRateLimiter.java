@@ -33,9 +33,10 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     for (int i = 0; i < compiled.length; i++) {
       compiled[i] = limits.get(i).compile(TICKS_PER_SECOND);
     }
-    this.table = new KeyTable(clock, maximumKeys);
+    // this.clock: the monotonic guard over the user's clock, not the argument
+    this.table = new KeyTable(this.clock, maximumKeys);
     this.lockFree = fastPath && compiled.length == 1 && compiled[0].kind == CompiledLimit.BUCKET
-        && compiled[0].scale == 1 ? new LockFreeBucket(compiled[0], clock, table) : null;
+        && compiled[0].scale == 1 ? new LockFreeBucket(compiled[0], this.clock, table) : null;
   }
 
   @Override
