@@ -39,8 +39,8 @@ DECLARE
   have_row boolean;
   now bigint; departure bigint;
   ok boolean[]; all_ok boolean; want_pen boolean; bk bigint[]; dep_steps bigint[];
-  i int; a int; b int;
-  bl bigint; filled bigint; cnt bigint; est float8; reached boolean;
+  i int; a int;
+  bl bigint; filled bigint; cnt bigint; est float8;
   idle bigint; part bigint; stop bigint; d bigint; t bigint; st bigint;
   attempt int := 0;
 BEGIN
@@ -136,35 +136,32 @@ BEGIN
         departure := GREATEST(departure, s[o[i]]);
       END LOOP;
     END IF;
-    -- The general path, one block per step of core's Engine.decide; inside each block the kinds
-    -- come in the order of core's rules classes and of decide.lua's sections: bucket
-    -- (BucketRules), fixed window (FixedWindowRules), sliding window (SlidingWindowRules).
-    --
-    -- bucket: backlog in steps, sc * (E - now) - R while E > now, at most c_big
+    -- The general path: core's Engine.decide, step by step (fits; then fill, charge or
+    -- penalize; then reset_after), and within each step one section per kind in the order of
+    -- core's rules classes and of decide.lua's sections: bucket (BucketRules), fixed window
+    -- (FixedWindowRules), sliding window (SlidingWindowRules).
+
+    -- fits (Rules.fits; reserve: BucketRules.queueFits) --------------------------------------
+    all_ok := true;
     FOR i IN 1..n LOOP
       IF kind[i] = c_bucket THEN
+        -- BucketRules.backlog: sc * (E - now) - R steps while E > now, at most c_big
         d := sluice_v1_until(s[o[i]], now);
         IF d > c_big / sc[i] THEN
           bk[i] := c_big;
-        ELSIF sc[i] = 1 THEN
+        ELSIF sc[i] = 1 OR d = 0 THEN
           bk[i] := d;
-        ELSIF d = 0 THEN
-          bk[i] := 0;
         ELSE
           bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
         END IF;
-        -- the departure's distance from now, in steps
+        -- BucketRules.steps: the departure's distance from now, in steps
         d := departure - now;
         dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;
-      END IF;
-    END LOOP;
-    -- fits (Rules.fits; reserve: BucketRules.queueFits)
-    all_ok := true;
-    FOR i IN 1..n LOOP
-      IF p_op = c_reserve THEN
-        ok[i] := sluice_v1_add(dep_steps[i], q[i]) <= cap[i];
-      ELSIF kind[i] = c_bucket THEN
-        ok[i] := sluice_v1_add(bk[i], q[i]) <= cap[i];
+        IF p_op = c_reserve THEN
+          ok[i] := sluice_v1_add(dep_steps[i], q[i]) <= cap[i];
+        ELSE
+          ok[i] := sluice_v1_add(bk[i], q[i]) <= cap[i];
+        END IF;
       ELSIF kind[i] = c_fixed_window THEN
         ok[i] := sluice_v1_until(s[o[i] + 2], now) = 0
           AND sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]) + q[i] <= cap[i];
@@ -175,85 +172,79 @@ BEGIN
       all_ok := all_ok AND ok[i];
     END LOOP;
 
+    -- fill, charge, penalize (Rules.fill, Rules.charge, Rules.penalize) -----------------------
+    -- A penalty starts after an overflow (a rejection, or a fill-up that reaches capacity) of
+    -- a cost that could fit, only when none is in force.
     FOR i IN 1..n LOOP
       want_pen := false;
-      IF p_op = c_fill_up THEN
-        -- fill (Rules.fill): add what fits, clamp at capacity
-        IF kind[i] = c_bucket THEN
+      IF kind[i] = c_bucket THEN
+        st := NULL;   -- the backlog to hold, in steps; NULL: unchanged
+        IF p_op = c_fill_up THEN
           filled := sluice_v1_add(bk[i], q[i]);
-          reached := filled >= cap[i];
           st := GREATEST(bk[i], LEAST(cap[i], filled));
+          want_pen := filled >= cap[i] AND q[i] <= cap[i];
+        ELSIF p_op <> c_check AND all_ok THEN
+          st := sluice_v1_add(GREATEST(bk[i],
+              CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END), q[i]);
+        ELSIF p_op <> c_check THEN
+          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+        END IF;
+        IF want_pen AND pen[i] > 0 AND bk[i] <= cap[i] THEN
+          st := cap[i] + pen[i];   -- held full for the penalty
+        END IF;
+        IF st IS NOT NULL THEN
+          -- BucketRules.hold: E = now + the steps in ticks rounded up, R = what that added
           t := (st + sc[i] - 1) / sc[i];
           nx[o[i]] := sluice_v1_add(now, t);
           IF sc[i] <> 1 THEN
             nx[o[i] + 1] := t * sc[i] - st;
           END IF;
-        ELSIF kind[i] = c_fixed_window THEN
+        END IF;
+      ELSIF kind[i] = c_fixed_window THEN
+        IF p_op = c_fill_up THEN
           cnt := sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]);
-          reached := cnt + q[i] >= cap[i];
           IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
             nx[o[i]] := now;
           END IF;
           nx[o[i] + 1] := GREATEST(cnt, LEAST(cap[i], cnt + q[i]));
-        ELSE
+          want_pen := cnt + q[i] >= cap[i] AND q[i] <= cap[i];
+        ELSIF p_op <> c_check AND all_ok THEN
+          IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
+            nx[o[i]] := now;
+            nx[o[i] + 1] := q[i];
+          ELSE
+            nx[o[i] + 1] := s[o[i] + 1] + q[i];
+          END IF;
+        ELSIF p_op <> c_check THEN
+          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+        END IF;
+        IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 2], now) = 0 THEN
+          nx[o[i] + 2] := sluice_v1_add(now, pen[i]);
+        END IF;
+      ELSE
+        IF p_op = c_fill_up THEN
           est := sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]);
-          reached := (NOT (est <= cap[i]::float8)) OR est >= cap[i]::float8;
           r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
           nx[o[i]] := r[1];
           nx[o[i] + 1] := r[2];
           nx[o[i] + 2] := GREATEST(r[3], LEAST(cap[i], r[3] + q[i]));
-        END IF;
-        want_pen := reached AND q[i] <= cap[i];
-      ELSIF p_op <> c_check THEN
-        -- charge (Rules.charge)
-        IF all_ok THEN
-          IF kind[i] = c_bucket THEN
-            st := sluice_v1_add(GREATEST(bk[i], CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END),
-                q[i]);
-            t := (st + sc[i] - 1) / sc[i];
-            nx[o[i]] := sluice_v1_add(now, t);
-            IF sc[i] <> 1 THEN
-              nx[o[i] + 1] := t * sc[i] - st;
-            END IF;
-          ELSIF kind[i] = c_fixed_window THEN
-            IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
-              nx[o[i]] := now;
-              nx[o[i] + 1] := q[i];
-            ELSE
-              nx[o[i] + 1] := s[o[i] + 1] + q[i];
-            END IF;
-          ELSE
-            r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
-            nx[o[i]] := r[1];
-            nx[o[i] + 1] := r[2];
-            nx[o[i] + 2] := r[3] + q[i];
-          END IF;
-        ELSE
+          want_pen := ((NOT (est <= cap[i]::float8)) OR est >= cap[i]::float8) AND q[i] <= cap[i];
+        ELSIF p_op <> c_check AND all_ok THEN
+          r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
+          nx[o[i]] := r[1];
+          nx[o[i] + 1] := r[2];
+          nx[o[i] + 2] := r[3] + q[i];
+        ELSIF p_op <> c_check THEN
           want_pen := (NOT ok[i]) AND q[i] <= cap[i];
         END IF;
-      END IF;
-      -- penalize (Rules.penalize): a penalty starts only when none is in force
-      IF want_pen AND pen[i] > 0 THEN
-        IF kind[i] = c_bucket THEN
-          IF bk[i] <= cap[i] THEN
-            st := cap[i] + pen[i];
-            t := (st + sc[i] - 1) / sc[i];
-            nx[o[i]] := sluice_v1_add(now, t);
-            IF sc[i] <> 1 THEN
-              nx[o[i] + 1] := t * sc[i] - st;
-            END IF;
-          END IF;
-        ELSE
-          b := o[i] + ns[i] - 1;
-          IF sluice_v1_until(s[b], now) = 0 THEN
-            nx[b] := sluice_v1_add(now, pen[i]);
-          END IF;
+        IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 3], now) = 0 THEN
+          nx[o[i] + 3] := sluice_v1_add(now, pen[i]);
         END IF;
       END IF;
     END LOOP;
 
     IF nx IS DISTINCT FROM s THEN
-      -- reset_after (Rules.resetAfter): how long until the new state holds nothing
+      -- reset_after (Rules.resetAfter): how long until the new state holds nothing ----------
       idle := 0;
       FOR i IN 1..n LOOP
         IF kind[i] = c_bucket THEN
