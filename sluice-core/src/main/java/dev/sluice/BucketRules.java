@@ -115,4 +115,31 @@ final class BucketRules extends Rules {
   double remaining(CompiledLimit l, long[] s, int o, long now) {
     return Math.max(0, l.capacity - backlog(l, s, o, now));
   }
+
+  // leases (Engine.lease) ------------------------------------------------------------------
+
+  /** How many grains of {@code q} steps fit now: the room below the capacity, in whole grains. */
+  static long grainsThatFit(CompiledLimit l, long[] s, int o, long now, long q) {
+    long room = l.capacity - backlog(l, s, o, now);
+    return room <= 0 ? 0 : room / q;
+  }
+
+  /** Charges {@code steps} that fit (a lease). */
+  static void take(CompiledLimit l, long[] s, int o, long now, long steps, long[] next) {
+    hold(l, next, o, now, backlog(l, s, o, now) + steps);
+  }
+
+  /**
+   * Gives back {@code grains} of {@code q} steps (a release): the backlog falls by them, never
+   * below empty; a bucket held by a penalty (backlog above capacity) keeps its hold.
+   */
+  static void giveBack(CompiledLimit l, long[] s, int o, long now, long grains, long q,
+      long[] next) {
+    long b = backlog(l, s, o, now);
+    if (b == 0 || b > l.capacity) {
+      return;
+    }
+    long back = grains > b / q ? b : grains * q;
+    hold(l, next, o, now, b - back);
+  }
 }

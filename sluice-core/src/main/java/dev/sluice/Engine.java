@@ -38,6 +38,8 @@ final class Engine {
   static final int CHECK = StoreProtocol.OP_CHECK;
   static final int FILL_UP = StoreProtocol.OP_FILL_UP;
   static final int RESERVE = StoreProtocol.OP_RESERVE;
+  static final int LEASE = StoreProtocol.OP_LEASE;
+  static final int RELEASE = StoreProtocol.OP_RELEASE;
 
   static final long NEVER = Long.MAX_VALUE;
 
@@ -74,6 +76,26 @@ final class Engine {
    */
   static Decision decide(CompiledLimit[] limits, long[] state, long now, int op, double cost,
       long[] next) {
+    return decide(limits, state, now, op, cost, 1, next);
+  }
+
+  /**
+   * As {@link #decide(CompiledLimit[], long[], long, int, double, long[])}; {@code count} is the
+   * number of grains of {@code cost} a lease asks for or a release returns (1 otherwise).
+   */
+  static Decision decide(CompiledLimit[] limits, long[] state, long now, int op, double cost,
+      long count, long[] next) {
+    if (op == LEASE || op == RELEASE) {
+      long granted = lease(limits, state, now, op, cost, count, next);
+      long[] quanta = new long[limits.length];
+      boolean[] ok = new boolean[limits.length];
+      for (int i = 0; i < limits.length; i++) {
+        quanta[i] = limits[i].quantum(cost);
+        ok[i] = op == RELEASE || granted > 0;
+      }
+      boolean allowed = op == RELEASE || granted > 0;
+      return figures(limits, next, now, quanta, ok, allowed, false, 0, false);
+    }
     System.arraycopy(state, 0, next, 0, state.length);
     int n = limits.length;
     long[] quanta = new long[n];
@@ -133,6 +155,49 @@ final class Engine {
     long delay = op == RESERVE && allowed ? departure - now : 0;
     return figures(limits, next, now, quanta, op == FILL_UP ? negate(full) : fits, allowed,
         reached, delay, op == FILL_UP);
+  }
+
+  /**
+   * A lease: takes up to {@code want} grains of {@code cost} from every limit at once, as many as
+   * all of them hold room for now, charged as admissions are, and returns how many. A release
+   * gives {@code want} grains back: each bucket's backlog falls by them, never below empty, and a
+   * bucket held by a penalty keeps its hold. Buckets only (a window has no rate to lease from);
+   * neither operation starts a penalty. Writes the state to keep into {@code next}.
+   */
+  static long lease(CompiledLimit[] limits, long[] state, long now, int op, double cost, long want,
+      long[] next) {
+    System.arraycopy(state, 0, next, 0, state.length);
+    for (CompiledLimit l : limits) {
+      if (l.kind != CompiledLimit.BUCKET) {
+        throw new UnsupportedOperationException("leases take from a leak rate, and limit '"
+            + l.limit.name() + "' (" + l.limit.algorithm().id() + ") has none");
+      }
+    }
+    if (want <= 0) {
+      return 0;
+    }
+    long granted = want;
+    int o = 0;
+    if (op == LEASE) {
+      for (CompiledLimit l : limits) {
+        granted = Math.min(granted, BucketRules.grainsThatFit(l, state, o, now, l.quantum(cost)));
+        o += l.slots;
+      }
+      if (granted == 0) {
+        return 0;
+      }
+    }
+    o = 0;
+    for (CompiledLimit l : limits) {
+      long q = l.quantum(cost);
+      if (op == LEASE) {
+        BucketRules.take(l, state, o, now, granted * q, next);
+      } else {
+        BucketRules.giveBack(l, state, o, now, want, q, next);
+      }
+      o += l.slots;
+    }
+    return granted;
   }
 
   /** Starts the limit's penalty if it has one (the rules decide whether one is in force). */

@@ -63,11 +63,20 @@ public final class StoreReference {
 
   /** The request a decision of {@code operation} for {@code cost} sends to the store. */
   public StoreRequest request(Operation operation, double cost) {
+    return request(operation, cost, 1);
+  }
+
+  /**
+   * The request of {@code operation} for {@code cost}, with {@code count} grains of it for a
+   * lease or a release.
+   */
+  public StoreRequest request(Operation operation, double cost, long count) {
     long[] quantum = new long[compiled.length];
     for (int i = 0; i < compiled.length; i++) {
       quantum[i] = compiled[i].quantum(cost);
     }
-    return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout);
+    return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout,
+        count);
   }
 
   /** The limits' layout letters, e.g. "bs". */
@@ -87,9 +96,22 @@ public final class StoreReference {
    * @throws UnsupportedOperationException for reserve on limits without a leak rate
    */
   public long[] next(long[] state, long now, Operation operation, double cost) {
+    return next(state, now, operation, cost, 1);
+  }
+
+  /** As {@link #next(long[], long, Operation, double)}, for {@code count} grains. */
+  public long[] next(long[] state, long now, Operation operation, double cost, long count) {
     long[] next = new long[state.length];
-    Engine.decide(compiled, state, now, operation.code(), cost, next);
+    Engine.decide(compiled, state, now, operation.code(), cost, count, next);
     return next;
+  }
+
+  /**
+   * The grains a lease of {@code want} grains of {@code cost} is granted on {@code state} at
+   * {@code now}: as many as every limit holds room for.
+   */
+  public long granted(long[] state, long now, double cost, long want) {
+    return Engine.lease(compiled, state, now, Engine.LEASE, cost, want, new long[state.length]);
   }
 
   /** The decision core builds from what the store saw: its clock and the state before. */

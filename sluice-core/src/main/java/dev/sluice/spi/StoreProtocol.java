@@ -25,7 +25,8 @@ package dev.sluice.spi;
  * Per limit, {@link #ARGS_PER_LIMIT} integers in the order of the {@code ARG_} offsets: kind
  * code, capacity (bucket: steps; window: micro-units), window (ticks; 0 for buckets), penalty
  * (bucket: steps; window: ticks; 0 for none), quantum (this operation's cost: bucket steps or
- * window micro-units), scale (steps per tick; 1 for windows).
+ * window micro-units), scale (steps per tick; 1 for windows). After the limits' arguments comes
+ * one more: the count of grains a lease asks for or a release gives back (1 for the others).
  */
 public final class StoreProtocol {
   private StoreProtocol() {}
@@ -47,6 +48,10 @@ public final class StoreProtocol {
   public static final int OP_CHECK = 1;
   public static final int OP_FILL_UP = 2;
   public static final int OP_RESERVE = 3;
+  /** Takes up to {@code count} grains of the cost from every bucket at once (fleet leases). */
+  public static final int OP_LEASE = 4;
+  /** Gives {@code count} grains of the cost back to every bucket. */
+  public static final int OP_RELEASE = 5;
 
   /** Kind codes. */
   public static final int KIND_BUCKET = 0;
@@ -78,7 +83,8 @@ public final class StoreProtocol {
 
   /** The operations, with explicit codes. */
   public enum Operation {
-    TRY_ACQUIRE(OP_TRY_ACQUIRE), CHECK(OP_CHECK), FILL_UP(OP_FILL_UP), RESERVE(OP_RESERVE);
+    TRY_ACQUIRE(OP_TRY_ACQUIRE), CHECK(OP_CHECK), FILL_UP(OP_FILL_UP), RESERVE(OP_RESERVE),
+    LEASE(OP_LEASE), RELEASE(OP_RELEASE);
 
     private final int code;
 

@@ -21,6 +21,7 @@ public final class StoreRequest {
   private final long[] scale;
   private final String layout;
   private final int stateLength;
+  private final long count;
 
   /**
    * Built by core; stores only read it. The arrays other than {@code quantum} are shared between
@@ -28,6 +29,13 @@ public final class StoreRequest {
    */
   public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
       long[] penalty, long[] quantum, long[] scale, String layout) {
+    this(operation, kinds, capacity, window, penalty, quantum, scale, layout, 1);
+  }
+
+  /** As the other constructor, with the grains a lease asks for or a release gives back. */
+  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
+      long[] penalty, long[] quantum, long[] scale, String layout, long count) {
+    this.count = count;
     this.operation = operation;
     this.kinds = kinds;
     this.capacity = capacity;
@@ -98,6 +106,11 @@ public final class StoreRequest {
   /** The limits' layout letters, e.g. "bs": state of another layout is not reused. */
   public String layout() {
     return layout;
+  }
+
+  /** Grains of the cost a lease asks for or a release gives back; 1 for other operations. */
+  public long count() {
+    return count;
   }
 
   /** Total slots of the state. */

@@ -416,7 +416,7 @@ public final class PostgresStore implements DecisionStore {
         b.append(a);
       }
     }
-    return b.append('}').toString();
+    return b.append(',').append(r.count()).append('}').toString();
   }
 
   /** Reads {@code {now, slot, ...}} from a SQL {@code bigint[]}. */

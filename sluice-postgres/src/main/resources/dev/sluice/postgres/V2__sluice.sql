@@ -15,7 +15,8 @@
 --   p_now     microseconds since the epoch, or NULL for clock_timestamp() (a test hook)
 --   p_layout  the limits' layout letters, e.g. 'bs' ('r': a bucket counted in steps of 1/scale
 --             of a tick, with state [E, R])
---   p_args    per limit: kind, capacity, window, penalty, quantum, scale (StoreProtocol)
+--   p_args    per limit: kind, capacity, window, penalty, quantum, scale (StoreProtocol); then
+--             the count of grains a lease asks for or a release gives back (1 otherwise)
 --   p_lock_ms lock_timeout for this decision, 0 for none
 CREATE OR REPLACE FUNCTION sluice_buckets_decide(p_key text, p_op int, p_now bigint,
     p_layout text, p_args bigint[], p_lock_ms int) RETURNS bigint[]
@@ -29,6 +30,8 @@ DECLARE
   c_check CONSTANT int := 1;
   c_fill_up CONSTANT int := 2;
   c_reserve CONSTANT int := 3;
+  c_lease CONSTANT int := 4;
+  c_release CONSTANT int := 5;
   c_bucket CONSTANT int := 0;
   c_fixed_window CONSTANT int := 1;
   c_sliding_window CONSTANT int := 2;
@@ -42,6 +45,7 @@ DECLARE
   i int; a int;
   bl bigint; filled bigint; cnt bigint; est float8;
   idle bigint; part bigint; stop bigint; d bigint; t bigint; st bigint;
+  want bigint; granted bigint; room bigint;
   attempt int := 0;
 BEGIN
   IF p_lock_ms > 0 THEN
@@ -141,11 +145,13 @@ BEGIN
     -- core's rules classes and of decide.lua's sections: bucket (BucketRules), fixed window
     -- (FixedWindowRules), sliding window (SlidingWindowRules).
 
-    -- fits (Rules.fits; reserve: BucketRules.queueFits) --------------------------------------
-    all_ok := true;
-    FOR i IN 1..n LOOP
-      IF kind[i] = c_bucket THEN
-        -- BucketRules.backlog: sc * (E - now) - R steps while E > now, at most c_big
+    IF p_op = c_lease OR p_op = c_release THEN
+      -- leases (Engine.lease): buckets only; as many grains of q as every limit holds room
+      -- for, charged as admissions are; a release gives grains back, never below empty, and
+      -- leaves a penalty's hold alone
+      want := p_args[c_args * n + 1];
+      granted := want;
+      FOR i IN 1..n LOOP
         d := sluice_v1_until(s[o[i]], now);
         IF d > c_big / sc[i] THEN
           bk[i] := c_big;
@@ -154,94 +160,131 @@ BEGIN
         ELSE
           bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
         END IF;
-        -- BucketRules.steps: the departure's distance from now, in steps
-        d := departure - now;
-        dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;
-        IF p_op = c_reserve THEN
-          ok[i] := sluice_v1_add(dep_steps[i], q[i]) <= cap[i];
-        ELSE
-          ok[i] := sluice_v1_add(bk[i], q[i]) <= cap[i];
+        IF p_op = c_lease THEN
+          room := cap[i] - bk[i];
+          granted := LEAST(granted, CASE WHEN room <= 0 THEN 0 ELSE room / q[i] END);
         END IF;
-      ELSIF kind[i] = c_fixed_window THEN
-        ok[i] := sluice_v1_until(s[o[i] + 2], now) = 0
-          AND sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]) + q[i] <= cap[i];
-      ELSE
-        ok[i] := sluice_v1_until(s[o[i] + 3], now) = 0
-          AND sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]) <= cap[i]::float8;
+      END LOOP;
+      IF want > 0 AND granted > 0 THEN
+        FOR i IN 1..n LOOP
+          st := NULL;
+          IF p_op = c_lease THEN
+            st := bk[i] + granted * q[i];
+          ELSIF bk[i] > 0 AND bk[i] <= cap[i] THEN
+            st := bk[i] - CASE WHEN want > bk[i] / q[i] THEN bk[i] ELSE want * q[i] END;
+          END IF;
+          IF st IS NOT NULL THEN
+            t := (st + sc[i] - 1) / sc[i];
+            nx[o[i]] := sluice_v1_add(now, t);
+            IF sc[i] <> 1 THEN
+              nx[o[i] + 1] := t * sc[i] - st;
+            END IF;
+          END IF;
+        END LOOP;
       END IF;
-      all_ok := all_ok AND ok[i];
-    END LOOP;
-
-    -- fill, charge, penalize (Rules.fill, Rules.charge, Rules.penalize) -----------------------
-    -- A penalty starts after an overflow (a rejection, or a fill-up that reaches capacity) of
-    -- a cost that could fit, only when none is in force.
-    FOR i IN 1..n LOOP
-      want_pen := false;
-      IF kind[i] = c_bucket THEN
-        st := NULL;   -- the backlog to hold, in steps; NULL: unchanged
-        IF p_op = c_fill_up THEN
-          filled := sluice_v1_add(bk[i], q[i]);
-          st := GREATEST(bk[i], LEAST(cap[i], filled));
-          want_pen := filled >= cap[i] AND q[i] <= cap[i];
-        ELSIF p_op <> c_check AND all_ok THEN
-          st := sluice_v1_add(GREATEST(bk[i],
-              CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END), q[i]);
-        ELSIF p_op <> c_check THEN
-          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
-        END IF;
-        IF want_pen AND pen[i] > 0 AND bk[i] <= cap[i] THEN
-          st := cap[i] + pen[i];   -- held full for the penalty
-        END IF;
-        IF st IS NOT NULL THEN
-          -- BucketRules.hold: E = now + the steps in ticks rounded up, R = what that added
-          t := (st + sc[i] - 1) / sc[i];
-          nx[o[i]] := sluice_v1_add(now, t);
-          IF sc[i] <> 1 THEN
-            nx[o[i] + 1] := t * sc[i] - st;
-          END IF;
-        END IF;
-      ELSIF kind[i] = c_fixed_window THEN
-        IF p_op = c_fill_up THEN
-          cnt := sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]);
-          IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
-            nx[o[i]] := now;
-          END IF;
-          nx[o[i] + 1] := GREATEST(cnt, LEAST(cap[i], cnt + q[i]));
-          want_pen := cnt + q[i] >= cap[i] AND q[i] <= cap[i];
-        ELSIF p_op <> c_check AND all_ok THEN
-          IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
-            nx[o[i]] := now;
-            nx[o[i] + 1] := q[i];
+    ELSE
+      -- fits (Rules.fits; reserve: BucketRules.queueFits) --------------------------------------
+      all_ok := true;
+      FOR i IN 1..n LOOP
+        IF kind[i] = c_bucket THEN
+          -- BucketRules.backlog: sc * (E - now) - R steps while E > now, at most c_big
+          d := sluice_v1_until(s[o[i]], now);
+          IF d > c_big / sc[i] THEN
+            bk[i] := c_big;
+          ELSIF sc[i] = 1 OR d = 0 THEN
+            bk[i] := d;
           ELSE
-            nx[o[i] + 1] := s[o[i] + 1] + q[i];
+            bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
           END IF;
-        ELSIF p_op <> c_check THEN
-          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+          -- BucketRules.steps: the departure's distance from now, in steps
+          d := departure - now;
+          dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;
+          IF p_op = c_reserve THEN
+            ok[i] := sluice_v1_add(dep_steps[i], q[i]) <= cap[i];
+          ELSE
+            ok[i] := sluice_v1_add(bk[i], q[i]) <= cap[i];
+          END IF;
+        ELSIF kind[i] = c_fixed_window THEN
+          ok[i] := sluice_v1_until(s[o[i] + 2], now) = 0
+            AND sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]) + q[i] <= cap[i];
+        ELSE
+          ok[i] := sluice_v1_until(s[o[i] + 3], now) = 0
+            AND sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]) <= cap[i]::float8;
         END IF;
-        IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 2], now) = 0 THEN
-          nx[o[i] + 2] := sluice_v1_add(now, pen[i]);
+        all_ok := all_ok AND ok[i];
+      END LOOP;
+
+      -- fill, charge, penalize (Rules.fill, Rules.charge, Rules.penalize) -----------------------
+      -- A penalty starts after an overflow (a rejection, or a fill-up that reaches capacity) of
+      -- a cost that could fit, only when none is in force.
+      FOR i IN 1..n LOOP
+        want_pen := false;
+        IF kind[i] = c_bucket THEN
+          st := NULL;   -- the backlog to hold, in steps; NULL: unchanged
+          IF p_op = c_fill_up THEN
+            filled := sluice_v1_add(bk[i], q[i]);
+            st := GREATEST(bk[i], LEAST(cap[i], filled));
+            want_pen := filled >= cap[i] AND q[i] <= cap[i];
+          ELSIF p_op <> c_check AND all_ok THEN
+            st := sluice_v1_add(GREATEST(bk[i],
+                CASE WHEN p_op = c_reserve THEN dep_steps[i] ELSE 0 END), q[i]);
+          ELSIF p_op <> c_check THEN
+            want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+          END IF;
+          IF want_pen AND pen[i] > 0 AND bk[i] <= cap[i] THEN
+            st := cap[i] + pen[i];   -- held full for the penalty
+          END IF;
+          IF st IS NOT NULL THEN
+            -- BucketRules.hold: E = now + the steps in ticks rounded up, R = what that added
+            t := (st + sc[i] - 1) / sc[i];
+            nx[o[i]] := sluice_v1_add(now, t);
+            IF sc[i] <> 1 THEN
+              nx[o[i] + 1] := t * sc[i] - st;
+            END IF;
+          END IF;
+        ELSIF kind[i] = c_fixed_window THEN
+          IF p_op = c_fill_up THEN
+            cnt := sluice_v1_fixed_count(s[o[i]], s[o[i] + 1], now, w[i]);
+            IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
+              nx[o[i]] := now;
+            END IF;
+            nx[o[i] + 1] := GREATEST(cnt, LEAST(cap[i], cnt + q[i]));
+            want_pen := cnt + q[i] >= cap[i] AND q[i] <= cap[i];
+          ELSIF p_op <> c_check AND all_ok THEN
+            IF s[o[i]] = c_none OR now >= sluice_v1_add(s[o[i]], w[i]) THEN
+              nx[o[i]] := now;
+              nx[o[i] + 1] := q[i];
+            ELSE
+              nx[o[i] + 1] := s[o[i] + 1] + q[i];
+            END IF;
+          ELSIF p_op <> c_check THEN
+            want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+          END IF;
+          IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 2], now) = 0 THEN
+            nx[o[i] + 2] := sluice_v1_add(now, pen[i]);
+          END IF;
+        ELSE
+          IF p_op = c_fill_up THEN
+            est := sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]);
+            r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
+            nx[o[i]] := r[1];
+            nx[o[i] + 1] := r[2];
+            nx[o[i] + 2] := GREATEST(r[3], LEAST(cap[i], r[3] + q[i]));
+            want_pen := ((NOT (est <= cap[i]::float8)) OR est >= cap[i]::float8) AND q[i] <= cap[i];
+          ELSIF p_op <> c_check AND all_ok THEN
+            r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
+            nx[o[i]] := r[1];
+            nx[o[i] + 1] := r[2];
+            nx[o[i] + 2] := r[3] + q[i];
+          ELSIF p_op <> c_check THEN
+            want_pen := (NOT ok[i]) AND q[i] <= cap[i];
+          END IF;
+          IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 3], now) = 0 THEN
+            nx[o[i] + 3] := sluice_v1_add(now, pen[i]);
+          END IF;
         END IF;
-      ELSE
-        IF p_op = c_fill_up THEN
-          est := sluice_v1_sliding(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i], q[i]);
-          r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
-          nx[o[i]] := r[1];
-          nx[o[i] + 1] := r[2];
-          nx[o[i] + 2] := GREATEST(r[3], LEAST(cap[i], r[3] + q[i]));
-          want_pen := ((NOT (est <= cap[i]::float8)) OR est >= cap[i]::float8) AND q[i] <= cap[i];
-        ELSIF p_op <> c_check AND all_ok THEN
-          r := sluice_v1_roll(s[o[i]], s[o[i] + 1], s[o[i] + 2], now, w[i]);
-          nx[o[i]] := r[1];
-          nx[o[i] + 1] := r[2];
-          nx[o[i] + 2] := r[3] + q[i];
-        ELSIF p_op <> c_check THEN
-          want_pen := (NOT ok[i]) AND q[i] <= cap[i];
-        END IF;
-        IF want_pen AND pen[i] > 0 AND sluice_v1_until(s[o[i] + 3], now) = 0 THEN
-          nx[o[i] + 3] := sluice_v1_add(now, pen[i]);
-        END IF;
-      END IF;
-    END LOOP;
+      END LOOP;
+    END IF;
 
     IF nx IS DISTINCT FROM s THEN
       -- reset_after (Rules.resetAfter): how long until the new state holds nothing ----------

@@ -34,6 +34,8 @@ class PostgresProtocolTest {
         Map.entry("check", (long) StoreProtocol.OP_CHECK),
         Map.entry("fill_up", (long) StoreProtocol.OP_FILL_UP),
         Map.entry("reserve", (long) StoreProtocol.OP_RESERVE),
+        Map.entry("lease", (long) StoreProtocol.OP_LEASE),
+        Map.entry("release", (long) StoreProtocol.OP_RELEASE),
         Map.entry("bucket", (long) StoreProtocol.KIND_BUCKET),
         Map.entry("fixed_window", (long) StoreProtocol.KIND_FIXED_WINDOW),
         Map.entry("sliding_window", (long) StoreProtocol.KIND_SLIDING_WINDOW),

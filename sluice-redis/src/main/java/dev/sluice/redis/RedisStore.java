@@ -354,7 +354,7 @@ public final class RedisStore implements DecisionStore {
   private String[] args(StoreRequest request) {
     int n = request.limits();
     int per = StoreProtocol.ARGS_PER_LIMIT;
-    String[] args = new String[4 + per * n];
+    String[] args = new String[5 + per * n];
     args[0] = Integer.toString(request.operation().code());
     args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
     args[2] = request.layout();
@@ -365,6 +365,7 @@ public final class RedisStore implements DecisionStore {
         args[4 + per * i + j] = Long.toString(a[j]);
       }
     }
+    args[4 + per * n] = Long.toString(request.count());
     return args;
   }
 

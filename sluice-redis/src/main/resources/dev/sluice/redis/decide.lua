@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  the key's state: "<layout>|slot,slot,..."; absent means the initial state
 -- ARGV     op, now (microseconds, or -1: TIME), layout, expiry padding (ms; 0 unless time is
---          passed in), then per limit: kind, capacity, window, penalty, quantum, scale
+--          passed in), then per limit: kind, capacity, window, penalty, quantum, scale; then the
+--          count of grains a lease asks for or a release gives back (1 otherwise)
 -- returns  { now, slot, slot, ... }   the clock reading and the state before the operation
 --
 -- The constants, the slots and the arguments are those of dev.sluice.spi.StoreProtocol (a test
@@ -16,7 +17,7 @@
 local NONE = -9007199254740992
 local MAXT = 9007199254740991
 local BIG = 4503599627370496
-local TRY, CHECK, FILL, RESERVE = 0, 1, 2, 3
+local TRY, CHECK, FILL, RESERVE, LEASE, RELEASE = 0, 1, 2, 3, 4, 5
 local BUCKET, FIXED, SLIDING = 0, 1, 2
 local ARGS = 6
 
@@ -115,6 +116,25 @@ function bucket.penalize(l, s, o, now, nx)
 end
 function bucket.reset_after(l, s, o, now)
   return ticks_up(l, backlog(l, s, o, now))
+end
+-- leases (Engine.lease): whole grains of q steps that fit; take them; give grains back
+function bucket.grains_that_fit(l, s, o, now, q)
+  local room = l.cap - backlog(l, s, o, now)
+  if room <= 0 then return 0 end
+  local n = math.floor(room / q)
+  if n * q > room then n = n - 1 end
+  if (n + 1) * q <= room then n = n + 1 end
+  return n
+end
+function bucket.take(l, s, o, now, st, nx)
+  hold(l, nx, o, now, backlog(l, s, o, now) + st)
+end
+function bucket.give_back(l, s, o, now, grains, q, nx)
+  local b = backlog(l, s, o, now)
+  if b == 0 or b > l.cap then return end
+  local back = grains * q
+  if back >= b then back = b end
+  hold(l, nx, o, now, b - back)
 end
 
 -- fixed window (FixedWindowRules) ----------------------------------------------------
@@ -248,6 +268,7 @@ for i = 1, #layout do
   limits[i] = l
   a = a + ARGS
 end
+local count = tonumber(ARGV[a])
 
 local s = {}
 local stored = redis.call('GET', KEYS[1])
@@ -266,32 +287,53 @@ end
 
 local nx = {}
 for i = 1, slots do nx[i] = s[i] end
-local departure = now
-if op == RESERVE then
-  for _, l in ipairs(limits) do departure = math.max(departure, s[l.o]) end
-end
-local ok = {}
-local all = true
-for i, l in ipairs(limits) do
-  if op == RESERVE then
-    ok[i] = add(steps(l, departure - now), l.q) <= l.cap
-  else
-    ok[i] = l.rules.fits(l, s, l.o, now, l.q)
-  end
-  all = all and ok[i]
-end
-for i, l in ipairs(limits) do
-  if op == FILL then
-    if l.rules.fill(l, s, l.o, now, l.q, nx) and l.q <= l.cap and l.pen > 0 then
-      l.rules.penalize(l, s, l.o, now, nx)
+if op == LEASE or op == RELEASE then
+  -- Engine.lease: buckets only; as many grains as every limit holds room for, or given back
+  if count > 0 then
+    local granted = count
+    if op == LEASE then
+      for _, l in ipairs(limits) do
+        granted = math.min(granted, bucket.grains_that_fit(l, s, l.o, now, l.q))
+      end
     end
-  elseif op ~= CHECK then
-    if all then
-      local dep = now
-      if op == RESERVE then dep = departure end
-      l.rules.charge(l, s, l.o, now, l.q, dep, nx)
-    elseif (not ok[i]) and l.q <= l.cap and l.pen > 0 then
-      l.rules.penalize(l, s, l.o, now, nx)
+    if granted > 0 then
+      for _, l in ipairs(limits) do
+        if op == LEASE then
+          bucket.take(l, s, l.o, now, granted * l.q, nx)
+        else
+          bucket.give_back(l, s, l.o, now, count, l.q, nx)
+        end
+      end
+    end
+  end
+else
+  local departure = now
+  if op == RESERVE then
+    for _, l in ipairs(limits) do departure = math.max(departure, s[l.o]) end
+  end
+  local ok = {}
+  local all = true
+  for i, l in ipairs(limits) do
+    if op == RESERVE then
+      ok[i] = add(steps(l, departure - now), l.q) <= l.cap
+    else
+      ok[i] = l.rules.fits(l, s, l.o, now, l.q)
+    end
+    all = all and ok[i]
+  end
+  for i, l in ipairs(limits) do
+    if op == FILL then
+      if l.rules.fill(l, s, l.o, now, l.q, nx) and l.q <= l.cap and l.pen > 0 then
+        l.rules.penalize(l, s, l.o, now, nx)
+      end
+    elseif op ~= CHECK then
+      if all then
+        local dep = now
+        if op == RESERVE then dep = departure end
+        l.rules.charge(l, s, l.o, now, l.q, dep, nx)
+      elseif (not ok[i]) and l.q <= l.cap and l.pen > 0 then
+        l.rules.penalize(l, s, l.o, now, nx)
+      end
     end
   end
 end

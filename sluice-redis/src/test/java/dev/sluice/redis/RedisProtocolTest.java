@@ -39,6 +39,8 @@ class RedisProtocolTest {
         Map.entry("CHECK", (long) StoreProtocol.OP_CHECK),
         Map.entry("FILL", (long) StoreProtocol.OP_FILL_UP),
         Map.entry("RESERVE", (long) StoreProtocol.OP_RESERVE),
+        Map.entry("LEASE", (long) StoreProtocol.OP_LEASE),
+        Map.entry("RELEASE", (long) StoreProtocol.OP_RELEASE),
         Map.entry("BUCKET", (long) StoreProtocol.KIND_BUCKET),
         Map.entry("FIXED", (long) StoreProtocol.KIND_FIXED_WINDOW),
         Map.entry("SLIDING", (long) StoreProtocol.KIND_SLIDING_WINDOW),

@@ -39,7 +39,7 @@ public abstract class GoldenVectorSuite {
       String key = run + v.index();
       String layout = v.reference().layout();
       put(key, layout, v.state());
-      StoreRequest request = v.reference().request(v.operation(), v.cost());
+      StoreRequest request = v.reference().request(v.operation(), v.cost(), v.count());
       Observation seen = apply(key, request, v.now());
       assertThat(seen.now()).as("%s: clock", v).isEqualTo(v.now());
       long[] before = v.state() == null ? v.reference().initialState() : v.state();

@@ -14,7 +14,8 @@ import java.util.SplittableRandom;
 /**
  * Golden state vectors, generated from core's engine (through {@link StoreReference}) each time
  * the tests run, never edited by hand: {@code (limits, state, now, operation, cost) -> state to
- * keep}. They cover every limit kind, several limits per key, scales above 1, penalties, costs
+ * keep}. They cover every limit kind and operation (leases and releases on buckets), several
+ * limits per key, scales above 1, penalties, costs
  * from 10^-7 to 10^12, states far from empty, and clocks that jump ahead, stand still and go
  * back. A store replays each straight into its script or function and must write the same state
  * bit for bit ({@link GoldenVectorSuite}).
@@ -27,11 +28,12 @@ public final class GoldenVectors {
    * {@code expected} is what the store must hold after applying the operation.
    */
   public record Vector(int index, List<Limit> limits, StoreReference reference, long[] state,
-      long now, Operation operation, double cost, long[] expected) {
+      long now, Operation operation, double cost, long count, long[] expected) {
     @Override
     public String toString() {
       return "vector " + index + ": " + limits + " state " + Arrays.toString(state) + " now "
-          + now + " " + operation + "(" + cost + ") -> " + Arrays.toString(expected);
+          + now + " " + operation + "(" + cost + (count != 1 ? " x " + count : "") + ") -> "
+          + Arrays.toString(expected);
     }
   }
 
@@ -68,6 +70,8 @@ public final class GoldenVectors {
   }
 
   private static final double[] COSTS = {1, 1, 1, 0.5, 0.1, 2.75, 1e-7, 3, 1000, 1e12, 0.333333};
+  /** Grains a lease asks for or a release gives back. */
+  private static final long[] COUNTS = {0, 1, 2, 3, 7, 100, 1_000_000, 1L << 40};
 
   /**
    * {@code count} vectors for a store of {@code ticksPerSecond}, from {@code seed}: random walks
@@ -100,17 +104,19 @@ public final class GoldenVectors {
         if (random.nextInt(25) == 0) {
           state = extreme(ref, limits, now, random);
         }
-        Operation op = Operation.values()[random.nextInt(buckets ? 4 : 3)];
+        Operation op = Operation.values()[random.nextInt(buckets ? 6 : 3)];
         double cost = COSTS[random.nextInt(COSTS.length)];
+        long grains = op == Operation.LEASE || op == Operation.RELEASE
+            ? COUNTS[random.nextInt(COUNTS.length)] : 1;
         long[] before = state == null ? ref.initialState() : state;
-        long[] next = ref.next(before, now, op, cost);
+        long[] next = ref.next(before, now, op, cost, grains);
         long[] kept;
         if (Arrays.equals(next, before)) {
           kept = state;
         } else {
           kept = ref.idleAfter(next, now) == 0 ? null : next;
         }
-        out.add(new Vector(out.size(), limits, ref, state, now, op, cost, kept));
+        out.add(new Vector(out.size(), limits, ref, state, now, op, cost, grains, kept));
         state = kept;
       }
     }
