@@ -121,10 +121,10 @@ public final class RedisLoad {
           cmd.addAll(List.of("-r", keys));
         }
         // op tryAcquire, Redis TIME, one bucket: capacity 1e6 µs (1e6 per second), cost 1 µs,
-        // scale 1 (StoreProtocol's six arguments per limit)
+        // scale 1 (StoreProtocol's six arguments per limit), then the count, 1
         cmd.addAll(List.of("EVALSHA", sha, "1",
             keys.equals("hot") ? "sluice:{user:0}" : "sluice:{user:__rand_int__}",
-            "0", "-1", "b", "0", "0", "1000000", "0", "0", "1", "1"));
+            "0", "-1", "b", "0", "0", "1000000", "0", "0", "1", "1", "1"));
         Process p;
         try {
           p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
