@@ -103,7 +103,7 @@ final class CompiledLimit {
     long half = big / 2;
     double ticksPerUnit = limit.rate().ticksPerUnit(ticksPerSecond);
     double drainTicks = limit.capacity() * ticksPerUnit;
-    if (!(drainTicks < (ticksPerSecond == 1_000_000_000L ? Ticks.MAX / 2 : half))) {
+    if (!(drainTicks < half)) {
       throw new IllegalArgumentException(String.format(Locale.ROOT,
           "%s: a full bucket takes %.3g years to drain; the most a store can represent is %d years"
               + " (raise the rate or lower the capacity)",

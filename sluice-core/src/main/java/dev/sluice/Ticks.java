@@ -34,14 +34,6 @@ final class Ticks {
     return r < 0 ? Long.MAX_VALUE : r;
   }
 
-  /** Converts a non-negative double number of ticks to a long, saturating at {@link #MAX}. */
-  static long saturate(double ticks) {
-    if (ticks >= MAX) {
-      return MAX;
-    }
-    return (long) ticks;
-  }
-
   /**
    * Quanta (steps or micro-units) for a cost of {@code units} at {@code perUnit} quanta a unit:
    * rounded up, so that rounding never favours the client, and at least one, so that a positive

@@ -119,18 +119,26 @@ public final class StoreRequest {
   }
 
   /**
-   * The limit's arguments in protocol order ({@link StoreProtocol#ARGS_PER_LIMIT} of them, at
-   * the {@code ARG_} offsets).
+   * Limit i's argument at {@code offset}, one of the {@link StoreProtocol} {@code ARG_} offsets
+   * ({@link StoreProtocol#ARGS_PER_LIMIT} of them, sent in that order).
    */
-  public long[] arguments(int i) {
-    long[] a = new long[StoreProtocol.ARGS_PER_LIMIT];
-    a[StoreProtocol.ARG_KIND] = kinds[i].code();
-    a[StoreProtocol.ARG_CAPACITY] = capacity[i];
-    a[StoreProtocol.ARG_WINDOW] = window[i];
-    a[StoreProtocol.ARG_PENALTY] = penalty[i];
-    a[StoreProtocol.ARG_QUANTUM] = quantum[i];
-    a[StoreProtocol.ARG_SCALE] = scale[i];
-    return a;
+  public long argument(int i, int offset) {
+    switch (offset) {
+      case StoreProtocol.ARG_KIND:
+        return kinds[i].code();
+      case StoreProtocol.ARG_CAPACITY:
+        return capacity[i];
+      case StoreProtocol.ARG_WINDOW:
+        return window[i];
+      case StoreProtocol.ARG_PENALTY:
+        return penalty[i];
+      case StoreProtocol.ARG_QUANTUM:
+        return quantum[i];
+      case StoreProtocol.ARG_SCALE:
+        return scale[i];
+      default:
+        throw new IllegalArgumentException("no argument at offset " + offset);
+    }
   }
 
   /** The state of a key nobody has touched. */

@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import java.io.IOException;
@@ -409,11 +410,11 @@ public final class PostgresStore implements DecisionStore {
   private static String args(StoreRequest r) {
     StringBuilder b = new StringBuilder(16 + 48 * r.limits()).append('{');
     for (int i = 0; i < r.limits(); i++) {
-      for (long a : r.arguments(i)) {
+      for (int j = 0; j < StoreProtocol.ARGS_PER_LIMIT; j++) {
         if (b.length() > 1) {
           b.append(',');
         }
-        b.append(a);
+        b.append(r.argument(i, j));
       }
     }
     return b.append(',').append(r.count()).append('}').toString();

@@ -145,13 +145,9 @@ BEGIN
     -- core's rules classes and of decide.lua's sections: bucket (BucketRules), fixed window
     -- (FixedWindowRules), sliding window (SlidingWindowRules).
 
-    IF p_op = c_lease OR p_op = c_release THEN
-      -- leases (Engine.lease): buckets only; as many grains of q as every limit holds room
-      -- for, charged as admissions are; a release gives grains back, never below empty, and
-      -- leaves a penalty's hold alone
-      want := p_args[c_args * n + 1];
-      granted := want;
-      FOR i IN 1..n LOOP
+    -- BucketRules.backlog: sc * (E - now) - R steps while E > now, at most c_big
+    FOR i IN 1..n LOOP
+      IF kind[i] = c_bucket THEN
         d := sluice_v1_until(s[o[i]], now);
         IF d > c_big / sc[i] THEN
           bk[i] := c_big;
@@ -160,6 +156,16 @@ BEGIN
         ELSE
           bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
         END IF;
+      END IF;
+    END LOOP;
+
+    IF p_op = c_lease OR p_op = c_release THEN
+      -- leases (Engine.lease): buckets only; as many grains of q as every limit holds room
+      -- for, charged as admissions are; a release gives grains back, never below empty, and
+      -- leaves a penalty's hold alone
+      want := p_args[c_args * n + 1];
+      granted := want;
+      FOR i IN 1..n LOOP
         IF p_op = c_lease THEN
           room := cap[i] - bk[i];
           granted := LEAST(granted, CASE WHEN room <= 0 THEN 0 ELSE room / q[i] END);
@@ -187,15 +193,6 @@ BEGIN
       all_ok := true;
       FOR i IN 1..n LOOP
         IF kind[i] = c_bucket THEN
-          -- BucketRules.backlog: sc * (E - now) - R steps while E > now, at most c_big
-          d := sluice_v1_until(s[o[i]], now);
-          IF d > c_big / sc[i] THEN
-            bk[i] := c_big;
-          ELSIF sc[i] = 1 OR d = 0 THEN
-            bk[i] := d;
-          ELSE
-            bk[i] := d * sc[i] - LEAST(s[o[i] + 1], sc[i] - 1);
-          END IF;
           -- BucketRules.steps: the departure's distance from now, in steps
           d := departure - now;
           dep_steps[i] := CASE WHEN d > c_big / sc[i] THEN c_big ELSE d * sc[i] END;

@@ -360,9 +360,8 @@ public final class RedisStore implements DecisionStore {
     args[2] = request.layout();
     args[3] = micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
     for (int i = 0; i < n; i++) {
-      long[] a = request.arguments(i);
       for (int j = 0; j < per; j++) {
-        args[4 + per * i + j] = Long.toString(a[j]);
+        args[4 + per * i + j] = Long.toString(request.argument(i, j));
       }
     }
     args[4 + per * n] = Long.toString(request.count());
