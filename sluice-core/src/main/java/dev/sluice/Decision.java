@@ -24,17 +24,26 @@ public final class Decision {
   private final Limit limit;
   private final List<Decision> perLimit;
   private final boolean degraded;
+  private final boolean leased;
 
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit) {
     this(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos, delayNanos, limit,
-        perLimit, false);
+        perLimit, false, false);
   }
 
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
       boolean degraded) {
+    this(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos, delayNanos, limit,
+        perLimit, degraded, false);
+  }
+
+  Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
+      long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
+      boolean degraded, boolean leased) {
     this.degraded = degraded;
+    this.leased = leased;
     this.allowed = allowed;
     this.reachedCapacity = reachedCapacity;
     this.remaining = remaining;
@@ -122,7 +131,16 @@ public final class Decision {
   /** This decision, marked degraded. */
   Decision degraded() {
     return new Decision(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos,
-        delayNanos, limit, perLimit, true);
+        delayNanos, limit, perLimit, true, leased);
+  }
+
+  /**
+   * Whether a limiter in fleet mode ({@link Sluice.Builder#leases}) answered from its local lease
+   * of the shared bucket, without a store call. {@link #remaining()} is then what this instance
+   * still holds of its lease, not the shared bucket's headroom.
+   */
+  public boolean isLeased() {
+    return leased;
   }
 
   /** The limit that decided. */
@@ -156,6 +174,9 @@ public final class Decision {
     }
     if (degraded) {
       b.append(" degraded");
+    }
+    if (leased) {
+      b.append(" leased");
     }
     return b.append(" limit=").append(limit.name()).toString();
   }

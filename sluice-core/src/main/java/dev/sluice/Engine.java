@@ -85,12 +85,25 @@ final class Engine {
    */
   static Decision decide(CompiledLimit[] limits, long[] state, long now, int op, double cost,
       long count, long[] next) {
+    return decide(limits, state, now, op, quanta(limits, cost), count, next);
+  }
+
+  /** The quantum of {@code cost} in each limit. */
+  static long[] quanta(CompiledLimit[] limits, double cost) {
+    long[] quanta = new long[limits.length];
+    for (int i = 0; i < limits.length; i++) {
+      quanta[i] = limits[i].quantum(cost);
+    }
+    return quanta;
+  }
+
+  /** As the others, with each limit's quantum of the cost given (as a request carries them). */
+  static Decision decide(CompiledLimit[] limits, long[] state, long now, int op, long[] quanta,
+      long count, long[] next) {
     if (op == LEASE || op == RELEASE) {
-      long granted = lease(limits, state, now, op, cost, count, next);
-      long[] quanta = new long[limits.length];
+      long granted = lease(limits, state, now, op, quanta, count, next);
       boolean[] ok = new boolean[limits.length];
       for (int i = 0; i < limits.length; i++) {
-        quanta[i] = limits[i].quantum(cost);
         ok[i] = op == RELEASE || granted > 0;
       }
       boolean allowed = op == RELEASE || granted > 0;
@@ -98,7 +111,6 @@ final class Engine {
     }
     System.arraycopy(state, 0, next, 0, state.length);
     int n = limits.length;
-    long[] quanta = new long[n];
     boolean[] fits = new boolean[n];
     boolean all = true;
     long departure = now;
@@ -119,7 +131,6 @@ final class Engine {
     int o = 0;
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
-      quanta[i] = l.quantum(cost);
       if (op == RESERVE) {
         fits[i] = BucketRules.queueFits(l, now, quanta[i], departure);
       } else {
@@ -166,6 +177,12 @@ final class Engine {
    */
   static long lease(CompiledLimit[] limits, long[] state, long now, int op, double cost, long want,
       long[] next) {
+    return lease(limits, state, now, op, quanta(limits, cost), want, next);
+  }
+
+  /** As above, with each limit's quantum of the cost given. */
+  static long lease(CompiledLimit[] limits, long[] state, long now, int op, long[] quanta,
+      long want, long[] next) {
     System.arraycopy(state, 0, next, 0, state.length);
     for (CompiledLimit l : limits) {
       if (l.kind != CompiledLimit.BUCKET) {
@@ -179,8 +196,9 @@ final class Engine {
     long granted = want;
     int o = 0;
     if (op == LEASE) {
-      for (CompiledLimit l : limits) {
-        granted = Math.min(granted, BucketRules.grainsThatFit(l, state, o, now, l.quantum(cost)));
+      for (int i = 0; i < limits.length; i++) {
+        CompiledLimit l = limits[i];
+        granted = Math.min(granted, BucketRules.grainsThatFit(l, state, o, now, quanta[i]));
         o += l.slots;
       }
       if (granted == 0) {
@@ -188,8 +206,9 @@ final class Engine {
       }
     }
     o = 0;
-    for (CompiledLimit l : limits) {
-      long q = l.quantum(cost);
+    for (int i = 0; i < limits.length; i++) {
+      CompiledLimit l = limits[i];
+      long q = quanta[i];
       if (op == LEASE) {
         BucketRules.take(l, state, o, now, granted * q, next);
       } else {

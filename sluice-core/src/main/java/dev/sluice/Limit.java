@@ -116,6 +116,15 @@ public final class Limit {
     return new Limit(algorithm, capacity, rate, window, penalty, name);
   }
 
+  /** This bucket with its capacity and rate multiplied by {@code factor} (for a fleet's share). */
+  Limit scaledBy(double factor) {
+    if (rate == null) {
+      throw new IllegalStateException(name() + " has no rate to share");
+    }
+    return new Limit(algorithm, capacity * factor, Rate.of(rate.amount() * factor, rate.period()),
+        window, penalty, name);
+  }
+
   public Algorithm algorithm() {
     return algorithm;
   }

@@ -11,6 +11,15 @@ package dev.sluice;
  * @param deniedLocally rejections answered by the local deny cache without asking the store
  * @param keysHeld keys an in-memory limiter (or a store-backed limiter's in-memory fallback)
  *     holds now, never more than its {@code maximumKeys}; 0 for keys kept in a shared store
+ * @param leases what fleet mode did with leases ({@link LeaseStats#NONE} without it)
  */
 public record LimiterStats(long storeErrors, long degradedDecisions, boolean breakerOpen,
-    long evictedIdle, long evictedBusy, long deniedLocally, long keysHeld) {}
+    long evictedIdle, long evictedBusy, long deniedLocally, long keysHeld, LeaseStats leases) {
+
+  /** Counters without fleet mode. */
+  public LimiterStats(long storeErrors, long degradedDecisions, boolean breakerOpen,
+      long evictedIdle, long evictedBusy, long deniedLocally, long keysHeld) {
+    this(storeErrors, degradedDecisions, breakerOpen, evictedIdle, evictedBusy, deniedLocally,
+        keysHeld, LeaseStats.NONE);
+  }
+}

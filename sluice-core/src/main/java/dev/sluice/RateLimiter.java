@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Create one with {@link Sluice#builder()}.
  */
-public interface RateLimiter {
+public interface RateLimiter extends AutoCloseable {
 
   /** {@link #tryAcquire(String, double)} with cost 1. */
   default Decision tryAcquire(String key) {
@@ -87,4 +87,14 @@ public interface RateLimiter {
 
   /** Counters since the limiter was built: store errors, degraded decisions, evictions. */
   LimiterStats stats();
+
+  /**
+   * Stops the limiter's background work and gives back what it holds: in fleet mode
+   * ({@link Sluice.Builder#leases}), every unspent lease is returned to the shared bucket. It
+   * never closes a store given to the builder. Idempotent; the default does nothing (an
+   * in-memory limiter or a limiter without leases holds nothing to give back). A closed fleet
+   * limiter keeps answering, with one store call per decision.
+   */
+  @Override
+  default void close() {}
 }

@@ -39,6 +39,7 @@ public final class Sluice {
     private StoreFailure onStoreFailure;
     private CircuitBreakerSettings breakerSettings;
     private int denyCacheSize = -1;
+    private LeaseSettings leases;
 
     private Builder() {}
 
@@ -149,6 +150,21 @@ public final class Sluice {
       return this;
     }
 
+    /**
+     * Fleet mode for a limiter on a {@link #store}: hot keys are answered from leases of the
+     * shared bucket, taken ahead in the background and spent locally (no store call per
+     * decision); cold keys keep one store call each. Admits at most the limit plus a bound set by
+     * the settings (see {@link LeaseSettings} and {@code docs/fleet.md}). Limits must be buckets.
+     * {@link RateLimiter#close()} gives back what is held.
+     */
+    public Builder leases(LeaseSettings settings) {
+      if (this.leases != null) {
+        throw new IllegalStateException("leases was already set to " + this.leases);
+      }
+      this.leases = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
     /** For tests: route even a single bucket through the general engine. */
     Builder generalPathOnly() {
       this.fastPath = false;
@@ -170,7 +186,8 @@ public final class Sluice {
       if (store == null) {
         String storeOnly = onStoreFailure != null ? "onStoreFailure"
             : breakerSettings != null ? "circuitBreaker"
-            : denyCacheSize != -1 ? "localDenyCache" : null;
+            : denyCacheSize != -1 ? "localDenyCache"
+            : leases != null ? "leases" : null;
         if (storeOnly != null) {
           throw new IllegalStateException(storeOnly + " applies to a limiter on a shared store,"
               + " and no store(...) was given: an in-memory limiter has no store to fail");
@@ -180,14 +197,19 @@ public final class Sluice {
             + " limiter on a store holds none there unless onStoreFailure(FALLBACK_IN_MEMORY)"
             + " is set (the store expires idle keys itself)");
       }
+      if (onStoreFailure == StoreFailure.LOCAL_SHARE && leases == null) {
+        throw new IllegalStateException("onStoreFailure(LOCAL_SHARE) divides each limit among the"
+            + " instances of a fleet, and no leases(...) was given to say how many there are");
+      }
       if (store != null) {
-        return new StoreRateLimiter(limits, store,
+        StoreRateLimiter exact = new StoreRateLimiter(limits, store,
             clock == null ? Clock.system() : clock,
             scheduler == null ? Scheduler.system() : scheduler,
             onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,
             breakerSettings == null ? CircuitBreakerSettings.defaults() : breakerSettings,
             maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys,
             Math.max(0, denyCacheSize));
+        return leases == null ? exact : new FleetRateLimiter(exact, leases);
       }
       return new InMemoryRateLimiter(limits,
           clock == null ? Clock.system() : clock,

@@ -11,5 +11,12 @@ public enum StoreFailure {
   /** Admit: everything passes while the store is down. */
   FAIL_OPEN,
   /** Decide with an in-process limiter of the same limits, per JVM, until the store is back. */
-  FALLBACK_IN_MEMORY
+  FALLBACK_IN_MEMORY,
+  /**
+   * Fleet mode only ({@link Sluice.Builder#leases}): once the leases held are spent, decide with
+   * an in-process limiter of this instance's share of each limit (rate/N, capacity/N, with N the
+   * {@link LeaseSettings#instances() instances}), so that the fleet together admits about the
+   * limit while the store is down.
+   */
+  LOCAL_SHARE
 }

@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
 final class StoreRateLimiter extends AbstractRateLimiter {
 
 
-  private final DecisionStore store;
-  private final StoreReference reference;
-  private final CompiledLimit[] compiled;
+  final DecisionStore store;
+  final StoreReference reference;
+  final CompiledLimit[] compiled;
   private final StoreFailure onFailure;
   private final CircuitBreakerSettings breakerSettings;
   /** The breaker of a store that is one failure domain. */
@@ -39,6 +39,14 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   /** A store's rejection: costs at least {@code cost} are rejected until {@code untilNanos}. */
   private record Denial(double cost, long untilNanos, Decision decision) {}
 
+  /** Fleet mode's local share: the instances it assumes and its in-process limiter. */
+  private record Share(int instances, RateLimiter limiter) {}
+
+  /** The number of instances a local share divides each limit by; null outside fleet mode. */
+  private volatile java.util.function.IntSupplier instances;
+  private volatile Share share;
+  private final long fallbackMaximumKeys;
+
   StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
       StoreFailure onFailure, CircuitBreakerSettings breakerSettings, long fallbackMaximumKeys,
       int denyCacheSize) {
@@ -49,6 +57,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     this.onFailure = onFailure;
     this.breakerSettings = breakerSettings;
     this.breaker = new CircuitBreaker(breakerSettings, this.clock);
+    this.fallbackMaximumKeys = fallbackMaximumKeys;
     this.fallback = onFailure == StoreFailure.FALLBACK_IN_MEMORY
         ? new InMemoryRateLimiter(limits, this.clock, scheduler, fallbackMaximumKeys, true)
         : null;
@@ -202,7 +211,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   /** Key and cost already checked. */
-  private Decision decide(String key, int op, double cost) {
+  Decision decide(String key, int op, double cost) {
     StoreRequest request = request(op, cost);
     CircuitBreaker b = breakerFor(key);
     if (!b.allowsCall()) {
@@ -219,8 +228,28 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     return fromObservation(seen, op, cost);
   }
 
+  /** Fleet mode: where LOCAL_SHARE reads the number of instances. */
+  void shareAmong(java.util.function.IntSupplier instances) {
+    this.instances = instances;
+  }
+
+  /** The in-process limiter of this instance's share, rebuilt when the fleet's size changes. */
+  private RateLimiter share() {
+    int n = Math.max(1, instances == null ? 1 : instances.getAsInt());
+    Share s = share;
+    if (s == null || s.instances() != n) {
+      List<Limit> scaled = new java.util.ArrayList<>();
+      for (Limit l : limits) {
+        scaled.add(l.scaledBy(1.0 / n));
+      }
+      s = new Share(n, new InMemoryRateLimiter(scaled, clock, scheduler, fallbackMaximumKeys, true));
+      share = s;
+    }
+    return s.limiter();
+  }
+
   /** The breaker of the key's failure domain. */
-  private CircuitBreaker breakerFor(String key) {
+  CircuitBreaker breakerFor(String key) {
     Object domain;
     try {
       domain = store.failureDomain(key);
@@ -235,7 +264,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
         d -> new CircuitBreaker(breakerSettings, clock));
   }
 
-  private void failed(CircuitBreaker b, Throwable failure) {
+  void failed(CircuitBreaker b, Throwable failure) {
     storeErrors.incrementAndGet();
     Throwable t = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
         ? failure.getCause() : failure;
@@ -243,9 +272,18 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   /** The failure policy's answer, marked degraded and counted. */
-  private Decision degraded(String key, int op, double cost, CircuitBreaker domain) {
+  Decision degraded(String key, int op, double cost, CircuitBreaker domain) {
     degraded.incrementAndGet();
     switch (onFailure) {
+      case LOCAL_SHARE: {
+        RateLimiter local = share();
+        switch (op) {
+          case Engine.CHECK: return local.check(key, cost).degraded();
+          case Engine.FILL_UP: return local.fillUp(key, cost).degraded();
+          case Engine.RESERVE: return local.reserve(key, cost).degraded();
+          default: return local.tryAcquire(key, cost).degraded();
+        }
+      }
       case FALLBACK_IN_MEMORY:
         switch (op) {
           case Engine.CHECK: return fallback.check(key, cost).degraded();

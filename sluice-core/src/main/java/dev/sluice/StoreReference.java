@@ -107,6 +107,26 @@ public final class StoreReference {
   }
 
   /**
+   * The state to keep after applying {@code request} on {@code state} at {@code now} (ticks):
+   * what a store's atomic step computes. The request must have been made for these limits.
+   *
+   * @throws IllegalArgumentException if the request's layout is not these limits'
+   */
+  public long[] next(long[] state, long now, StoreRequest request) {
+    if (!request.layout().equals(layout) || request.limits() != compiled.length) {
+      throw new IllegalArgumentException("a request of layout '" + request.layout()
+          + "' does not belong to limits of layout '" + layout + "'");
+    }
+    long[] quanta = new long[compiled.length];
+    for (int i = 0; i < quanta.length; i++) {
+      quanta[i] = request.quantum(i);
+    }
+    long[] next = new long[state.length];
+    Engine.decide(compiled, state, now, request.operation().code(), quanta, request.count(), next);
+    return next;
+  }
+
+  /**
    * The grains a lease of {@code want} grains of {@code cost} is granted on {@code state} at
    * {@code now}: as many as every limit holds room for.
    */

@@ -1,0 +1,463 @@
+package dev.sluice;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreKeys;
+import dev.sluice.spi.StoreProtocol.Operation;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/*
+ * Fleet mode: a store-backed limiter that answers hot keys from leases (docs/fleet.md).
+ *
+ * Every key this instance sees gets a record (at most maximumKeys of them): the units it holds of
+ * a lease, in micro-units, until a deadline; its demand (micro-units asked for, sampled every L/4
+ * into a rate); whether a lease call is in flight. A key is hot when half a lifetime of its demand
+ * comes to at least MIN_LEASE units; its target is that, capped at this instance's share of the
+ * bound (cap). Requests on a hot key take from what is held with one CAS and never wait for the
+ * store; when less than half the target is held, one lease call asks for the rest, in the
+ * background. While a hot key holds too little, it is rejected locally: the refill is on its way,
+ * or the shared bucket had no room (the last grant was short; refills are then paced to what the
+ * bucket leaks per instance). Cold keys, costs above the cap, and hot keys whose last lease call
+ * failed are decided by the store, one call each (StoreRateLimiter, with its breaker and failure
+ * policy).
+ *
+ * Units are granted in whole units, each charged to the shared bucket before it is spent: the
+ * fleet never admits more than the store charged. What is held when the deadline passes, and
+ * everything on close, is given back with a release call; what cannot be given back is counted as
+ * stranded (it makes the fleet admit less, never more).
+ */
+final class FleetRateLimiter extends AbstractRateLimiter {
+  /** Held units are counted in millionths, so that fractional costs are spent exactly. */
+  static final double MICRO = 1e6;
+  /** The smallest lease worth a store call, in units: a key whose target is less is cold. */
+  static final long MIN_LEASE = 2;
+
+  private final StoreRateLimiter exact;
+  private final DecisionStore store;
+  private final StoreReference reference;
+  private final CompiledLimit[] compiled;
+  private final LeaseSettings settings;
+  private final long lifetimeNanos;
+  private final long sampleNanos;
+  /** The units the whole fleet may hold at once (the bound), before dividing by N. */
+  private final double fleetCap;
+  /** The slowest limit's rate, units per second: what the shared bucket leaks. */
+  private final double leakPerSecond;
+  private final Limit deciding;
+  private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final LongAdder leaseCalls = new LongAdder();
+  private final LongAdder unitsGranted = new LongAdder();
+  private final LongAdder unitsReturned = new LongAdder();
+  private final LongAdder microStranded = new LongAdder();
+  private final LongAdder localDecisions = new LongAdder();
+  private final LongAdder localRejections = new LongAdder();
+  /** Recent latency of a lease call, nanos: how long a local rejection while refilling lasts. */
+  private volatile long leaseLatency = 1_000_000;
+
+  /** One key's lease record. */
+  static final class Lease {
+    final String key;
+    /** Micro-units held, unspent. */
+    final AtomicLong held = new AtomicLong();
+    /** When what is held is given back (nanos); meaningful while something is held. */
+    volatile long deadline;
+    final LongAdder demand = new LongAdder();
+    final AtomicLong sampleStart;
+    /** Demand, units per second (an average over the last samples). */
+    volatile double rate;
+    /** A lease or release call of this key is in flight. */
+    final AtomicBoolean busy = new AtomicBoolean();
+    /** No lease call before this instant (nanos): pacing after a short grant. */
+    volatile long nextCall;
+    /** The last grant was less than asked: the shared bucket had no more room. */
+    volatile boolean short_;
+    /** The last lease call failed: decisions go through the store's failure handling. */
+    volatile boolean failing;
+    volatile long lastUsed;
+    volatile long resetAfterNanos;
+
+    Lease(String key, long now) {
+      this.key = key;
+      this.sampleStart = new AtomicLong(now);
+      this.lastUsed = now;
+    }
+  }
+
+  FleetRateLimiter(StoreRateLimiter exact, LeaseSettings settings) {
+    super(exact.limits, exact.clock, exact.scheduler);
+    this.exact = exact;
+    this.store = exact.store;
+    this.reference = exact.reference;
+    this.compiled = exact.compiled;
+    this.settings = settings;
+    this.lifetimeNanos = Ticks.toNanosSaturated(settings.lifetime());
+    this.sampleNanos = Math.max(1, lifetimeNanos / 4);
+    double cap = Double.POSITIVE_INFINITY;
+    double leak = Double.POSITIVE_INFINITY;
+    for (Limit l : limits) {
+      if (l.rate() == null) {
+        throw new IllegalStateException("leases take from a leak rate, and limit '" + l.name()
+            + "' (" + l.algorithm().id() + ") has none: fleet mode needs buckets"
+            + " (leaky bucket, token bucket, GCRA)");
+      }
+      double perSecond = l.rate().perSecond();
+      leak = Math.min(leak, perSecond);
+      cap = Math.min(cap, Math.min(l.capacity(),
+          Math.min(settings.excessShare() * perSecond, perSecond * lifetimeNanos / 1e9)));
+    }
+    this.fleetCap = cap;
+    this.leakPerSecond = leak;
+    if (instanceCap() < MIN_LEASE) {
+      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+          "leases would hold %s units per instance (the least of the capacity, %s%% of a second"
+              + " of the rate and a lifetime of the rate, over %d instances), and a lease needs at"
+              + " least %d: raise excessShare or the lifetime, or leave leases off",
+          Checks.format(Math.floor(cap / settings.instances() * 1000) / 1000),
+          Checks.format(settings.excessShare() * 100), settings.instances(), MIN_LEASE));
+    }
+    this.deciding = limits.get(0);
+    exact.shareAmong(this::instances);
+    scheduleSweep();
+  }
+
+  int instances() {
+    return settings.instances();
+  }
+
+  /** The most units this instance may hold at once. */
+  long instanceCap() {
+    return (long) Math.floor(fleetCap / instances());
+  }
+
+  @Override
+  public Decision tryAcquire(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    Decision local = local(key, cost, true);
+    return local != null ? local : exact.tryAcquire(key, cost);
+  }
+
+  @Override
+  public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    Decision local = local(key, cost, true);
+    return local != null ? CompletableFuture.completedFuture(local) : exact.tryAcquireAsync(key, cost);
+  }
+
+  @Override
+  public Decision check(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    Decision local = local(key, cost, false);
+    return local != null ? local : exact.check(key, cost);
+  }
+
+  @Override
+  public Decision fillUp(String key, double cost) {
+    return exact.fillUp(key, cost);
+  }
+
+  @Override
+  public Decision reserve(String key, double cost) {
+    return exact.reserve(key, cost);
+  }
+
+  @Override
+  public void reset(String key) {
+    StoreKeys.check(key);
+    Lease l = leases.remove(key);
+    if (l != null) {
+      l.held.set(0);   // the store forgets what it charged for it
+    }
+    exact.reset(key);
+  }
+
+  /**
+   * The local answer for a key, or null when the store must decide: cold key, cost above the cap,
+   * last lease call failed, closed, or no record (table full).
+   */
+  private Decision local(String key, double cost, boolean take) {
+    if (closed.get()) {
+      return null;
+    }
+    double micro = Math.ceil(cost * MICRO);
+    long cap = instanceCap();
+    if (micro > cap * MICRO) {
+      return null;
+    }
+    long need = (long) micro;
+    long now = clock.nanoTime();
+    Lease l = record(key, now);
+    if (l == null) {
+      return null;
+    }
+    l.lastUsed = now;
+    if (take) {
+      l.demand.add(need);
+    }
+    sample(l, now);
+    if (now - l.deadline < 0) {
+      Decision d = fromLease(l, need, take, now);
+      if (d != null) {
+        return d;
+      }
+    } else {
+      expire(l, now);
+    }
+    long target = target(l);
+    if (target < MIN_LEASE || l.failing) {
+      return null;
+    }
+    if (take) {
+      refillIfLow(l, now, need);
+      if (l.failing) {
+        return null;
+      }
+      // a store that answers at once (or a refill that just landed) may have brought enough
+      Decision d = now - l.deadline < 0 ? fromLease(l, need, true, now) : null;
+      if (d != null) {
+        return d;
+      }
+    }
+    if (take) {
+      localRejections.increment();
+    }
+    long retry = Math.max(1, l.short_ ? l.nextCall - now : leaseLatency);
+    return new Decision(false, false, Math.max(0, l.held.get()) / MICRO, retry,
+        Math.max(retry, l.resetAfterNanos), 0, deciding, null, false, true);
+  }
+
+  /** The admission from what is held (taken when {@code take}), or null if not enough is held. */
+  private Decision fromLease(Lease l, long need, boolean take, long now) {
+    long held = take ? spend(l, need) : l.held.get() - need;
+    if (held < 0) {
+      return null;
+    }
+    if (take) {
+      localDecisions.increment();
+      refillIfLow(l, now, 0);
+    }
+    return new Decision(true, false, held / MICRO, 0, l.resetAfterNanos, 0, deciding, null,
+        false, true);
+  }
+
+  /** Takes need micro-units if held; returns what is held after, or -1 if not enough. */
+  private static long spend(Lease l, long need) {
+    AtomicLong held = l.held;
+    for (;;) {
+      long h = held.get();
+      if (h < need) {
+        return -1;
+      }
+      if (held.compareAndSet(h, h - need)) {
+        return h - need;
+      }
+    }
+  }
+
+  /** The key's record, created on first sight while there is room; null when the table is full. */
+  private Lease record(String key, long now) {
+    Lease l = leases.get(key);
+    if (l != null || leases.size() >= settings.maximumKeys()) {
+      return l;
+    }
+    return leases.computeIfAbsent(key, k -> new Lease(k, now));
+  }
+
+  /** Every L/4, turns the demand counted into a rate (half the last sample, half the new). */
+  private void sample(Lease l, long now) {
+    long start = l.sampleStart.get();
+    long elapsed = now - start;
+    if (elapsed >= sampleNanos && l.sampleStart.compareAndSet(start, now)) {
+      double measured = l.demand.sumThenReset() / MICRO * 1e9 / elapsed;
+      l.rate = elapsed > lifetimeNanos ? measured : (l.rate + measured) / 2;
+    }
+  }
+
+  /** Units a lease of this key aims to hold: half a lifetime of demand, within the cap. */
+  private long target(Lease l) {
+    double units = Math.ceil(l.rate * lifetimeNanos / 2e9);
+    return (long) Math.min(units, instanceCap());
+  }
+
+  /**
+   * Asks for a refill when less than half the target is held, or less than {@code need}, unless
+   * one is in flight.
+   */
+  private void refillIfLow(Lease l, long now, long need) {
+    long target = target(l);
+    if (target < MIN_LEASE) {
+      return;
+    }
+    long held = l.held.get();
+    if ((held * 2 >= target * MICRO && held >= need) || now - l.nextCall < 0 || closed.get()) {
+      return;
+    }
+    long want = target - (long) Math.ceil(held / MICRO);
+    if (want <= 0 || !l.busy.compareAndSet(false, true)) {
+      return;
+    }
+    CircuitBreaker b = exact.breakerFor(l.key);
+    if (!b.allowsCall()) {
+      l.failing = true;
+      l.busy.set(false);
+      return;
+    }
+    leaseCalls.increment();
+    CompletableFuture<Observation> seen;
+    try {
+      seen = store.applyAsync(l.key, reference.request(Operation.LEASE, 1, want));
+    } catch (RuntimeException e) {
+      seen = CompletableFuture.failedFuture(e);
+    }
+    seen.whenComplete((observation, failure) -> granted(l, b, want, now, observation, failure));
+  }
+
+  /** A lease call came back: holds what was granted, or records the failure. */
+  private void granted(Lease l, CircuitBreaker b, long want, long sent, Observation seen,
+      Throwable failure) {
+    try {
+      long now = clock.nanoTime();
+      leaseLatency = (leaseLatency + Math.max(1, now - sent)) / 2;
+      if (failure != null) {
+        exact.failed(b, failure);
+        l.failing = true;
+        return;
+      }
+      b.success();
+      l.failing = false;
+      long[] state = seen.normalizedState();
+      long[] next = new long[state.length];
+      long g = Engine.lease(compiled, state, seen.now(), Engine.LEASE, 1, want, next);
+      Decision after = Engine.decide(compiled, next, seen.now(), Engine.CHECK, 1,
+          new long[next.length]);
+      unitsGranted.add(g);
+      l.resetAfterNanos = after.resetAfterNanos();
+      l.short_ = g < want;
+      // After a short grant, ask again once this instance's share of the leak has refilled half
+      // the target: asking sooner would find (almost) nothing and only cost calls.
+      l.nextCall = g < want
+          ? now + (long) Math.ceil((want / 2.0) / (leakPerSecond / instances()) * 1e9) : now;
+      l.deadline = now + lifetimeNanos;
+      l.held.addAndGet((long) (g * MICRO));
+      if (closed.get()) {
+        giveBack(l, false);
+      }
+    } catch (RuntimeException | Error e) {
+      l.failing = true;
+    } finally {
+      l.busy.set(false);
+    }
+  }
+
+  /** Gives back what is held if the deadline has passed. */
+  private void expire(Lease l, long now) {
+    if (l.held.get() > 0 && now - l.deadline >= 0 && !l.busy.get()) {
+      giveBack(l, false);
+    }
+  }
+
+  /**
+   * Gives back every whole unit held (a fraction left over is stranded), with one release call;
+   * {@code wait} blocks until it is done (on close).
+   */
+  private void giveBack(Lease l, boolean wait) {
+    long micro = l.held.getAndSet(0);
+    if (micro <= 0) {
+      return;
+    }
+    long units = (long) (micro / MICRO);
+    microStranded.add(micro - (long) (units * MICRO));   // a fraction of a unit cannot go back
+    if (units == 0) {
+      return;
+    }
+    leaseCalls.increment();
+    CompletableFuture<Observation> done;
+    try {
+      done = wait
+          ? CompletableFuture.completedFuture(store.apply(l.key, reference.request(Operation.RELEASE, 1, units)))
+          : store.applyAsync(l.key, reference.request(Operation.RELEASE, 1, units));
+    } catch (RuntimeException e) {
+      done = CompletableFuture.failedFuture(e);
+    }
+    done.whenComplete((ok, failure) -> {
+      if (failure == null) {
+        unitsReturned.add(units);
+      } else {
+        microStranded.add((long) (units * MICRO));
+      }
+    });
+  }
+
+  /** Every half lifetime: gives back expired leases and forgets idle records. */
+  private void scheduleSweep() {
+    if (closed.get()) {
+      return;
+    }
+    try {
+      scheduler.schedule(this::sweep, Math.max(1, lifetimeNanos / 2));
+    } catch (RuntimeException e) {
+      // a scheduler that refuses work (shut down): expiry then happens on the next request
+    }
+  }
+
+  void sweep() {
+    if (closed.get()) {
+      return;
+    }
+    try {
+      long now = clock.nanoTime();
+      for (Lease l : leases.values()) {
+        expire(l, now);
+        if (l.held.get() == 0 && !l.busy.get() && now - l.lastUsed > 4 * lifetimeNanos) {
+          leases.remove(l.key, l);
+          if (l.held.get() > 0) {
+            giveBack(l, false);
+          }
+        }
+      }
+    } finally {
+      scheduleSweep();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (Lease l : leases.values()) {
+      giveBack(l, true);
+    }
+  }
+
+  @Override
+  public LimiterStats stats() {
+    LimiterStats s = exact.stats();
+    long held = 0;
+    for (Lease l : leases.values()) {
+      held += l.held.get();
+    }
+    LeaseStats leaseStats = new LeaseStats(leaseCalls.sum(), unitsGranted.sum(),
+        unitsReturned.sum(), (long) (microStranded.sum() / MICRO), (long) (held / MICRO), localDecisions.sum(),
+        localRejections.sum(), leases.size(), instances());
+    return new LimiterStats(s.storeErrors(), s.degradedDecisions(), s.breakerOpen(),
+        s.evictedIdle(), s.evictedBusy(), s.deniedLocally(), s.keysHeld(), leaseStats);
+  }
+
+  /** For tests: the record of a key. */
+  Lease leaseOf(String key) {
+    return leases.get(key);
+  }
+
+  List<Lease> records() {
+    return List.copyOf(leases.values());
+  }
+}

@@ -1,0 +1,25 @@
+package dev.sluice;
+
+/**
+ * What a limiter in fleet mode ({@link Sluice.Builder#leases}) did with leases since it was
+ * built. Units are units of cost; a lease is taken in whole units.
+ *
+ * @param leaseCalls lease and release calls sent to the store (refills, returns), failed ones too
+ * @param unitsGranted units the store granted, each charged to the shared bucket when granted
+ * @param unitsReturned units given back to the shared bucket unspent (on expiry, on close)
+ * @param unitsStranded units charged to the shared bucket, never spent and not given back (the
+ *     store could not be reached to return them, or a fraction of a unit was left); they only make
+ *     the fleet admit less, never more
+ * @param unitsHeld units this instance holds now, unspent
+ * @param localDecisions decisions answered from a lease, without a store call
+ * @param localRejections rejections of a hot key whose lease was empty while the shared bucket
+ *     had none to spare, answered without a store call
+ * @param keysLeased keys with a lease record now, at most the settings' maximumKeys
+ * @param instances the number of instances the lease caps assume now
+ */
+public record LeaseStats(long leaseCalls, long unitsGranted, long unitsReturned,
+    long unitsStranded, long unitsHeld, long localDecisions, long localRejections,
+    long keysLeased, int instances) {
+  /** The counters of a limiter that is not in fleet mode. */
+  public static final LeaseStats NONE = new LeaseStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+}

@@ -1,0 +1,356 @@
+package dev.sluice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** Fleet mode (issue 13): hot keys answered from leases, with the bound of docs/fleet.md. */
+class FleetModeTest {
+  private static final long MS = 1_000_000;
+  private final EngineInternalsTest.TestClock clock = new EngineInternalsTest.TestClock();
+  private final ManualScheduler scheduler = new ManualScheduler();
+  private final Limit limit = Limit.leakyBucket(1000, Rate.perSecond(1000));
+  private final InProcessStore store = new InProcessStore(List.of(limit), clock);
+  /** Cap per instance: min(1000, 10% of 1000/s, 200 ms of 1000/s) = 100 units. */
+  private final LeaseSettings tenPercent = LeaseSettings.defaults().withExcessShare(0.1);
+
+  private RateLimiter fleet(LeaseSettings settings) {
+    return fleet(settings, StoreFailure.FAIL_CLOSED);
+  }
+
+  private RateLimiter fleet(LeaseSettings settings, StoreFailure policy) {
+    return Sluice.builder().limit(limit).store(store).clock(clock).scheduler(scheduler)
+        .onStoreFailure(policy).leases(settings).build();
+  }
+
+  /** Requests every {@code gapMicros} for {@code millis}; returns how many were admitted. */
+  private int drive(RateLimiter l, String key, long gapMicros, long millis) {
+    int admitted = 0;
+    for (long t = 0; t < millis * 1000; t += gapMicros) {
+      clock.now.addAndGet(gapMicros * 1000);
+      admitted += l.tryAcquire(key).isAllowed() ? 1 : 0;
+    }
+    return admitted;
+  }
+
+  @Test
+  void hotKey_isAnsweredFromItsLease_withoutAStoreCallPerDecision() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "hot", 500, 120);   // 2,000/s: hot after the first demand sample (L/4 = 50 ms)
+    int before = store.calls.get();
+    int leased = 0;
+    for (int i = 0; i < 400; i++) {
+      clock.now.addAndGet(500_000);
+      Decision d = l.tryAcquire("hot");
+      assertThat(d.isAllowed()).isTrue();
+      leased += d.isLeased() ? 1 : 0;
+    }
+    assertThat(leased).isEqualTo(400);
+    // the target is min(cap 100, 100 ms of demand = 200) = 100 units, refilled below 50: about
+    // one lease call per 50 decisions
+    assertThat(store.calls.get() - before).isBetween(6, 10);
+    LeaseStats s = l.stats().leases();
+    assertThat(s.localDecisions()).isGreaterThanOrEqualTo(400);
+    assertThat(s.unitsHeld()).isBetween(1L, 100L);
+    assertThat(s.keysLeased()).isEqualTo(1);
+  }
+
+  @Test
+  void coldKey_isDecidedByTheStore_oneCallEach_exactly() {
+    RateLimiter l = fleet(tenPercent);
+    int before = store.calls.get();
+    for (int i = 0; i < 50; i++) {
+      clock.now.addAndGet(100 * MS);   // 10/s: half a lifetime of demand is 1 unit, below a lease
+      Decision d = l.tryAcquire("cold");
+      assertThat(d.isAllowed()).isTrue();
+      assertThat(d.isLeased()).isFalse();
+    }
+    assertThat(store.calls.get() - before).isEqualTo(50);
+    assertThat(store.leaseCalls.get()).isZero();
+  }
+
+  @Test
+  void fleet_neverAdmitsMoreThanTheStoreCharged_andStaysWithinTheBoundInEveryWindow() {
+    // Five instances, skewed 5:1:1:1:1, offered 3x the rate for 5 s. Capacity 20 at 1,000/s,
+    // share 10%: the fleet may hold min(20, 100, 200) = 20 units, 4 per instance.
+    Limit small = Limit.leakyBucket(20, Rate.perSecond(1000));
+    InProcessStore shared = new InProcessStore(List.of(small), clock);
+    int n = 5;
+    List<RateLimiter> fleet = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      fleet.add(Sluice.builder().limit(small).store(shared).clock(clock).scheduler(scheduler)
+          .leases(LeaseSettings.defaults().withExcessShare(0.1).withInstances(n)).build());
+    }
+    RateLimiter oracle = Sluice.builder().limit(small).clock(clock).build();
+    Random random = new Random(13);
+    int[] weights = {5, 1, 1, 1, 1};
+    List<long[]> admittedAt = new ArrayList<>();
+    long oracleAdmitted = 0;
+    long start = clock.now.get();
+    long end = start + 5_000 * MS;
+    while (clock.now.get() < end) {
+      clock.now.addAndGet((long) (-Math.log(1 - random.nextDouble()) / 3000 * 1e9));
+      int pick = random.nextInt(9);
+      int instance = 0;
+      for (int w = weights[0]; pick >= w; w += weights[++instance]) {
+        // walk the weights
+      }
+      if (fleet.get(instance).tryAcquire("api").isAllowed()) {
+        admittedAt.add(new long[] {clock.now.get()});
+      }
+      oracleAdmitted += oracle.tryAcquire("api").isAllowed() ? 1 : 0;
+      if (random.nextInt(500) == 0) {
+        scheduler.runAll();
+      }
+    }
+    double elapsed = (clock.now.get() - start) / 1e9;
+    assertThat((double) admittedAt.size()).as("in the long run: no more than the limit")
+        .isLessThanOrEqualTo(20 + 1000 * elapsed);
+    long bound = 20;   // what the instances hold together, at most
+    for (long window : new long[] {10 * MS, 100 * MS, 1000 * MS}) {
+      int from = 0;
+      for (int to = 0; to < admittedAt.size(); to++) {
+        while (admittedAt.get(to)[0] - admittedAt.get(from)[0] > window) {
+          from++;
+        }
+        double exactMost = 20 + 1000 * (window / 1e9);
+        assertThat((double) (to - from + 1)).as("admitted within %d ms", window / MS)
+            .isLessThanOrEqualTo(exactMost + bound);
+      }
+    }
+    assertThat((double) admittedAt.size()).as("and not much less than an exact limiter")
+        .isGreaterThanOrEqualTo(0.9 * oracleAdmitted);
+    long granted = 0;
+    long local = 0;
+    for (RateLimiter l : fleet) {
+      l.close();
+      LeaseStats s = l.stats().leases();
+      assertThat(s.unitsHeld()).isZero();
+      assertThat(s.unitsGranted()).as("every granted unit was spent or given back")
+          .isEqualTo(s.localDecisions() + s.unitsReturned());
+      granted += s.unitsGranted();
+      local += s.localDecisions();
+    }
+    assertThat(local).as("most decisions were local").isGreaterThan(admittedAt.size() / 2);
+    assertThat(granted).isPositive();
+  }
+
+  /** Two keys at 2,000/s each, interleaved: their buckets fill at 1,000/s net. */
+  private void driveBoth(RateLimiter l, String a, String b, long millis) {
+    for (long t = 0; t < millis * 1000; t += 500) {
+      clock.now.addAndGet(250_000);
+      l.tryAcquire(a);
+      clock.now.addAndGet(250_000);
+      l.tryAcquire(b);
+    }
+  }
+
+  @Test
+  void expiredLease_isGivenBack_andTheSharedBucketFallsByExactlyWhatWasHeld() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 600);   // the bucket fills at a net 1,000/s: ~600 units
+    long held = l.stats().leases().unitsHeld();
+    assertThat(held).isPositive();
+    clock.now.addAndGet(250 * MS);   // past the lifetime, no requests
+    double before = store.level("k");
+    scheduler.runAll();
+    assertThat(before - store.level("k")).isEqualTo((double) held);
+    LeaseStats s = l.stats().leases();
+    assertThat(s.unitsHeld()).isZero();
+    assertThat(s.unitsReturned()).isEqualTo(held);
+    assertThat(s.unitsGranted()).isEqualTo(s.localDecisions() + s.unitsReturned());
+  }
+
+  @Test
+  void close_givesBackEveryLease_andLaterDecisionsGoToTheStore() {
+    RateLimiter l = fleet(tenPercent);
+    driveBoth(l, "a", "b", 600);
+    long held = l.stats().leases().unitsHeld();
+    double before = store.level("a") + store.level("b");
+    l.close();
+    assertThat(before - store.level("a") - store.level("b")).isEqualTo((double) held);
+    assertThat(l.stats().leases().unitsHeld()).isZero();
+    int calls = store.calls.get();
+    Decision d = l.tryAcquire("a");
+    assertThat(d.isLeased()).isFalse();
+    assertThat(store.calls.get()).isEqualTo(calls + 1);
+    l.close();   // idempotent
+  }
+
+  @Test
+  void emptyLease_whileItsRefillIsInFlight_isRejectedLocally_thenRefilled() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);
+    store.holdAsync = true;
+    int calls = store.calls.get();
+    int admitted = 0;
+    Decision last = null;
+    for (int i = 0; i < 200; i++) {
+      clock.now.addAndGet(10_000);   // 100,000/s, all at once: the lease runs dry
+      last = l.tryAcquire("k");
+      admitted += last.isAllowed() ? 1 : 0;
+    }
+    assertThat(store.calls.get()).as("no request waited for the store").isEqualTo(calls);
+    assertThat(admitted).isBetween(1, 100);
+    assertThat(last.isAllowed()).isFalse();
+    assertThat(last.isLeased()).isTrue();
+    assertThat(last.retryAfterNanos()).isPositive();
+    assertThat(l.stats().leases().localRejections()).isEqualTo(200 - admitted);
+    assertThat(store.runHeld()).as("one refill in flight, not one per request").isEqualTo(1);
+    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+  }
+
+  @Test
+  void check_isAnsweredFromTheLease_andChangesNothing_whileFillUpAndReserveGoToTheStore() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);
+    long held = l.stats().leases().unitsHeld();
+    int calls = store.calls.get();
+    Decision c = l.check("k", 1);
+    assertThat(c.isAllowed()).isTrue();
+    assertThat(c.isLeased()).isTrue();
+    Decision more = l.check("k", held + 1);
+    assertThat(more.isAllowed()).as("more than is held: what tryAcquire would answer").isFalse();
+    assertThat(more.isLeased()).isTrue();
+    assertThat(l.stats().leases().unitsHeld()).isEqualTo(held);
+    assertThat(store.calls.get()).as("a check calls nothing, not even a refill").isEqualTo(calls);
+    assertThat(l.fillUp("k", 1).isLeased()).isFalse();
+    assertThat(l.reserve("k", 1).isLeased()).isFalse();
+    assertThat(store.calls.get()).isEqualTo(calls + 2);
+  }
+
+  @Test
+  void fractionalCosts_areSpentExactly_fromWholeUnitsLeased() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);
+    store.holdAsync = true;   // no refill lands: spend what is held
+    long held = l.stats().leases().unitsHeld();
+    int admitted = 0;
+    while (l.tryAcquire("k", 0.1).isAllowed()) {
+      admitted++;
+    }
+    assertThat(admitted).isEqualTo((int) (held * 10));
+  }
+
+  @Test
+  void storeDown_leaseIsSpent_thenFailClosed() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);
+    long held = l.stats().leases().unitsHeld();
+    store.down = true;
+    int admitted = 0;
+    int degraded = 0;
+    for (int i = 0; i < 2000; i++) {   // 1 s at 2,000/s
+      clock.now.addAndGet(500_000);
+      Decision d = l.tryAcquire("k");
+      admitted += d.isAllowed() ? 1 : 0;
+      degraded += d.isDegraded() ? 1 : 0;
+    }
+    assertThat(admitted).as("no more than was held when the store went down")
+        .isLessThanOrEqualTo((int) held).isPositive();
+    assertThat(degraded).isGreaterThan(1500);
+    store.down = false;
+    clock.now.addAndGet(2000 * MS);   // the breaker lets a trial through
+    assertThat(drive(l, "k", 500, 200)).as("recovers").isGreaterThan(300);
+  }
+
+  @Test
+  void storeDown_localShare_decidesAtRateOverN() {
+    RateLimiter l = fleet(tenPercent.withInstances(4), StoreFailure.LOCAL_SHARE);
+    // cap per instance 100/4 = 25
+    drive(l, "k", 500, 120);
+    long held = l.stats().leases().unitsHeld();
+    store.down = true;
+    int admitted = drive(l, "k", 500, 2000);   // 2 s at 2,000/s
+    // the lease held, then this instance's share: capacity 1000/4 and 250/s for 2 s
+    assertThat((double) admitted).isLessThanOrEqualTo(held + 250 + 250 * 2.0)
+        .isGreaterThanOrEqualTo(250 * 2.0);
+    assertThat(l.stats().degradedDecisions()).isPositive();
+  }
+
+  @Test
+  void manyThreadsOnManyInstances_admitExactlyWhatTheStoreCharged() throws Exception {
+    Limit tight = Limit.leakyBucket(500, Rate.perSecond(1000));
+    InProcessStore shared = new InProcessStore(List.of(tight), clock);
+    int n = 4;
+    List<RateLimiter> fleet = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      fleet.add(Sluice.builder().limit(tight).store(shared).clock(clock).scheduler(scheduler)
+          .leases(LeaseSettings.defaults().withExcessShare(0.2).withInstances(n)).build());
+    }
+    // warm up: make the key hot everywhere
+    for (int i = 0; i < 400; i++) {
+      clock.now.addAndGet(MS / 4);
+      fleet.get(i % n).tryAcquire("k");
+    }
+    long start = clock.now.get();
+    AtomicLong admitted = new AtomicLong();
+    ExecutorService pool = Executors.newFixedThreadPool(16);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < 16; t++) {
+      RateLimiter l = fleet.get(t % n);
+      done.add(pool.submit(() -> {
+        go.await();
+        for (int i = 0; i < 5000; i++) {
+          if (i % 50 == 0) {
+            clock.now.addAndGet(MS / 10);
+          }
+          if (l.tryAcquire("k").isAllowed()) {
+            admitted.incrementAndGet();
+          }
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    double elapsed = (clock.now.get() - start) / 1e9;
+    assertThat((double) admitted.get()).isLessThanOrEqualTo(500 + 1000 * elapsed);
+    for (RateLimiter l : fleet) {
+      long heldBefore = l.stats().leases().unitsHeld();
+      l.close();
+      LeaseStats s = l.stats().leases();
+      assertThat(s.unitsGranted()).isEqualTo(s.localDecisions() + s.unitsReturned());
+      assertThat(s.unitsReturned()).isGreaterThanOrEqualTo(heldBefore);
+    }
+  }
+
+  @Test
+  void settingsThatCannotWork_areRefusedWithTheReason() {
+    assertThatThrownBy(() -> Sluice.builder().limit(limit).leases(LeaseSettings.defaults()).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("leases applies to a limiter on a shared store");
+    assertThatThrownBy(() -> Sluice.builder().limit(Limit.fixedWindow(100, Duration.ofSeconds(1)))
+        .store(store).leases(LeaseSettings.defaults()).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("fleet mode needs buckets");
+    assertThatThrownBy(() -> Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(10)))
+        .store(store).leases(LeaseSettings.defaults()).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("leases would hold 0.1 units per instance");
+    assertThatThrownBy(() -> Sluice.builder().limit(limit).store(store)
+        .onStoreFailure(StoreFailure.LOCAL_SHARE).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("no leases(...) was given");
+    assertThatThrownBy(() -> LeaseSettings.defaults().withExcessShare(0))
+        .hasMessage("lease excessShare must be in (0, 1] but was 0.0");
+    assertThatThrownBy(() -> LeaseSettings.defaults().withInstances(0))
+        .hasMessage("lease instances must be at least 1 but was 0");
+    assertThatThrownBy(() -> LeaseSettings.defaults().withLifetime(Duration.ofSeconds(61)))
+        .hasMessage("lease lifetime must be between 1ms and 1m but was PT1M1S");
+    assertThatThrownBy(() -> Sluice.builder().leases(LeaseSettings.defaults()).leases(LeaseSettings.defaults()))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("leases was already set");
+  }
+}
