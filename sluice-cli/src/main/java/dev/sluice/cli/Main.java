@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code sluice} command. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
     description = "Exact leaky-bucket rate limiting: serve limits over HTTP, simulate and plot what each algorithm does.",
-    subcommands = {ServeCommand.class, SimulateCommand.class, PlotCommand.class,
+    subcommands = {ServeCommand.class, SimulateCommand.class, PlotCommand.class, FleetCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec
