@@ -1,0 +1,36 @@
+package dev.sluice.postgres;
+
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.testkit.FleetSuite;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/** Fleet mode: eight instances, each with its own connection pool, on one real PostgreSQL. */
+class PostgresFleetTest extends FleetSuite {
+  private String prefix;
+
+  @Override
+  protected DecisionStore newStore(String prefix) {
+    this.prefix = prefix;
+    return PostgresStore.builder(TestPostgres.pool(TestPostgres.url(), 2)).createIfMissing(true)
+        .prefix(prefix).build();
+  }
+
+  /** The row is gone, or expires within a second (a full bucket drains in 0.1 s). */
+  @Override
+  protected boolean expires(DecisionStore store, String key) {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement s = c.prepareStatement("SELECT count(*) FROM sluice_buckets WHERE key = ?"
+            + " AND expires_at > clock_timestamp() + interval '1 second'")) {
+      s.setString(1, prefix + key);
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getLong(1) == 0;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

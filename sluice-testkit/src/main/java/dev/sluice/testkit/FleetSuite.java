@@ -1,0 +1,132 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.LeaseSettings;
+import dev.sluice.LeaseStats;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.spi.DecisionStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fleet mode on a real store (issue 13): eight limiter instances, each with its own store and
+ * connection, share one hot key on the store's clock for two seconds, with even and with 5:1
+ * skewed traffic (threads per instance) at about 15 times the limit. The fleet admits no more than the limit over the
+ * run plus the bound (what the instances may hold together), most decisions are local, every
+ * lease is given back on close, and the key keeps an expiry. A store module extends this class.
+ */
+public abstract class FleetSuite {
+  /** Instances sharing the key. */
+  protected static final int INSTANCES = 8;
+  /** Capacity 200 at 2,000/s; share 10%: the fleet holds at most min(200, 200, 400) = 200. */
+  private static final Limit LIMIT = Limit.leakyBucket(200, Rate.perSecond(2000));
+  private static final long BOUND = 200;
+
+  private final List<DecisionStore> stores = new ArrayList<>();
+
+  /** A new store with its own connection to the shared server, keys under {@code prefix}. */
+  protected abstract DecisionStore newStore(String prefix);
+
+  /** Whether the key's state in the store will expire by itself (or is already gone). */
+  protected abstract boolean expires(DecisionStore store, String key);
+
+  @AfterEach
+  void closeStores() {
+    for (DecisionStore s : stores) {
+      s.close();
+    }
+  }
+
+  @Test
+  public void evenTraffic_admitsWithinTheBound_andGivesEveryLeaseBack() throws Exception {
+    run(new int[] {2, 2, 2, 2, 2, 2, 2, 2});
+  }
+
+  @Test
+  public void skewedTraffic_fiveToOne_admitsWithinTheBound_andGivesEveryLeaseBack() throws Exception {
+    run(new int[] {5, 1, 1, 1, 1, 1, 1, 1});
+  }
+
+  private void run(int[] threadsPerInstance) throws Exception {
+    String prefix = "fleet:" + System.nanoTime() + ":";
+    String key = "hot";
+    List<RateLimiter> fleet = new ArrayList<>();
+    for (int i = 0; i < INSTANCES; i++) {
+      DecisionStore store = newStore(prefix);
+      stores.add(store);
+      fleet.add(Sluice.builder().limit(LIMIT).store(store).leases(LeaseSettings.defaults()
+          .withExcessShare(0.1).withInstances(INSTANCES)).build());
+    }
+    AtomicLong admitted = new AtomicLong();
+    AtomicLong decisions = new AtomicLong();
+    int threads = 0;
+    for (int t : threadsPerInstance) {
+      threads += t;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    long start = System.nanoTime();
+    long end = start + 2_000_000_000L;
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int i = 0; i < INSTANCES; i++) {
+        RateLimiter l = fleet.get(i);
+        for (int t = 0; t < threadsPerInstance[i]; t++) {
+          done.add(pool.submit(() -> {
+            long mine = 0;
+            long n = 0;
+            while (System.nanoTime() < end) {
+              // pace each sender (load generation, not timing): about 3,000/s a thread, 15x the
+              // limit in all, and CPU left for the store on a small host
+              java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+              n++;
+              if (l.tryAcquire(key).isAllowed()) {
+                mine++;
+              }
+            }
+            admitted.addAndGet(mine);
+            decisions.addAndGet(n);
+            return null;
+          }));
+        }
+      }
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long local = 0;
+    long storeErrors = 0;
+    for (RateLimiter l : fleet) {
+      l.close();
+      LeaseStats s = l.stats().leases();
+      assertThat(s.unitsHeld()).as("held after close").isZero();
+      assertThat(s.unitsGranted()).as("every granted unit was spent or given back")
+          .isEqualTo(s.localDecisions() + s.unitsReturned());
+      assertThat(s.unitsStranded()).isZero();
+      local += s.localDecisions();
+      storeErrors += l.stats().storeErrors();
+    }
+    double elapsed = (System.nanoTime() - start) / 1e9;
+    assertThat(storeErrors).isZero();
+    assertThat((double) admitted.get()).as("admitted in %.2f s", elapsed)
+        .isLessThanOrEqualTo(200 + 2000 * elapsed + BOUND);
+    assertThat((double) admitted.get()).as("the fleet admits about the limit, not far less")
+        .isGreaterThan(0.5 * 2000 * 2.0);
+    assertThat(local).as("most admissions were local").isGreaterThan(admitted.get() * 9 / 10);
+    assertThat(decisions.get()).as("far more decisions than store calls could serve")
+        .isGreaterThan(admitted.get());
+    assertThat(expires(stores.get(0), key)).as("the key keeps an expiry").isTrue();
+  }
+}
