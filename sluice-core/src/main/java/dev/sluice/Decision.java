@@ -128,6 +128,36 @@ public final class Decision {
     return degraded;
   }
 
+  /**
+   * A copy of {@code other}; or, when it is null, a local admission from a lease that leaves
+   * {@code remaining} held (for fleet mode's one allocation site on its hot path).
+   */
+  Decision(Decision other, double remaining, long resetAfterNanos, Limit limit) {
+    if (other == null) {
+      this.allowed = true;
+      this.reachedCapacity = false;
+      this.remaining = remaining;
+      this.retryAfterNanos = 0;
+      this.resetAfterNanos = resetAfterNanos;
+      this.delayNanos = 0;
+      this.limit = limit;
+      this.perLimit = null;
+      this.degraded = false;
+      this.leased = true;
+    } else {
+      this.allowed = other.allowed;
+      this.reachedCapacity = other.reachedCapacity;
+      this.remaining = other.remaining;
+      this.retryAfterNanos = other.retryAfterNanos;
+      this.resetAfterNanos = other.resetAfterNanos;
+      this.delayNanos = other.delayNanos;
+      this.limit = other.limit;
+      this.perLimit = other.perLimit;
+      this.degraded = other.degraded;
+      this.leased = other.leased;
+    }
+  }
+
   /** This decision, marked degraded. */
   Decision degraded() {
     return new Decision(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos,
@@ -155,6 +185,11 @@ public final class Decision {
    */
   public List<Decision> perLimit() {
     return perLimit == null ? List.of(this) : perLimit;
+  }
+
+  /** The per-limit list as kept (null when there is one limit). */
+  List<Decision> perLimitOrNull() {
+    return perLimit;
   }
 
   @Override

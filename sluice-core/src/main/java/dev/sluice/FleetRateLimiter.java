@@ -55,7 +55,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final LongAdder unitsGranted = new LongAdder();
   private final LongAdder unitsReturned = new LongAdder();
   private final LongAdder microStranded = new LongAdder();
-  private final LongAdder localDecisions = new LongAdder();
+  /** Micro-units spent from leases of records no longer in the table. */
+  private final LongAdder spentByGone = new LongAdder();
   private final LongAdder localRejections = new LongAdder();
   /** Recent latency of a lease call, nanos: how long a local rejection while refilling lasts. */
   private volatile long leaseLatency = 1_000_000;
@@ -67,7 +68,13 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     final AtomicLong held = new AtomicLong();
     /** When what is held is given back (nanos); meaningful while something is held. */
     volatile long deadline;
-    final LongAdder demand = new LongAdder();
+    /** Micro-units granted into this record, and taken out of it (given back or dropped). */
+    final AtomicLong in = new AtomicLong();
+    final AtomicLong out = new AtomicLong();
+    /** Demand not served from the lease (rejected locally, or sent to the store), micro-units. */
+    final LongAdder unmet = new LongAdder();
+    /** What had been spent at the last demand sample. */
+    volatile long spentAtSample;
     final AtomicLong sampleStart;
     /** Demand, units per second (an average over the last samples). */
     volatile double rate;
@@ -79,13 +86,18 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     volatile boolean short_;
     /** The last lease call failed: decisions go through the store's failure handling. */
     volatile boolean failing;
-    volatile long lastUsed;
     volatile long resetAfterNanos;
+    /** Below this many micro-units held, a request asks for a refill (half the target). */
+    volatile long lowWater;
 
     Lease(String key, long now) {
       this.key = key;
       this.sampleStart = new AtomicLong(now);
-      this.lastUsed = now;
+    }
+
+    /** Micro-units spent from this record's leases (exact when no call is under way). */
+    long spent() {
+      return in.get() - out.get() - held.get();
     }
   }
 
@@ -136,18 +148,82 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   @Override
-  public Decision tryAcquire(String key, double cost) {
-    StoreKeys.check(key);
-    Checks.cost(cost);
-    Decision local = local(key, cost, true);
-    return local != null ? local : exact.tryAcquire(key, cost);
+  public Decision tryAcquire(String key) {
+    return tryAcquire(key, 1);
   }
+
+  @Override
+  public Decision tryAcquire(String key, double cost) {
+    // As the in-memory limiter does: the work is done by a method that returns no new object
+    // (too big to inline, so its size does not count here), and the one allocation below, which
+    // both outcomes reach (the store's decision is copied), is all that inlines into the caller.
+    // Escape analysis then drops the decision of the hot path when the caller only reads it: a
+    // decision merged from two allocations at a return could not be dropped.
+    Lease l = spendFromLease(key, cost);
+    Decision other = l == null ? local(key, cost, true, true) : null;
+    return new Decision(other, l == null ? 0 : Math.max(0, l.held.get()) / MICRO,
+        l == null ? 0 : l.resetAfterNanos, deciding);
+  }
+
+  /**
+   * The hot path: takes the cost from the key's live lease and returns the lease, or returns
+   * null (no lease, too little held, expired: the slower path decides). Counts demand samples and
+   * asks for a refill when what is held runs low. The key was checked when its record was made.
+   */
+  private Lease spendFromLease(String key, double cost) {
+    Checks.cost(cost);
+    Lease l = leases.get(java.util.Objects.requireNonNull(key, "key"));
+    if (l == null) {
+      return null;
+    }
+    long now = clock.nanoTime();
+    // Every L/4, the demand since the last sample becomes a rate (half the last, half the new):
+    // what was spent from leases plus what was asked for and not served from them.
+    long start = l.sampleStart.get();
+    long elapsed = now - start;
+    if (elapsed >= sampleNanos && l.sampleStart.compareAndSet(start, now)) {
+      long spent = l.spent();
+      long demand = spent - l.spentAtSample + l.unmet.sumThenReset();
+      l.spentAtSample = spent;
+      double measured = Math.max(0, demand) / MICRO * 1e9 / elapsed;
+      l.rate = elapsed > lifetimeNanos ? measured : (l.rate + measured) / 2;
+      long target = target(l);
+      l.lowWater = target < MIN_LEASE ? 0 : (long) (target * MICRO / 2);
+    }
+    double micro = Math.ceil(cost * MICRO);
+    if (now - l.deadline >= 0 || micro >= HUGE) {
+      return null;
+    }
+    long need = (long) micro;
+    AtomicLong held = l.held;
+    long after;
+    for (;;) {
+      long h = held.get();
+      if (h < need) {
+        return null;
+      }
+      if (held.compareAndSet(h, h - need)) {
+        after = h - need;
+        break;
+      }
+    }
+    if (after < l.lowWater && now - l.nextCall >= 0 && !l.busy.get()) {
+      refillIfLow(l, now, 0);
+    }
+    return l;
+  }
+
+  /** Costs from this many micro-units up never take the hot path (they do not fit a lease). */
+  private static final long HUGE = Long.MAX_VALUE / 4;
 
   @Override
   public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
     StoreKeys.check(key);
     Checks.cost(cost);
-    Decision local = local(key, cost, true);
+    Lease l = spendFromLease(key, cost);
+    Decision local = l != null
+        ? new Decision(null, Math.max(0, l.held.get()) / MICRO, l.resetAfterNanos, deciding)
+        : local(key, cost, true, false);
     return local != null ? CompletableFuture.completedFuture(local) : exact.tryAcquireAsync(key, cost);
   }
 
@@ -155,7 +231,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   public Decision check(String key, double cost) {
     StoreKeys.check(key);
     Checks.cost(cost);
-    Decision local = local(key, cost, false);
+    Decision local = local(key, cost, false, false);
     return local != null ? local : exact.check(key, cost);
   }
 
@@ -174,35 +250,36 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     StoreKeys.check(key);
     Lease l = leases.remove(key);
     if (l != null) {
-      l.held.set(0);   // the store forgets what it charged for it
+      l.out.addAndGet(l.held.getAndSet(0));   // the store forgets what it charged for it
+      spentByGone.add(l.spent());
     }
     exact.reset(key);
   }
 
   /**
    * The local answer for a key, or null when the store must decide: cold key, cost above the cap,
-   * last lease call failed, closed, or no record (table full).
+   * last lease call failed, closed, or no record (table full). With {@code orStore}, the store's
+   * answer (tryAcquire) instead of null: the hot path calls it so, and it is kept too big to
+   * inline there, so that the hot path compiles small enough to inline into its caller.
    */
-  private Decision local(String key, double cost, boolean take) {
+  private Decision local(String key, double cost, boolean take, boolean orStore) {
+    if (orStore) {
+      StoreKeys.check(key);
+    }
     if (closed.get()) {
-      return null;
+      return orStore ? exact.tryAcquire(key, cost) : null;
     }
     double micro = Math.ceil(cost * MICRO);
     long cap = instanceCap();
     if (micro > cap * MICRO) {
-      return null;
+      return orStore ? exact.tryAcquire(key, cost) : null;
     }
     long need = (long) micro;
     long now = clock.nanoTime();
     Lease l = record(key, now);
     if (l == null) {
-      return null;
+      return orStore ? exact.tryAcquire(key, cost) : null;
     }
-    l.lastUsed = now;
-    if (take) {
-      l.demand.add(need);
-    }
-    sample(l, now);
     if (now - l.deadline < 0) {
       Decision d = fromLease(l, need, take, now);
       if (d != null) {
@@ -213,12 +290,16 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     long target = target(l);
     if (target < MIN_LEASE || l.failing) {
-      return null;
+      if (take) {
+        l.unmet.add(need);   // sent to the store
+      }
+      return orStore ? exact.tryAcquire(key, cost) : null;
     }
     if (take) {
       refillIfLow(l, now, need);
       if (l.failing) {
-        return null;
+        l.unmet.add(need);
+        return orStore ? exact.tryAcquire(key, cost) : null;
       }
       // a store that answers at once (or a refill that just landed) may have brought enough
       Decision d = now - l.deadline < 0 ? fromLease(l, need, true, now) : null;
@@ -227,6 +308,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       }
     }
     if (take) {
+      l.unmet.add(need);
       localRejections.increment();
     }
     long retry = Math.max(1, l.short_ ? l.nextCall - now : leaseLatency);
@@ -241,7 +323,6 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return null;
     }
     if (take) {
-      localDecisions.increment();
       refillIfLow(l, now, 0);
     }
     return new Decision(true, false, held / MICRO, 0, l.resetAfterNanos, 0, deciding, null,
@@ -269,16 +350,6 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return l;
     }
     return leases.computeIfAbsent(key, k -> new Lease(k, now));
-  }
-
-  /** Every L/4, turns the demand counted into a rate (half the last sample, half the new). */
-  private void sample(Lease l, long now) {
-    long start = l.sampleStart.get();
-    long elapsed = now - start;
-    if (elapsed >= sampleNanos && l.sampleStart.compareAndSet(start, now)) {
-      double measured = l.demand.sumThenReset() / MICRO * 1e9 / elapsed;
-      l.rate = elapsed > lifetimeNanos ? measured : (l.rate + measured) / 2;
-    }
   }
 
   /** Units a lease of this key aims to hold: half a lifetime of demand, within the cap. */
@@ -346,6 +417,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       l.nextCall = g < want
           ? now + (long) Math.ceil((want / 2.0) / (leakPerSecond / instances()) * 1e9) : now;
       l.deadline = now + lifetimeNanos;
+      l.in.addAndGet((long) (g * MICRO));
       l.held.addAndGet((long) (g * MICRO));
       if (closed.get()) {
         giveBack(l, false);
@@ -373,6 +445,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (micro <= 0) {
       return;
     }
+    l.out.addAndGet(micro);
     long units = (long) (micro / MICRO);
     microStranded.add(micro - (long) (units * MICRO));   // a fraction of a unit cannot go back
     if (units == 0) {
@@ -416,10 +489,14 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       long now = clock.nanoTime();
       for (Lease l : leases.values()) {
         expire(l, now);
-        if (l.held.get() == 0 && !l.busy.get() && now - l.lastUsed > 4 * lifetimeNanos) {
-          leases.remove(l.key, l);
-          if (l.held.get() > 0) {
-            giveBack(l, false);
+        // idle: no request since the last demand sample, 4 lifetimes ago (a request after it
+        // would have taken a new sample)
+        if (l.held.get() == 0 && !l.busy.get() && now - l.sampleStart.get() > 4 * lifetimeNanos) {
+          if (leases.remove(l.key, l)) {
+            if (l.held.get() > 0) {
+              giveBack(l, false);
+            }
+            spentByGone.add(l.spent());
           }
         }
       }
@@ -442,11 +519,13 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   public LimiterStats stats() {
     LimiterStats s = exact.stats();
     long held = 0;
+    long spent = spentByGone.sum();
     for (Lease l : leases.values()) {
       held += l.held.get();
+      spent += l.spent();
     }
     LeaseStats leaseStats = new LeaseStats(leaseCalls.sum(), unitsGranted.sum(),
-        unitsReturned.sum(), (long) (microStranded.sum() / MICRO), (long) (held / MICRO), localDecisions.sum(),
+        unitsReturned.sum(), (long) (microStranded.sum() / MICRO), (long) (held / MICRO), spent / MICRO,
         localRejections.sum(), leases.size(), instances());
     return new LimiterStats(s.storeErrors(), s.degradedDecisions(), s.breakerOpen(),
         s.evictedIdle(), s.evictedBusy(), s.deniedLocally(), s.keysHeld(), leaseStats);

@@ -11,14 +11,15 @@ package dev.sluice;
  *     store could not be reached to return them, or a fraction of a unit was left); they only make
  *     the fleet admit less, never more
  * @param unitsHeld units this instance holds now, unspent
- * @param localDecisions decisions answered from a lease, without a store call
+ * @param unitsSpent units admitted from leases, without a store call (exact when no call is under
+ *     way: {@code unitsGranted = unitsSpent + unitsReturned + unitsStranded + unitsHeld})
  * @param localRejections rejections of a hot key whose lease was empty while the shared bucket
  *     had none to spare, answered without a store call
  * @param keysLeased keys with a lease record now, at most the settings' maximumKeys
  * @param instances the number of instances the lease caps assume now
  */
 public record LeaseStats(long leaseCalls, long unitsGranted, long unitsReturned,
-    long unitsStranded, long unitsHeld, long localDecisions, long localRejections,
+    long unitsStranded, long unitsHeld, double unitsSpent, long localRejections,
     long keysLeased, int instances) {
   /** The counters of a limiter that is not in fleet mode. */
   public static final LeaseStats NONE = new LeaseStats(0, 0, 0, 0, 0, 0, 0, 0, 0);

@@ -1,6 +1,10 @@
 package dev.sluice.benchmarks;
 
+import dev.sluice.LeaseSettings;
 import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import java.util.List;
+import org.openjdk.jmh.annotations.TearDown;
 import io.github.bucket4j.Bucket;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -30,6 +34,21 @@ public class HotKeyBenchmark {
   private final com.google.common.util.concurrent.RateLimiter guava = Peers.guava();
   private final io.github.resilience4j.ratelimiter.RateLimiter resilience4j = Peers.resilience4j("hot");
   private final String key = "user:42";
+  /** Fleet mode on a store in this JVM: the hot key is answered from its lease. */
+  private final ReferenceStore store = new ReferenceStore(List.of(Peers.limit()));
+  private final RateLimiter sluiceLeased = Sluice.builder().limit(Peers.limit()).store(store)
+      .leases(LeaseSettings.defaults()).build();
+
+  /** Prints how many store calls the fleet-mode limiter made per decision. */
+  @TearDown
+  public void storeCalls() {
+    double local = sluiceLeased.stats().leases().unitsSpent();
+    if (local > 0) {
+      System.out.printf(java.util.Locale.ROOT, "%nfleet mode: %.0f units spent locally, %d store calls%n",
+          local, store.calls.get());
+    }
+    sluiceLeased.close();
+  }
 
   /** The floor: one monotonic clock reading, which every limiter here pays per decision. */
   @Benchmark
@@ -40,6 +59,12 @@ public class HotKeyBenchmark {
   @Benchmark
   public boolean sluice() {
     return sluice.tryAcquire(key).isAllowed();
+  }
+
+  /** Fleet mode with a lease held: one CAS on what is held, no store call. */
+  @Benchmark
+  public boolean sluiceLeased() {
+    return sluiceLeased.tryAcquire(key).isAllowed();
   }
 
   @Benchmark

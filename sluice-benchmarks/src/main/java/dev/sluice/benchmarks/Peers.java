@@ -17,9 +17,14 @@ final class Peers {
 
   private Peers() {}
 
+  /** The limit every Sluice limiter here is held to. */
+  static Limit limit() {
+    return Limit.leakyBucket(RATE, Rate.perSecond(RATE));
+  }
+
   static RateLimiter sluice(long maximumKeys) {
     return Sluice.builder()
-        .limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
+        .limit(limit())
         .maximumKeys(maximumKeys)
         .build();
   }

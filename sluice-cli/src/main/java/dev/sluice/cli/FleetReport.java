@@ -47,7 +47,7 @@ final class FleetReport {
     m.put("unitsGranted", l.unitsGranted());
     m.put("unitsReturned", l.unitsReturned());
     m.put("unitsStranded", l.unitsStranded());
-    m.put("localDecisions", l.localDecisions());
+    m.put("unitsSpent", (long) l.unitsSpent());
     m.put("localRejections", l.localRejections());
     m.put("simulatedSeconds", s.seconds());
     m.put("wallSeconds", r.wallNanos / 1e9);
@@ -85,8 +85,8 @@ final class FleetReport {
           seconds((double) m.get("secondsTo95PercentOfLimit")), m.get("degraded")));
       if (r.settings.leased()) {
         b.append(String.format(Locale.ROOT, "  leases: %d units granted, %d returned, %d stranded;"
-                + " %d local decisions, %d local rejections%n", m.get("unitsGranted"),
-            m.get("unitsReturned"), m.get("unitsStranded"), m.get("localDecisions"),
+                + " %d spent locally, %d local rejections%n", m.get("unitsGranted"),
+            m.get("unitsReturned"), m.get("unitsStranded"), m.get("unitsSpent"),
             m.get("localRejections")));
       }
       b.append(String.format(Locale.ROOT, "  %s s simulated in %.1f s%n%n",

@@ -287,7 +287,7 @@ final class FleetSimulation {
   private static LeaseStats add(LeaseStats sum, long heldAtEnd, LeaseStats s) {
     return new LeaseStats(sum.leaseCalls() + s.leaseCalls(), sum.unitsGranted() + s.unitsGranted(),
         sum.unitsReturned() + s.unitsReturned(), sum.unitsStranded() + s.unitsStranded(),
-        sum.unitsHeld() + heldAtEnd, sum.localDecisions() + s.localDecisions(),
+        sum.unitsHeld() + heldAtEnd, sum.unitsSpent() + s.unitsSpent(),
         sum.localRejections() + s.localRejections(), sum.keysLeased() + s.keysLeased(),
         s.instances());
   }

@@ -51,9 +51,9 @@ class FleetCommandTest {
     assertThat(fleet.get("degraded").asLong()).isZero();
     assertThat(fleet.get("unitsStranded").asLong()).isZero();
     assertThat(fleet.get("unitsGranted").asLong())
-        .isEqualTo(fleet.get("localDecisions").asLong() + fleet.get("unitsReturned").asLong());
+        .isEqualTo(fleet.get("unitsSpent").asLong() + fleet.get("unitsReturned").asLong());
     // every decision was local but the first of each gateway, before its key was known to be hot
-    assertThat(fleet.get("admitted").asLong() - fleet.get("localDecisions").asLong())
+    assertThat(fleet.get("admitted").asLong() - fleet.get("unitsSpent").asLong())
         .isBetween(0L, 50L * 100);
   }
 

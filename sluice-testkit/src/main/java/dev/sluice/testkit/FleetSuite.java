@@ -113,9 +113,9 @@ public abstract class FleetSuite {
       LeaseStats s = l.stats().leases();
       assertThat(s.unitsHeld()).as("held after close").isZero();
       assertThat(s.unitsGranted()).as("every granted unit was spent or given back")
-          .isEqualTo(s.localDecisions() + s.unitsReturned());
+          .isEqualTo((long) s.unitsSpent() + s.unitsReturned());
       assertThat(s.unitsStranded()).isZero();
-      local += s.localDecisions();
+      local += (long) s.unitsSpent();
       storeErrors += l.stats().storeErrors();
     }
     double elapsed = (System.nanoTime() - start) / 1e9;
