@@ -54,6 +54,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final LongAdder leaseCalls = new LongAdder();
   private final LongAdder unitsGranted = new LongAdder();
   private final LongAdder unitsReturned = new LongAdder();
+  private final LongAdder unitsReconciled = new LongAdder();
   private final LongAdder microStranded = new LongAdder();
   /** Micro-units spent from leases of records no longer in the table. */
   private final LongAdder spentByGone = new LongAdder();
@@ -86,6 +87,11 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     volatile boolean short_;
     /** The last lease call failed: decisions go through the store's failure handling. */
     volatile boolean failing;
+    /**
+     * Micro-units the failure policy admitted while the store could not be reached, not charged
+     * to the shared bucket: charged (as far as it has room) once the store is back.
+     */
+    final AtomicLong owed = new AtomicLong();
     volatile long resetAfterNanos;
     /** Below this many micro-units held, a request asks for a refill (half the target). */
     volatile long lowWater;
@@ -289,26 +295,33 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       expire(l, now);
     }
     long target = target(l);
-    if (target < MIN_LEASE || l.failing) {
+    if (target < MIN_LEASE) {
       if (take) {
-        l.unmet.add(need);   // sent to the store
+        l.unmet.add(need);   // a cold key: the store decides
       }
       return orStore ? exact.tryAcquire(key, cost) : null;
     }
     if (take) {
+      // also the probe of a store whose lease calls failed: the breaker lets one through when due
       refillIfLow(l, now, need);
-      if (l.failing) {
-        l.unmet.add(need);
-        return orStore ? exact.tryAcquire(key, cost) : null;
-      }
       // a store that answers at once (or a refill that just landed) may have brought enough
       Decision d = now - l.deadline < 0 ? fromLease(l, need, true, now) : null;
       if (d != null) {
         return d;
       }
+      l.unmet.add(need);
+    }
+    if (l.failing) {
+      // The store cannot grant leases: its failure policy answers, without a store call per
+      // decision (calls per decision on a hot key are what overloads a struggling store).
+      Decision d = exact.degraded(key, take ? Engine.TRY_ACQUIRE : Engine.CHECK, cost,
+          exact.breakerFor(key));
+      if (take && d.isAllowed()) {
+        l.owed.addAndGet(need);
+      }
+      return d;
     }
     if (take) {
-      l.unmet.add(need);
       localRejections.increment();
     }
     long retry = Math.max(1, l.short_ ? l.nextCall - now : leaseLatency);
@@ -404,6 +417,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       }
       b.success();
       l.failing = false;
+      reconcile(l);
       long[] state = seen.normalizedState();
       long[] next = new long[state.length];
       long g = Engine.lease(compiled, state, seen.now(), Engine.LEASE, 1, want, next);
@@ -426,6 +440,31 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       l.failing = true;
     } finally {
       l.busy.set(false);
+    }
+  }
+
+  /**
+   * Charges the shared bucket with what the failure policy admitted while the store was down
+   * (the seed's reconciliation), as far as it has room: a lease call whose grant is not held.
+   */
+  private void reconcile(Lease l) {
+    long owed = l.owed.getAndSet(0);
+    long units = (long) Math.ceil(owed / MICRO);
+    if (units <= 0) {
+      return;
+    }
+    leaseCalls.increment();
+    try {
+      store.applyAsync(l.key, reference.request(Operation.LEASE, 1, units)).whenComplete(
+          (seen, failure) -> {
+            if (seen != null) {
+              long g = Engine.lease(compiled, seen.normalizedState(), seen.now(), Engine.LEASE, 1,
+                  units, new long[seen.stateBefore().length]);
+              unitsReconciled.add(g);
+            }
+          });
+    } catch (RuntimeException e) {
+      // best effort: the store failed again, and the next grant tries nothing more
     }
   }
 
@@ -526,7 +565,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     LeaseStats leaseStats = new LeaseStats(leaseCalls.sum(), unitsGranted.sum(),
         unitsReturned.sum(), (long) (microStranded.sum() / MICRO), (long) (held / MICRO), spent / MICRO,
-        localRejections.sum(), leases.size(), instances());
+        localRejections.sum(), unitsReconciled.sum(), leases.size(), instances());
     return new LimiterStats(s.storeErrors(), s.degradedDecisions(), s.breakerOpen(),
         s.evictedIdle(), s.evictedBusy(), s.deniedLocally(), s.keysHeld(), leaseStats);
   }

@@ -15,12 +15,14 @@ package dev.sluice;
  *     way: {@code unitsGranted = unitsSpent + unitsReturned + unitsStranded + unitsHeld})
  * @param localRejections rejections of a hot key whose lease was empty while the shared bucket
  *     had none to spare, answered without a store call
+ * @param unitsReconciled units the failure policy admitted while the store was down, charged to
+ *     the shared bucket once it was back (as far as it had room)
  * @param keysLeased keys with a lease record now, at most the settings' maximumKeys
  * @param instances the number of instances the lease caps assume now
  */
 public record LeaseStats(long leaseCalls, long unitsGranted, long unitsReturned,
     long unitsStranded, long unitsHeld, double unitsSpent, long localRejections,
-    long keysLeased, int instances) {
+    long unitsReconciled, long keysLeased, int instances) {
   /** The counters of a limiter that is not in fleet mode. */
-  public static final LeaseStats NONE = new LeaseStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+  public static final LeaseStats NONE = new LeaseStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 }

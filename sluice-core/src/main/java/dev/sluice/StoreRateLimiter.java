@@ -39,8 +39,12 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   /** A store's rejection: costs at least {@code cost} are rejected until {@code untilNanos}. */
   private record Denial(double cost, long untilNanos, Decision decision) {}
 
-  /** Fleet mode's local share: the instances it assumes and its in-process limiter. */
-  private record Share(int instances, RateLimiter limiter) {}
+  /**
+   * Fleet mode's local share: the instances it assumes, its in-process limiter, and the keys it
+   * has started (a key starts full: the shared bucket's level is unknown, and assuming it empty
+   * would let every instance burst its share of the capacity at once).
+   */
+  private record Share(int instances, RateLimiter limiter, java.util.Set<String> started) {}
 
   /** The number of instances a local share divides each limit by; null outside fleet mode. */
   private volatile java.util.function.IntSupplier instances;
@@ -240,12 +244,29 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (s == null || s.instances() != n) {
       List<Limit> scaled = new java.util.ArrayList<>();
       for (Limit l : limits) {
-        scaled.add(l.scaledBy(1.0 / n));
+        scaled.add(l.scaledBy(1.0 / n).withPenalty(java.time.Duration.ZERO));
       }
-      s = new Share(n, new InMemoryRateLimiter(scaled, clock, scheduler, fallbackMaximumKeys, true));
+      s = new Share(n, new InMemoryRateLimiter(scaled, clock, scheduler, fallbackMaximumKeys, true),
+          ConcurrentHashMap.newKeySet());
       share = s;
     }
     return s.limiter();
+  }
+
+  /** Starts a key of the local share full, once. */
+  private void startFull(String key) {
+    Share s = share;
+    if (s.started().add(key)) {
+      if (s.started().size() > fallbackMaximumKeys) {
+        s.started().clear();   // bounded; a key seen again starts full again, which is safe
+        s.started().add(key);
+      }
+      double most = Double.POSITIVE_INFINITY;
+      for (Limit l : s.limiter().limits()) {
+        most = Math.min(most, l.capacity());
+      }
+      s.limiter().fillUp(key, most);
+    }
   }
 
   /** The breaker of the key's failure domain. */
@@ -277,6 +298,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     switch (onFailure) {
       case LOCAL_SHARE: {
         RateLimiter local = share();
+        startFull(key);
         switch (op) {
           case Engine.CHECK: return local.check(key, cost).degraded();
           case Engine.FILL_UP: return local.fillUp(key, cost).degraded();

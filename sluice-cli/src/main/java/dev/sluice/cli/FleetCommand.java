@@ -73,6 +73,12 @@ final class FleetCommand implements Callable<Integer> {
   @Option(names = "--skew", paramLabel = "K:F", description = "K of the gateways get F times the traffic, e.g. 10:3 (default even).")
   String skew;
 
+  @Option(names = "--outage-at", defaultValue = "30", description = "When the store becomes unreachable, seconds (default 30; with --outage-seconds).")
+  double outageAt;
+
+  @Option(names = "--outage-seconds", defaultValue = "0", description = "How long the store stays unreachable (default 0: no outage).")
+  double outageSeconds;
+
   @Option(names = "--central-policy", defaultValue = "fail-open", paramLabel = "fail-open|fail-closed",
       description = "Central mode's store failure policy (default fail-open, as in the incident).")
   String centralPolicy;
@@ -167,6 +173,8 @@ final class FleetCommand implements Callable<Integer> {
     positive("--one-way-ms", oneWayMillis, true);
     positive("--step-at", stepAt, true);
     positive("--ramp-ms", rampMillis, true);
+    positive("--outage-at", outageAt, true);
+    positive("--outage-seconds", outageSeconds, true);
     if (baseRate + peakRate > 5_000_000) {
       throw new InputException("--base-rate and --peak-rate may offer at most 5000000/s together");
     }
@@ -205,7 +213,7 @@ final class FleetCommand implements Callable<Integer> {
       runs.add(new FleetSimulation.Settings(leased, instances, baseRate, peakRate, stepAt,
           rampMillis / 1000, seconds, limit, burst, storeRate, oneWayMillis, timeoutMillis,
           policy(leased ? "--fleet-policy" : "--central-policy", leased ? fleetPolicy : centralPolicy),
-          leases, skewed, factor, seed));
+          leases, skewed, factor, seed, outageAt, outageSeconds));
     }
     return runs;
   }

@@ -49,9 +49,30 @@ final class FleetReport {
     m.put("unitsStranded", l.unitsStranded());
     m.put("unitsSpent", (long) l.unitsSpent());
     m.put("localRejections", l.localRejections());
+    m.put("unitsReconciled", l.unitsReconciled());
+    if (s.outageSeconds() > 0) {
+      double limit = s.limitRate() * s.outageSeconds();
+      m.put("outageSeconds", s.outageSeconds());
+      m.put("outageAdmitted", r.outageAdmitted);
+      m.put("outageOracle", r.outageOracle);
+      m.put("outageAdmittedPerLimit", r.outageAdmitted / limit);
+      m.put("heldAtOutage", r.heldAtOutage);
+      m.put("leaseBound", leaseBound(s));
+    }
     m.put("simulatedSeconds", s.seconds());
     m.put("wallSeconds", r.wallNanos / 1e9);
     return m;
+  }
+
+  /**
+   * What the gateways may hold together (docs/fleet.md): N times each one's cap, the least of the
+   * capacity, the excess share of a second of the rate and a lifetime of the rate, over N.
+   */
+  static long leaseBound(FleetSimulation.Settings s) {
+    double lifetime = s.leases().lifetime().toNanos() / 1e9;
+    double fleet = Math.min(s.limitBurst(), Math.min(s.leases().excessShare() * s.limitRate(),
+        s.limitRate() * lifetime));
+    return (long) Math.floor(fleet / s.instances()) * s.instances();
   }
 
   static String table(List<FleetSimulation.Result> results) {
@@ -83,11 +104,19 @@ final class FleetReport {
               + " of the limit); reached 95%% of the limit %s after the step; degraded decisions %d%n",
           m.get("maxExcessOver1s"), 100 * (double) m.get("maxExcessShareOfLimit"),
           seconds((double) m.get("secondsTo95PercentOfLimit")), m.get("degraded")));
+      if (m.containsKey("outageAdmitted")) {
+        b.append(String.format(Locale.ROOT, "  store down %s s from %s s: admitted %d (%.3f of"
+                + " the limit's %s; the oracle %d); the gateways held %d when it went down (at most %d with grants in flight)%n",
+            Report.num(s.outageSeconds()), Report.num(s.outageAt()), m.get("outageAdmitted"),
+            m.get("outageAdmittedPerLimit"), Report.num(s.limitRate() * s.outageSeconds()),
+            m.get("outageOracle"), m.get("heldAtOutage"), m.get("leaseBound")));
+      }
       if (r.settings.leased()) {
         b.append(String.format(Locale.ROOT, "  leases: %d units granted, %d returned, %d stranded;"
-                + " %d spent locally, %d local rejections%n", m.get("unitsGranted"),
-            m.get("unitsReturned"), m.get("unitsStranded"), m.get("unitsSpent"),
-            m.get("localRejections")));
+                + " %d spent locally, %d local rejections; %d admitted during an outage charged"
+            + " afterwards%n", m.get("unitsGranted"), m.get("unitsReturned"),
+            m.get("unitsStranded"), m.get("unitsSpent"), m.get("localRejections"),
+            m.get("unitsReconciled")));
       }
       b.append(String.format(Locale.ROOT, "  %s s simulated in %.1f s%n%n",
           Report.num(r.settings.seconds()), m.get("wallSeconds")));

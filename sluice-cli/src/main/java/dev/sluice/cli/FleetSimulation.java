@@ -14,6 +14,7 @@ import dev.sluice.StoreReference;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,7 +42,13 @@ final class FleetSimulation {
   record Settings(boolean leased, int instances, double baseRate, double peakRate, double stepAt,
       double rampSeconds, double seconds, double limitRate, double limitBurst,
       double storeCallsPerSecond, double oneWayMillis, double timeoutMillis, StoreFailure onFailure,
-      LeaseSettings leases, int skewedInstances, double skewFactor, long seed) {
+      LeaseSettings leases, int skewedInstances, double skewFactor, long seed, double outageAt,
+      double outageSeconds) {
+
+    /** Whether the store is unreachable at {@code nanos}. */
+    boolean down(long nanos) {
+      return outageSeconds > 0 && nanos >= outageAt * 1e9 && nanos < (outageAt + outageSeconds) * 1e9;
+    }
 
     Limit limit() {
       return Limit.leakyBucket(limitBurst, Rate.perSecond(limitRate)).named("backend");
@@ -71,6 +78,10 @@ final class FleetSimulation {
     final Histogram[] storeLatency;
     final Histogram[] decisionLatency;
     LeaseStats leases = LeaseStats.NONE;
+    /** Units the gateways held when the outage began; admitted while it lasted. */
+    long heldAtOutage;
+    long outageAdmitted;
+    long outageOracle;
     long wallNanos;
     long events;
 
@@ -253,6 +264,13 @@ final class FleetSimulation {
     for (int i = 0; i < gateways.size(); i++) {
       nextArrival(i);
     }
+    if (settings.outageSeconds() > 0) {
+      at((long) (settings.outageAt() * 1e9), () -> {
+        for (RateLimiter g : gateways) {
+          result.heldAtOutage += g.stats().leases().unitsHeld();
+        }
+      });
+    }
     Event e;
     while ((e = events.poll()) != null && e.time < end) {
       now = e.time;
@@ -265,6 +283,9 @@ final class FleetSimulation {
       result.offered[b]++;
       if (oracle.tryAcquire(KEY).isAllowed()) {
         result.oracle[b]++;
+        if (settings.down(now)) {
+          result.outageOracle++;
+        }
       }
       long sent = now;
       CompletableFuture<Decision> d = gateways.get(e.instance).tryAcquireAsync(KEY, 1);
@@ -288,7 +309,8 @@ final class FleetSimulation {
     return new LeaseStats(sum.leaseCalls() + s.leaseCalls(), sum.unitsGranted() + s.unitsGranted(),
         sum.unitsReturned() + s.unitsReturned(), sum.unitsStranded() + s.unitsStranded(),
         sum.unitsHeld() + heldAtEnd, sum.unitsSpent() + s.unitsSpent(),
-        sum.localRejections() + s.localRejections(), sum.keysLeased() + s.keysLeased(),
+        sum.localRejections() + s.localRejections(), sum.unitsReconciled() + s.unitsReconciled(),
+        sum.keysLeased() + s.keysLeased(),
         s.instances());
   }
 
@@ -296,6 +318,9 @@ final class FleetSimulation {
     int b = bucket(now);
     if (d.isAllowed()) {
       result.admitted[b]++;
+      if (settings.down(sent)) {
+        result.outageAdmitted++;
+      }
     }
     if (d.isDegraded()) {
       result.degraded[b]++;
@@ -343,6 +368,9 @@ final class FleetSimulation {
     @Override
     public Observation apply(String key, StoreRequest request) {
       result.storeCalls[bucket(now)]++;
+      if (settings.down(now)) {
+        throw new StoreUnavailableException("the store is down (simulated outage)", null);
+      }
       return step(key, request, now);
     }
 
@@ -351,6 +379,13 @@ final class FleetSimulation {
       long sent = now;
       int b = bucket(sent);
       result.storeCalls[b]++;
+      if (settings.down(sent)) {
+        // connection refused: the failure comes back after a round trip
+        CompletableFuture<Observation> f = new CompletableFuture<>();
+        at(sent + 2 * oneWay, () -> f.completeExceptionally(
+            new StoreUnavailableException("the store is down (simulated outage)", null)));
+        return f;
+      }
       long start = Math.max(sent + oneWay, serverFree);
       serverFree = start + service;
       Observation seen = step(key, request, start);

@@ -66,6 +66,29 @@ class FleetCommandTest {
   }
 
   @Test
+  void storeOutage_failClosedSpendsOnlyWhatWasLeased_localShareAdmitsItsShareOfTheLimit()
+      throws Exception {
+    String[] outage = {"fleet", "--mode", "fleet", "--seconds", "14", "--outage-at", "7",
+        "--outage-seconds", "5", "--format", "json", "--fleet-policy"};
+    assertThat(run(concat(outage, "fail-closed"))).isZero();
+    JsonNode closed = new ObjectMapper().readTree(out.toString()).get(0);
+    assertThat(closed.get("leaseBound").asLong()).isEqualTo(800);
+    assertThat(closed.get("outageAdmitted").asLong()).as("no more than the leases held or in flight")
+        .isLessThanOrEqualTo(closed.get("leaseBound").asLong());
+    assertThat(run(concat(outage, "local-share"))).isZero();
+    JsonNode share = new ObjectMapper().readTree(out.toString()).get(0);
+    assertThat(share.get("outageAdmittedPerLimit").asDouble()).isBetween(0.97, 1.01);
+    assertThat(share.get("unitsReconciled").asLong()).as("charged once the store was back").isPositive();
+    assertThat(share.get("maxExcessShareOfLimit").asDouble()).isLessThanOrEqualTo(0.01);
+  }
+
+  private static String[] concat(String[] a, String b) {
+    String[] r = java.util.Arrays.copyOf(a, a.length + 1);
+    r[a.length] = b;
+    return r;
+  }
+
+  @Test
   void sameSeed_sameRun_everyHundredMilliseconds() {
     String[] args = {"fleet", "--seconds", "2", "--step-at", "1", "--peak-rate", "100000", "--format", "csv"};
     assertThat(run(args)).isZero();
