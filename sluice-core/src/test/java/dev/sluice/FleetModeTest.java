@@ -231,6 +231,19 @@ class FleetModeTest {
   }
 
   @Test
+  void reset_forgetsTheKeyInTheStore_andDropsItsLeaseWithoutARelease() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);
+    assertThat(l.stats().leases().unitsHeld()).isPositive();
+    int calls = store.leaseCalls.get();
+    l.reset("k");
+    assertThat(store.level("k")).isZero();
+    assertThat(l.stats().leases().unitsHeld()).isZero();
+    assertThat(store.leaseCalls.get()).as("nothing to give back: the store forgot it").isEqualTo(calls);
+    assertThat(l.stats().leases().keysLeased()).isZero();
+  }
+
+  @Test
   void fractionalCosts_areSpentExactly_fromWholeUnitsLeased() {
     RateLimiter l = fleet(tenPercent);
     drive(l, "k", 500, 120);
