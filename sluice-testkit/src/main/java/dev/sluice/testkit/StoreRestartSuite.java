@@ -58,6 +58,89 @@ public abstract class StoreRestartSuite {
     return Duration.ofMillis(1500);
   }
 
+  /**
+   * Fleet mode (issue 13): two instances with leases on a hot key; the server stops mid-load.
+   * The leases held are spent, then fail closed answers without admitting (and without a store
+   * call per decision), and once the server answers again leases flow again.
+   */
+  @Test
+  public void fleetMode_stoppedMidLoad_spendsItsLeases_thenFailsClosed_thenRecovers()
+      throws Exception {
+    startServer();
+    DecisionStore first = openStore();
+    DecisionStore second = openStore();
+    CircuitBreakerSettings breaker =
+        CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200));
+    // capacity 2,000 at 20,000/s, share 10%, 2 instances: each holds at most 1,000
+    List<RateLimiter> fleet = new ArrayList<>();
+    for (DecisionStore store : List.of(first, second)) {
+      fleet.add(Sluice.builder().limit(Limit.leakyBucket(2000, Rate.perSecond(20_000)))
+          .store(store).onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(breaker)
+          .leases(dev.sluice.LeaseSettings.defaults().withExcessShare(0.1).withInstances(2))
+          .build());
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicBoolean down = new AtomicBoolean();
+    AtomicLong admittedWhileDown = new AtomicLong();
+    AtomicLong degradedAdmitted = new AtomicLong();
+    try {
+      List<Future<?>> load = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        RateLimiter l = fleet.get(t % 2);
+        load.add(pool.submit(() -> {
+          while (!stop.get()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(100_000);   // pacing the load
+            boolean wasDown = down.get();
+            Decision d = l.tryAcquire("hot");
+            if (d.isAllowed() && wasDown) {
+              admittedWhileDown.incrementAndGet();
+            }
+            if (d.isAllowed() && d.isDegraded()) {
+              degradedAdmitted.incrementAndGet();
+            }
+          }
+        }));
+      }
+      waitUntil(() -> fleet.get(0).stats().leases().unitsGranted() > 0
+          && fleet.get(1).stats().leases().unitsGranted() > 0, 10);
+      down.set(true);
+      stopServer();
+      waitUntil(() -> fleet.get(0).stats().degradedDecisions()
+          + fleet.get(1).stats().degradedDecisions() >= 500, 30);
+      assertThat(admittedWhileDown.get()).as("no more than the leases held or in flight")
+          .isLessThanOrEqualTo(2000);
+      assertThat(degradedAdmitted.get()).as("fail closed admits nothing").isZero();
+      long grantedBefore = fleet.get(0).stats().leases().unitsGranted()
+          + fleet.get(1).stats().leases().unitsGranted();
+      startServer();
+      down.set(false);
+      long answering = System.nanoTime();
+      waitUntil(() -> fleet.get(0).stats().leases().unitsGranted()
+          + fleet.get(1).stats().leases().unitsGranted() > grantedBefore, 30);
+      double recovery = (System.nanoTime() - answering) / 1e9;
+      System.out.printf("%s fleet restart: %d admitted while down (bound 2000); leases back %.2f s"
+          + " after the server answered%n", getClass().getSimpleName(), admittedWhileDown.get(),
+          recovery);
+      assertThat(recovery).as("seconds from the server answering to leases being granted")
+          .isLessThan(recoveryAllowed().toNanos() / 1e9);
+      stop.set(true);
+      for (Future<?> f : load) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+      for (RateLimiter l : fleet) {
+        l.close();
+        assertThat(l.stats().leases().unitsHeld()).isZero();
+      }
+    } finally {
+      stop.set(true);
+      pool.shutdownNow();
+      closeStore(first);
+      closeStore(second);
+      stopServer();
+    }
+  }
+
   @Test
   public void stoppedMidLoad_answersWithinTheTimeout_thenRecovers() throws Exception {
     startServer();
