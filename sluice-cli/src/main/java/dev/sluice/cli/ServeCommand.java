@@ -41,7 +41,23 @@ final class ServeCommand implements Callable<Integer> {
       description = "share limits through PostgreSQL (jdbc:postgresql://host/db?user=...&password=...)")
   String postgres;
 
-  @Option(names = "--store-failure", paramLabel = "closed|open|fallback",
+  @Option(names = "--leases",
+      description = "fleet mode: answer hot keys from leases of the shared bucket, without a store call per decision (docs/fleet.md)")
+  boolean leases;
+
+  @Option(names = "--lease-lifetime", paramLabel = "DURATION",
+      description = "with --leases: what is held this long after the last grant is given back (default 200ms)")
+  String leaseLifetime;
+
+  @Option(names = "--lease-share", paramLabel = "SHARE",
+      description = "with --leases: the most the fleet admits beyond a limit, as a share of a second of its rate (default 0.01)")
+  Double leaseShare;
+
+  @Option(names = "--lease-instances", paramLabel = "N",
+      description = "with --leases: instances of the service sharing the store (default 1)")
+  Integer leaseInstances;
+
+  @Option(names = "--store-failure", paramLabel = "closed|open|fallback|local-share",
       description = "what requests get while a shared store fails (default: the file's store.failure, else closed)")
   String storeFailure;
 
@@ -152,6 +168,20 @@ final class ServeCommand implements Callable<Integer> {
     return b;
   }
 
+  private dev.sluice.LeaseSettings leaseSettings() {
+    dev.sluice.LeaseSettings s = dev.sluice.LeaseSettings.defaults();
+    if (leaseLifetime != null) {
+      s = s.withLifetime(duration("--lease-lifetime", leaseLifetime));
+    }
+    if (leaseShare != null) {
+      s = s.withExcessShare(leaseShare);
+    }
+    if (leaseInstances != null) {
+      s = s.withInstances(leaseInstances);
+    }
+    return s;
+  }
+
   @Override
   public Integer call() throws Exception {
     try {
@@ -173,9 +203,13 @@ final class ServeCommand implements Callable<Integer> {
       case "closed" -> StoreFailure.FAIL_CLOSED;
       case "open" -> StoreFailure.FAIL_OPEN;
       case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
-      default -> throw new InputException("--store-failure must be closed, open or fallback but was '"
-          + storeFailure + "'");
+      case "local-share" -> StoreFailure.LOCAL_SHARE;
+      default -> throw new InputException("--store-failure must be closed, open, fallback or"
+          + " local-share but was '" + storeFailure + "'");
     };
+    if (!leases && (leaseLifetime != null || leaseShare != null || leaseInstances != null)) {
+      throw new InputException("--lease-lifetime, --lease-share and --lease-instances need --leases");
+    }
     String token = System.getenv("SLUICE_TOKEN");
     if (tokenFile != null) {
       token = Files.readString(tokenFile).trim();
@@ -194,6 +228,7 @@ final class ServeCommand implements Callable<Integer> {
           .maxConnections(maxConnections).maxThreads(maxThreads).postgresPoolSize(postgresPoolSize)
           .reloadEvery(duration("--reload-every", reloadEvery))
           .shutdownGrace(duration("--shutdown-grace", shutdownGrace))
+          .leases(leases ? leaseSettings() : null)
           .validate();
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());

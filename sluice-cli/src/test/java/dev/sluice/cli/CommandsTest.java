@@ -98,7 +98,14 @@ class CommandsTest {
     assertThat(err.toString()).contains("sluice serve: the configuration is not valid")
         .contains(bad + ":2: policy 'demo': a leaky-bucket needs 'capacity' and 'rate'");
     assertThat(run("serve", "--port", "0", "--store-failure", "maybe")).isEqualTo(2);
-    assertThat(err.toString()).contains("--store-failure must be closed, open or fallback but was 'maybe'");
+    assertThat(err.toString()).contains("--store-failure must be closed, open, fallback or local-share but was 'maybe'");
+    assertThat(run("serve", "--port", "0", "--lease-share", "0.1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--lease-lifetime, --lease-share and --lease-instances need --leases");
+    assertThat(run("serve", "--port", "0", "--leases", "--store-failure", "local-share")).isEqualTo(2);
+    assertThat(err.toString()).contains("leases (--leases) applies to a shared store, and none was chosen");
+    assertThat(run("serve", "--port", "0", "--redis", "redis://127.0.0.1:1", "--leases",
+        "--lease-share", "2")).isEqualTo(2);
+    assertThat(err.toString()).contains("lease excessShare must be in (0, 1] but was 2.0");
     assertThat(run("serve", "--port", "70000")).isEqualTo(2);
     assertThat(err.toString()).contains("port must be between 0 and 65535 but was 70000");
     assertThat(run("serve", "--port", "0", "--postgres", "postgres://x")).isEqualTo(2);

@@ -180,6 +180,9 @@ final class CheckCodec {
     if (d.isDegraded()) {
       g.writeBooleanField("degraded", true);
     }
+    if (d.isLeased()) {
+      g.writeBooleanField("leased", true);
+    }
     if (d.isNeverAdmissible()) {
       g.writeBooleanField("neverAdmissible", true);
     }

@@ -44,7 +44,7 @@ final class Metrics {
    * The exposition; per policy: store errors, degraded decisions, keys held and maximum keys,
    * from the limiters' stats.
    */
-  String render(Map<String, long[]> perPolicyStoreErrorsAndDegraded) {
+  String render(Map<String, long[]> perPolicyStoreErrorsAndDegraded, boolean leases) {
     StringBuilder b = new StringBuilder(2048);
     b.append("# HELP sluice_decisions_total Decisions by policy and outcome (allowed, rejected, unavailable).\n");
     b.append("# TYPE sluice_decisions_total counter\n");
@@ -74,6 +74,21 @@ final class Metrics {
         "Keys a policy holds in this instance's memory (in-memory store or fallback).");
     perPolicy(b, perPolicyStoreErrorsAndDegraded, 3, "sluice_maximum_keys", "gauge",
         "The most keys a policy may hold in memory.");
+    if (leases) {
+      String[][] lease = {
+          {"sluice_policy_leased", "gauge", "1 when the policy is in fleet mode (leases), 0 when it makes one store call per decision."},
+          {"sluice_lease_calls_total", "counter", "Lease and release calls to the shared store."},
+          {"sluice_lease_units_granted_total", "counter", "Units granted by leases, charged to the shared bucket when granted."},
+          {"sluice_lease_units_returned_total", "counter", "Units given back unspent (expiry, reload, shutdown)."},
+          {"sluice_lease_units_stranded_total", "counter", "Units charged and neither spent nor given back."},
+          {"sluice_lease_units_held", "gauge", "Units this instance holds now."},
+          {"sluice_lease_units_spent_total", "counter", "Units admitted from leases without a store call (whole units)."},
+          {"sluice_lease_local_rejections_total", "counter", "Rejections of a hot key answered locally."},
+          {"sluice_lease_units_reconciled_total", "counter", "Units admitted during an outage and charged to the shared bucket afterwards."}};
+      for (int i = 0; i < lease.length; i++) {
+        perPolicy(b, perPolicyStoreErrorsAndDegraded, 4 + i, lease[i][0], lease[i][1], lease[i][2]);
+      }
+    }
     b.append("# HELP sluice_http_responses_total HTTP responses by status code.\n");
     b.append("# TYPE sluice_http_responses_total counter\n");
     responses.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->

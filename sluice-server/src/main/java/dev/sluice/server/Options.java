@@ -34,6 +34,7 @@ public final class Options {
   StoreFailure storeFailure;
   Duration storeTimeout;
   CircuitBreakerSettings circuitBreaker;
+  dev.sluice.LeaseSettings leases;
   Duration requestTimeout = Duration.ofSeconds(5);
   Duration idleTimeout = Duration.ofSeconds(30);
   int maxConnections = 10_000;
@@ -148,6 +149,17 @@ public final class Options {
     return this;
   }
 
+  /**
+   * Fleet mode for every policy on the shared store (default off): hot keys are answered from
+   * leases of the shared bucket, without a store call per decision (docs/fleet.md). A policy
+   * that cannot lease (a window limit, a cap below 2 units) keeps one call per decision, and the
+   * service says so at start.
+   */
+  public Options leases(dev.sluice.LeaseSettings settings) {
+    this.leases = settings;
+    return this;
+  }
+
   /** When decisions stop calling a failing store (default {@link CircuitBreakerSettings#defaults()}). */
   public Options circuitBreaker(CircuitBreakerSettings settings) {
     this.circuitBreaker = settings;
@@ -243,12 +255,17 @@ public final class Options {
       for (String[] set : new String[][] {
           {storeFailure != null ? "y" : null, "storeFailure (--store-failure)"},
           {storeTimeout != null ? "y" : null, "storeTimeout (--store-timeout)"},
-          {circuitBreaker != null ? "y" : null, "circuitBreaker (--breaker-*)"}}) {
+          {circuitBreaker != null ? "y" : null, "circuitBreaker (--breaker-*)"},
+          {leases != null ? "y" : null, "leases (--leases)"}}) {
         if (set[0] != null) {
           problems.add(set[1] + " applies to a shared store, and none was chosen (--redis,"
               + " --redis-cluster or --postgres)");
         }
       }
+    }
+    if (storeFailure == StoreFailure.LOCAL_SHARE && leases == null) {
+      problems.add("storeFailure local-share divides each limit among the instances of a fleet,"
+          + " and leases (--leases) are off");
     }
     if (idleTimeout.compareTo(requestTimeout) < 0) {
       problems.add("idleTimeout (" + idleTimeout + ") must be at least requestTimeout ("

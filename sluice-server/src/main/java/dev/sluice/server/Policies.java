@@ -45,7 +45,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  *     maximumKeys: 50000           # optional: keys this policy holds in memory (default: --maximum-keys)
  * store:                           # optional: settings of the shared store (--redis, --postgres)
  *   timeout: 250ms                 # the longest one decision may take
- *   failure: closed                # closed | open | fallback
+ *   failure: closed                # closed | open | fallback | local-share (with --leases)
  *   circuitBreaker: {failureRate: 0.5, minimumCalls: 20, window: 10s, consecutiveUnavailable: 3, openFor: 1s}
  * </pre>
  */
@@ -228,10 +228,11 @@ public final class Policies {
             case "closed" -> StoreFailure.FAIL_CLOSED;
             case "open" -> StoreFailure.FAIL_OPEN;
             case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
+            case "local-share" -> StoreFailure.LOCAL_SHARE;
             default -> null;
           };
           if (failure == null) {
-            problems.add(at(source, v) + "store: 'failure' must be closed, open or fallback but was '"
+            problems.add(at(source, v) + "store: 'failure' must be closed, open, fallback or local-share but was '"
                 + f + "'");
           }
         }

@@ -28,7 +28,8 @@ final class PolicyRegistry {
   static final long BASE_HEAP_BYTES = 96L << 20;
 
   /** One policy as the service runs it. */
-  record Policy(String name, List<Limit> limits, long maximumKeys, RateLimiter limiter) {}
+  record Policy(String name, List<Limit> limits, long maximumKeys, RateLimiter limiter,
+      boolean leased) {}
 
   private final Options options;
   private final DecisionStore store;
@@ -147,17 +148,48 @@ final class PolicyRegistry {
         out.put(e.getKey(), before);
         continue;
       }
-      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0]));
-      if (store == null || storeFailure == StoreFailure.FALLBACK_IN_MEMORY) {
-        b.maximumKeys(keys);
+      RateLimiter limiter = null;
+      if (store != null && options.leases != null) {
+        try {
+          limiter = builder(e.getKey(), e.getValue(), keys, storeFailure).leases(options.leases)
+              .build();
+        } catch (IllegalStateException | IllegalArgumentException refused) {
+          LOG.log(System.Logger.Level.WARNING, "policy {0} cannot lease and is decided with one"
+              + " store call per decision: {1}", e.getKey(), refused.getMessage());
+        }
       }
-      if (store != null) {
-        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(storeFailure)
-            .circuitBreaker(breaker);
+      boolean leased = limiter != null;
+      if (limiter == null) {
+        StoreFailure failure = storeFailure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
+            : storeFailure;
+        limiter = builder(e.getKey(), e.getValue(), keys, failure).build();
       }
-      out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, b.build()));
+      out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, limiter, leased));
+    }
+    for (Policy gone : old.values()) {
+      if (out.get(gone.name()) != gone) {
+        gone.limiter().close();   // replaced: give back what it holds
+      }
     }
     return java.util.Collections.unmodifiableMap(out);
+  }
+
+  private Sluice.Builder builder(String name, List<Limit> limits, long keys, StoreFailure failure) {
+    Sluice.Builder b = Sluice.builder().limits(limits.toArray(new Limit[0]));
+    if (store == null || failure == StoreFailure.FALLBACK_IN_MEMORY) {
+      b.maximumKeys(keys);
+    }
+    if (store != null) {
+      b.store(new PrefixedStore(store, name)).onStoreFailure(failure).circuitBreaker(breaker);
+    }
+    return b;
+  }
+
+  /** Closes every limiter: leases are given back. */
+  void closeAll() {
+    for (Policy p : policies.values()) {
+      p.limiter().close();
+    }
   }
 
   /**

@@ -222,7 +222,7 @@ public final class SluiceServer implements AutoCloseable {
           responses.text(x, why == null ? 200 : 503, why == null ? "ready\n" : why + "\n",
               "text/plain; charset=utf-8");
         }
-        case "/metrics" -> responses.text(x, 200, metrics.render(storeCounters()),
+        case "/metrics" -> responses.text(x, 200, metrics.render(storeCounters(), options.leases != null),
             "text/plain; version=0.0.4; charset=utf-8");
         default -> throw new Refusal(404, Problem.HTTP, "no such endpoint: " + path
             + " (POST /v1/check, GET /healthz, /readyz, /metrics)");
@@ -274,7 +274,11 @@ public final class SluiceServer implements AutoCloseable {
     Map<String, long[]> out = new LinkedHashMap<>();
     for (PolicyRegistry.Policy p : registry.all()) {
       LimiterStats s = p.limiter().stats();
-      out.put(p.name(), new long[] {s.storeErrors(), s.degradedDecisions(), s.keysHeld(), p.maximumKeys()});
+      dev.sluice.LeaseStats l = s.leases();
+      out.put(p.name(), new long[] {s.storeErrors(), s.degradedDecisions(), s.keysHeld(),
+          p.maximumKeys(), p.leased() ? 1 : 0, l.leaseCalls(), l.unitsGranted(), l.unitsReturned(),
+          l.unitsStranded(), l.unitsHeld(), (long) l.unitsSpent(), l.localRejections(),
+          l.unitsReconciled()});
     }
     return out;
   }
@@ -458,6 +462,7 @@ public final class SluiceServer implements AutoCloseable {
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
     }
+    registry.closeAll();
     if (shared != null) {
       try {
         shared.close();

@@ -32,6 +32,18 @@ class OptionsTest {
   }
 
   @Test
+  void leases_needAStore_andLocalShareNeedsLeases() {
+    assertThatThrownBy(() -> new Options().leases(dev.sluice.LeaseSettings.defaults()).validate())
+        .hasMessageContaining("leases (--leases) applies to a shared store, and none was chosen");
+    assertThatThrownBy(() -> new Options().redis("redis://127.0.0.1:1")
+        .storeFailure(StoreFailure.LOCAL_SHARE).validate())
+        .hasMessageContaining("storeFailure local-share divides each limit among the instances of a"
+            + " fleet, and leases (--leases) are off");
+    new Options().redis("redis://127.0.0.1:1").storeFailure(StoreFailure.LOCAL_SHARE)
+        .leases(dev.sluice.LeaseSettings.defaults()).validate();
+  }
+
+  @Test
   void everySetter_refusesNegativeDurations() {
     assertThatThrownBy(() -> new Options().reloadEvery(Duration.ofSeconds(-1)))
         .hasMessage("reloadEvery must not be negative but was PT-1S");

@@ -42,6 +42,41 @@ class SharedStoresTest {
   }
 
   @Test
+  void redis_leases_answerHotKeysLocally_andSayWhichPoliciesCannot(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    int port = Ports.free();
+    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+        .setting("save \"\"").setting("appendonly no").build();
+    redis.start();
+    java.nio.file.Path config = dir.resolve("policies.yaml");
+    java.nio.file.Files.writeString(config, String.join("\n",
+        "policies:",
+        "  hot: {algorithm: leaky-bucket, capacity: 1000, rate: 1000/s}",
+        "  windowed: {algorithm: fixed-window, limit: 1000, window: 1s}", ""));
+    try (SluiceServer s = SluiceServer.start(new Options().port(0).config(config)
+        .redis("redis://127.0.0.1:" + port)
+        .leases(dev.sluice.LeaseSettings.defaults().withExcessShare(0.1)))) {
+      int leased = 0;
+      for (int i = 0; i < 400; i++) {
+        HttpResponse<String> r = check(s, "{\"policy\":\"hot\",\"key\":\"k\"}");
+        assertThat(r.statusCode()).isEqualTo(200);
+        leased += r.body().contains("\"leased\":true") ? 1 : 0;
+      }
+      assertThat(leased).as("once the key is hot, answered from its lease").isGreaterThan(100);
+      assertThat(check(s, "{\"policy\":\"windowed\",\"key\":\"k\"}").body())
+          .doesNotContain("\"leased\"");
+      String metrics = get(s, "/metrics").body();
+      assertThat(metrics).contains("sluice_policy_leased{policy=\"hot\"} 1",
+          "sluice_policy_leased{policy=\"windowed\"} 0");
+      assertThat(metric(metrics, "sluice_lease_units_spent_total")).isGreaterThanOrEqualTo(leased);
+      assertThat(metric(metrics, "sluice_lease_calls_total")).as("far fewer store calls than decisions")
+          .isPositive().isLessThan(leased / 5);
+    } finally {
+      redis.stop();
+    }
+  }
+
+  @Test
   void redis_sharedAcrossInstances_andDownMeans503() throws Exception {
     String external = System.getenv("SLUICE_REDIS_URI");
     RedisServer redis = null;
