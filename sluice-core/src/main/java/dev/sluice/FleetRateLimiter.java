@@ -51,6 +51,12 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final Limit deciding;
   private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** This instance, to the store's count of the fleet's live instances. */
+  private final String instanceId = java.util.UUID.randomUUID().toString();
+  private final String fleet;
+  private final AtomicBoolean heartbeatBusy = new AtomicBoolean();
+  /** How many instances the store last counted (0 before it answered, or if it cannot). */
+  private volatile int seenInstances;
   private final LongAdder leaseCalls = new LongAdder();
   private final LongAdder unitsGranted = new LongAdder();
   private final LongAdder unitsReturned = new LongAdder();
@@ -141,11 +147,51 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     this.deciding = limits.get(0);
     exact.shareAmong(this::instances);
+    this.fleet = settings.fleet() != null ? settings.fleet() : fleetOf(limits);
+    heartbeat();
     scheduleSweep();
   }
 
+  /** The instances the caps assume: as told, or as many as the store last counted if more. */
   int instances() {
-    return settings.instances();
+    return Math.max(settings.instances(), seenInstances);
+  }
+
+  /**
+   * Tells the store this instance is alive and reads how many are (every half lifetime, from the
+   * sweep; one call at a time). A store that cannot count answers -1 and changes nothing.
+   */
+  private void heartbeat() {
+    if (!heartbeatBusy.compareAndSet(false, true)) {
+      return;
+    }
+    CompletableFuture<Integer> counted;
+    try {
+      counted = store.liveInstances(fleet, instanceId, Math.max(1000, 3 * lifetimeNanos / 1_000_000));
+    } catch (RuntimeException e) {
+      counted = CompletableFuture.failedFuture(e);
+    }
+    counted.whenComplete((n, failure) -> {
+      if (failure == null && n != null && n > 0) {
+        seenInstances = n;
+      }
+      heartbeatBusy.set(false);
+    });
+  }
+
+  /** A fleet name from the limits: limiters with the same limits on one store count together. */
+  static String fleetOf(List<Limit> limits) {
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+          .digest(limits.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      StringBuilder b = new StringBuilder("limits-");
+      for (int i = 0; i < 8; i++) {
+        b.append(String.format(java.util.Locale.ROOT, "%02x", digest[i]));
+      }
+      return b.toString();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   /** The most units this instance may hold at once. */
@@ -525,6 +571,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return;
     }
     try {
+      heartbeat();
       long now = clock.nanoTime();
       for (Lease l : leases.values()) {
         expire(l, now);

@@ -21,18 +21,21 @@ import java.util.Objects;
  */
 public final class LeaseSettings {
   private static final LeaseSettings DEFAULTS =
-      new LeaseSettings(Duration.ofMillis(200), 0.01, 1, 10_000);
+      new LeaseSettings(Duration.ofMillis(200), 0.01, 1, 10_000, null);
 
   private final Duration lifetime;
   private final double excessShare;
   private final int instances;
   private final int maximumKeys;
+  private final String fleet;
 
-  private LeaseSettings(Duration lifetime, double excessShare, int instances, int maximumKeys) {
+  private LeaseSettings(Duration lifetime, double excessShare, int instances, int maximumKeys,
+      String fleet) {
     this.lifetime = lifetime;
     this.excessShare = excessShare;
     this.instances = instances;
     this.maximumKeys = maximumKeys;
+    this.fleet = fleet;
   }
 
   /** Lifetime 200 ms, excess share 1%, one instance, 10,000 keys. */
@@ -46,7 +49,7 @@ public final class LeaseSettings {
     if (lifetime.compareTo(Duration.ofMillis(1)) < 0 || lifetime.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new IllegalArgumentException("lease lifetime must be between 1ms and 1m but was " + lifetime);
     }
-    return new LeaseSettings(lifetime, excessShare, instances, maximumKeys);
+    return new LeaseSettings(lifetime, excessShare, instances, maximumKeys, fleet);
   }
 
   /**
@@ -58,20 +61,34 @@ public final class LeaseSettings {
     if (!(share > 0 && share <= 1)) {
       throw new IllegalArgumentException("lease excessShare must be in (0, 1] but was " + share);
     }
-    return new LeaseSettings(lifetime, share, instances, maximumKeys);
+    return new LeaseSettings(lifetime, share, instances, maximumKeys, fleet);
   }
 
   /**
-   * The number of instances (limiters in separate processes) sharing the limit, at least 1. Each
-   * instance's lease cap is its share of the bound; with {@link StoreFailure#LOCAL_SHARE}, each
-   * decides at rate/N while the store is down. Saying fewer instances than run loosens the bound
-   * in proportion.
+   * The number of instances (limiters in separate processes) sharing the limit, at least 1 (the
+   * default). Each instance's lease cap is its share of the bound; with
+   * {@link StoreFailure#LOCAL_SHARE}, each decides at rate/N while the store is down. A store that
+   * counts live instances (Redis, PostgreSQL) makes N the larger of this and its count; on a
+   * store that cannot, saying fewer instances than run loosens the bound in proportion.
    */
   public LeaseSettings withInstances(int instances) {
     if (instances < 1) {
       throw new IllegalArgumentException("lease instances must be at least 1 but was " + instances);
     }
-    return new LeaseSettings(lifetime, excessShare, instances, maximumKeys);
+    return new LeaseSettings(lifetime, excessShare, instances, maximumKeys, fleet);
+  }
+
+  /**
+   * The name under which the store counts the instances of this fleet (default: derived from the
+   * limits, so that limiters with the same limits on the same store count together).
+   */
+  public LeaseSettings withFleet(String name) {
+    java.util.Objects.requireNonNull(name, "name");
+    if (name.isBlank() || name.length() > 200) {
+      throw new IllegalArgumentException("lease fleet name must be 1 to 200 characters, not blank,"
+          + " but was '" + name + "'");
+    }
+    return new LeaseSettings(lifetime, excessShare, instances, maximumKeys, name);
   }
 
   /**
@@ -82,7 +99,12 @@ public final class LeaseSettings {
     if (keys < 1) {
       throw new IllegalArgumentException("lease maximumKeys must be at least 1 but was " + keys);
     }
-    return new LeaseSettings(lifetime, excessShare, instances, keys);
+    return new LeaseSettings(lifetime, excessShare, instances, keys, fleet);
+  }
+
+  /** The fleet's name, or null for one derived from the limits. */
+  public String fleet() {
+    return fleet;
   }
 
   public Duration lifetime() {
@@ -104,12 +126,13 @@ public final class LeaseSettings {
   @Override
   public boolean equals(Object o) {
     return o instanceof LeaseSettings s && s.lifetime.equals(lifetime)
-        && s.excessShare == excessShare && s.instances == instances && s.maximumKeys == maximumKeys;
+        && s.excessShare == excessShare && s.instances == instances && s.maximumKeys == maximumKeys
+        && Objects.equals(s.fleet, fleet);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(lifetime, excessShare, instances, maximumKeys);
+    return Objects.hash(lifetime, excessShare, instances, maximumKeys, fleet);
   }
 
   @Override

@@ -47,6 +47,18 @@ public interface DecisionStore extends AutoCloseable {
   }
 
   /**
+   * Fleet mode ({@code Sluice.Builder.leases}): records, on the store's clock, that
+   * {@code instance} of {@code fleet} is alive for {@code ttlMillis} from now, and returns how
+   * many instances of that fleet are alive, this one included. Fleet-mode limiters call it every
+   * half lease lifetime; the count divides each instance's share of the bound. The default cannot
+   * count and returns -1 (the limiter then assumes the instances it was told).
+   */
+  default java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
+      String instance, long ttlMillis) {
+    return java.util.concurrent.CompletableFuture.completedFuture(-1);
+  }
+
+  /**
    * Checks that the store answers, within its timeout, without touching any key's state (for
    * readiness probes: it is not a decision and counts as none). The default does nothing.
    *

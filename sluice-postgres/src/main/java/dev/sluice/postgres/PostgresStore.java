@@ -40,7 +40,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 2;
+  public static final int SCHEMA_VERSION = 3;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -50,7 +50,8 @@ public final class PostgresStore implements DecisionStore {
    * {@code i} to {@code i + 1}.
    */
   public static final List<String> SCHEMA_RESOURCES =
-      List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql");
+      List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
+          "/dev/sluice/postgres/V3__sluice.sql");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
   private static final String VERSION_COMMENT = "sluice schema ";
@@ -489,9 +490,65 @@ public final class PostgresStore implements DecisionStore {
     return pruned.get();
   }
 
+  /** Where fleet mode's count of live instances runs (a JDBC call must not hold its caller). */
+  private volatile java.util.concurrent.ExecutorService heartbeats;
+
+  /**
+   * Fleet mode: records in {@code <table>_instances} that {@code instance} is alive and counts the
+   * fleet's live instances, on the database clock, on a thread of this store's own.
+   */
+  @Override
+  public java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
+      String instance, long ttlMillis) {
+    java.util.concurrent.ExecutorService e = heartbeats;
+    if (e == null) {
+      synchronized (this) {
+        e = heartbeats;
+        if (e == null) {
+          e = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "sluice-postgres-instances-" + table);
+            t.setDaemon(true);
+            return t;
+          });
+          heartbeats = e;
+        }
+      }
+    }
+    String fleetKey = prefix + fleet;
+    try {
+      return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try (Connection c = dataSource.getConnection();
+            PreparedStatement p = c.prepareStatement(
+                "SELECT " + table + "_live_instances(?, ?, ?, ?)")) {
+          timeout(p, timeoutMillis);
+          p.setString(1, fleetKey);
+          p.setString(2, instance);
+          p.setLong(3, ttlMillis);
+          if (micros == null) {
+            p.setNull(4, java.sql.Types.BIGINT);
+          } else {
+            p.setLong(4, micros.getAsLong());
+          }
+          try (ResultSet rs = p.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+          }
+        } catch (SQLException ex) {
+          throw new PostgresStoreException("PostgreSQL could not count the live instances of "
+              + fleet + ": " + ex.getMessage(), ex);
+        }
+      }, e);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      return java.util.concurrent.CompletableFuture.completedFuture(-1);
+    }
+  }
+
   /** Stops scheduled pruning; the DataSource belongs to the caller and stays open. */
   @Override
   public void close() {
+    if (heartbeats != null) {
+      heartbeats.shutdownNow();
+    }
     if (pruner != null) {
       pruner.shutdownNow();
     }

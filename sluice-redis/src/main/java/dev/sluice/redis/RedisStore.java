@@ -373,6 +373,48 @@ public final class RedisStore implements DecisionStore {
     keyCommands.del(stateKey(key));
   }
 
+  /**
+   * Fleet mode's count of live instances: a sorted set per fleet of instance → expiry (ms, Redis
+   * time), trimmed of the expired, itself expiring with the last instance.
+   */
+  static final String INSTANCES_SCRIPT = String.join("\n",
+      "local now = tonumber(ARGV[3])",
+      "if now < 0 then",
+      "  local t = redis.call('TIME')",
+      "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)",
+      "end",
+      "local ttl = tonumber(ARGV[2])",
+      "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)",
+      "redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])",
+      "redis.call('PEXPIRE', KEYS[1], ttl)",
+      "return redis.call('ZCARD', KEYS[1])");
+
+  @Override
+  public CompletableFuture<Integer> liveInstances(String fleet, String instance, long ttlMillis) {
+    String[] keys = {instancesKey(fleet)};
+    String[] args = {instance, Long.toString(ttlMillis),
+        Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000))};
+    try {
+      return asyncCommands.<Long>eval(INSTANCES_SCRIPT, ScriptOutputType.INTEGER, keys, args)
+          .toCompletableFuture().handle((n, failure) -> {
+            if (failure != null) {
+              throw classified(failure);
+            }
+            return n.intValue();
+          });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(classified(e));
+    }
+  }
+
+  /**
+   * The Redis key counting a fleet's live instances: never a limited key's (those end with the
+   * closing brace of their hash tag).
+   */
+  String instancesKey(String fleet) {
+    return prefix + "{" + fleet + "}:instances";
+  }
+
   /** The Redis key holding a limited key's state. */
   String stateKey(String key) {
     return prefix + "{" + key + "}";

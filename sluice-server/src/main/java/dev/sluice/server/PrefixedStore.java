@@ -31,6 +31,11 @@ final class PrefixedStore implements DecisionStore {
   }
 
   @Override
+  public CompletableFuture<Integer> liveInstances(String fleet, String instance, long ttlMillis) {
+    return store.liveInstances(prefix + fleet, instance, ttlMillis);
+  }
+
+  @Override
   public void reset(String key) {
     store.reset(prefix + key);
   }

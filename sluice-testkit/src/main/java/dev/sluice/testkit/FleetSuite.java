@@ -58,6 +58,46 @@ public abstract class FleetSuite {
     run(new int[] {5, 1, 1, 1, 1, 1, 1, 1});
   }
 
+  @Test
+  public void storeCountsLiveInstances_andTheCapsFollowIt() throws Exception {
+    String prefix = "count:" + System.nanoTime() + ":";
+    DecisionStore direct = newStore(prefix);
+    stores.add(direct);
+    assertThat(direct.liveInstances("f", "a", 5000).get(10, TimeUnit.SECONDS)).isEqualTo(1);
+    assertThat(direct.liveInstances("f", "b", 5000).get(10, TimeUnit.SECONDS)).isEqualTo(2);
+    assertThat(direct.liveInstances("f", "a", 5000).get(10, TimeUnit.SECONDS))
+        .as("an instance counts once").isEqualTo(2);
+    assertThat(direct.liveInstances("other", "a", 5000).get(10, TimeUnit.SECONDS))
+        .as("fleets count apart").isEqualTo(1);
+    // three limiters told nothing of one another: the store's count reaches each of them
+    List<RateLimiter> fleet = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      DecisionStore store = newStore(prefix);
+      stores.add(store);
+      fleet.add(Sluice.builder().limit(LIMIT).store(store)
+          .leases(LeaseSettings.defaults().withExcessShare(0.1)).build());
+    }
+    assertThat(waitFor(() -> fleet.stream().allMatch(l -> l.stats().leases().instances() == 3)))
+        .as("every instance sees three").isTrue();
+    fleet.get(2).close();   // stops its heartbeat: it expires from the count after 1 s
+    assertThat(waitFor(() -> fleet.get(0).stats().leases().instances() == 2
+        && fleet.get(1).stats().leases().instances() == 2)).as("and then two").isTrue();
+    fleet.get(0).close();
+    fleet.get(1).close();
+  }
+
+  /** Polls a real store's state for up to 10 s (waiting for it, not timing the test). */
+  private static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(20);
+    }
+    return true;
+  }
+
   private void run(int[] threadsPerInstance) throws Exception {
     String prefix = "fleet:" + System.nanoTime() + ":";
     String key = "hot";
