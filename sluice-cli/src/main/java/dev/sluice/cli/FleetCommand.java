@@ -21,8 +21,9 @@ import picocli.CommandLine.Spec;
         + " central mode (one store call per decision) against fleet mode (leases), with an exact"
         + " central limiter as the oracle.",
         "The default scenario is seed 002's market open: 50 gateways, 18,000/s rising to"
-            + " 285,000/s in 200 ms, a backend limit of 80,000/s, a store that serves"
-            + " 100,000 calls/s."})
+            + " 285,000/s in 200 ms from 10,000 clients of 200/s burst 400 each, a backend limit"
+            + " of 80,000/s, a store that serves 100,000 calls/s. Central mode asks the store for"
+            + " both limits; fleet mode leases the backend's and keeps the clients' in memory."})
 final class FleetCommand implements Callable<Integer> {
   @Option(names = "--mode", defaultValue = "both", paramLabel = "both|central|fleet",
       description = "Which modes to run (default both).")
@@ -72,6 +73,15 @@ final class FleetCommand implements Callable<Integer> {
 
   @Option(names = "--skew", paramLabel = "K:F", description = "K of the gateways get F times the traffic, e.g. 10:3 (default even).")
   String skew;
+
+  @Option(names = "--clients", defaultValue = "10000", description = "Clients the requests come from, uniformly, each with its own limit (default 10000; 0: none).")
+  int clients;
+
+  @Option(names = "--client-rate", defaultValue = "200", description = "Each client's limit per second (default 200).")
+  double clientRate;
+
+  @Option(names = "--client-burst", defaultValue = "400", description = "Each client's burst (default 400).")
+  double clientBurst;
 
   @Option(names = "--outage-at", defaultValue = "30", description = "When the store becomes unreachable, seconds (default 30; with --outage-seconds).")
   double outageAt;
@@ -174,6 +184,11 @@ final class FleetCommand implements Callable<Integer> {
     positive("--step-at", stepAt, true);
     positive("--ramp-ms", rampMillis, true);
     positive("--outage-at", outageAt, true);
+    positive("--client-rate", clientRate, false);
+    positive("--client-burst", clientBurst, false);
+    if (clients < 0 || clients > 1_000_000) {
+      throw new InputException("--clients must be between 0 and 1000000 but was " + clients);
+    }
     positive("--outage-seconds", outageSeconds, true);
     if (baseRate + peakRate > 5_000_000) {
       throw new InputException("--base-rate and --peak-rate may offer at most 5000000/s together");
@@ -213,7 +228,7 @@ final class FleetCommand implements Callable<Integer> {
       runs.add(new FleetSimulation.Settings(leased, instances, baseRate, peakRate, stepAt,
           rampMillis / 1000, seconds, limit, burst, storeRate, oneWayMillis, timeoutMillis,
           policy(leased ? "--fleet-policy" : "--central-policy", leased ? fleetPolicy : centralPolicy),
-          leases, skewed, factor, seed, outageAt, outageSeconds));
+          leases, skewed, factor, seed, outageAt, outageSeconds, clients, clientRate, clientBurst));
     }
     return runs;
   }

@@ -78,12 +78,15 @@ final class FleetReport {
   static String table(List<FleetSimulation.Result> results) {
     StringBuilder b = new StringBuilder();
     FleetSimulation.Settings s = results.get(0).settings;
-    b.append(String.format(Locale.ROOT, "%d gateways%s; offered %s/s, %s/s from %ss (ramp %s ms);"
+    b.append(String.format(Locale.ROOT, "%d gateways%s; offered %s/s, %s/s from %ss (ramp %s ms)%s;"
             + " limit %s/s burst %s; store %s calls/s, %s ms each way, timeout %s ms; seed %d%n%n",
         s.instances(), s.skewedInstances() > 0 ? String.format(Locale.ROOT, " (%d at %sx)",
             s.skewedInstances(), Report.num(s.skewFactor())) : "",
         Report.num(s.baseRate()), Report.num(s.peakRate()), Report.num(s.stepAt()),
-        Report.num(s.rampSeconds() * 1000), Report.num(s.limitRate()), Report.num(s.limitBurst()),
+        Report.num(s.rampSeconds() * 1000), s.clients() > 0 ? String.format(Locale.ROOT,
+            " from %d clients of %s/s burst %s", s.clients(), Report.num(s.clientRate()),
+            Report.num(s.clientBurst())) : "",
+        Report.num(s.limitRate()), Report.num(s.limitBurst()),
         Report.num(s.storeCallsPerSecond()), Report.num(s.oneWayMillis()),
         Report.num(s.timeoutMillis()), s.seed()));
     for (FleetSimulation.Result r : results) {

@@ -37,13 +37,19 @@ final class FleetSimulation {
   /** Results are kept per bucket of this many nanoseconds (100 ms). */
   static final long BUCKET = 100_000_000L;
   static final String KEY = "orders";
+  static final String CLIENT = "client:";
 
   /** What to simulate. Rates are per second, times in seconds unless named otherwise. */
   record Settings(boolean leased, int instances, double baseRate, double peakRate, double stepAt,
       double rampSeconds, double seconds, double limitRate, double limitBurst,
       double storeCallsPerSecond, double oneWayMillis, double timeoutMillis, StoreFailure onFailure,
       LeaseSettings leases, int skewedInstances, double skewFactor, long seed, double outageAt,
-      double outageSeconds) {
+      double outageSeconds, int clients, double clientRate, double clientBurst) {
+
+    /** Each client's own limit (seed 002: GCRA rate 200, burst 400). */
+    Limit clientLimit() {
+      return Limit.leakyBucket(clientBurst, Rate.perSecond(clientRate)).named("client");
+    }
 
     /** Whether the store is unreachable at {@code nanos}. */
     boolean down(long nanos) {
@@ -195,6 +201,7 @@ final class FleetSimulation {
   private final PriorityQueue<Event> events = new PriorityQueue<>((a, b) ->
       a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.seq, b.seq));
   private final Random random;
+  private final List<RateLimiter> clientLimiters = new ArrayList<>();
   private final double[] weights;
   private final double weightSum;
   private long now;
@@ -258,8 +265,24 @@ final class FleetSimulation {
         b.leases(settings.leases().withInstances(settings.instances()));
       }
       gateways.add(b.build());
+      if (settings.clients() > 0) {
+        // Per-client limits: central mode asks the store (a second call per request, sent with
+        // the first); fleet mode keeps them in each gateway's memory (seed 002's fix, step 1).
+        Sluice.Builder c = Sluice.builder().limit(settings.clientLimit()).clock(clock)
+            .scheduler(scheduler);
+        if (settings.leased()) {
+          c.maximumKeys(settings.clients());
+        } else {
+          c.store(store).onStoreFailure(settings.onFailure());
+        }
+        clientLimiters.add(c.build());
+      }
     }
     RateLimiter oracle = Sluice.builder().limit(settings.limit()).clock(clock).build();
+    RateLimiter clientOracle = settings.clients() > 0
+        ? Sluice.builder().limit(settings.clientLimit()).clock(clock)
+            .maximumKeys(settings.clients()).build()
+        : null;
     long end = (long) (settings.seconds() * 1e9);
     for (int i = 0; i < gateways.size(); i++) {
       nextArrival(i);
@@ -281,19 +304,20 @@ final class FleetSimulation {
       }
       int b = bucket(now);
       result.offered[b]++;
-      if (oracle.tryAcquire(KEY).isAllowed()) {
+      String client = settings.clients() > 0 ? CLIENT + random.nextInt(settings.clients()) : null;
+      // the oracle: one exact limiter for each, the client's charged only when both admit
+      if ((client == null || clientOracle.check(client).isAllowed())
+          && oracle.tryAcquire(KEY).isAllowed()) {
+        if (client != null) {
+          clientOracle.tryAcquire(client);
+        }
         result.oracle[b]++;
         if (settings.down(now)) {
           result.outageOracle++;
         }
       }
-      long sent = now;
-      CompletableFuture<Decision> d = gateways.get(e.instance).tryAcquireAsync(KEY, 1);
-      if (d.isDone()) {
-        decided(d.join(), sent);
-      } else {
-        d.thenAccept(x -> decided(x, sent));
-      }
+      arrive(gateways.get(e.instance), client == null ? null : clientLimiters.get(e.instance),
+          client);
       nextArrival(e.instance);
     }
     now = end;
@@ -302,6 +326,40 @@ final class FleetSimulation {
       g.close();
       LeaseStats after = g.stats().leases();
       result.leases = add(result.leases, s.unitsHeld(), after);
+    }
+  }
+
+  /** One request at a gateway: its client's limit, then the global one. */
+  private void arrive(RateLimiter gateway, RateLimiter clients, String client) {
+    long sent = now;
+    if (client == null) {
+      whenDone(gateway.tryAcquireAsync(KEY, 1), d -> decided(d, sent));
+    } else if (settings.leased()) {
+      if (!clients.check(client).isAllowed()) {
+        result.decisionLatency[bucket(now)].add(0);   // rejected by its client's limit, locally
+        return;
+      }
+      whenDone(gateway.tryAcquireAsync(KEY, 1), d -> {
+        if (d.isAllowed()) {
+          clients.tryAcquire(client);
+        }
+        decided(d, sent);
+      });
+    } else {
+      // both store calls at once; admitted when both admit (the naive design charges the global
+      // limit even when the client's rejects)
+      CompletableFuture<Decision> own = clients.tryAcquireAsync(client, 1);
+      CompletableFuture<Decision> global = gateway.tryAcquireAsync(KEY, 1);
+      whenDone(own.thenCombine(global, (c, g) -> c.isAllowed() ? g : c), d -> decided(d, sent));
+    }
+  }
+
+  private static void whenDone(CompletableFuture<Decision> f,
+      java.util.function.Consumer<Decision> then) {
+    if (f.isDone()) {
+      then.accept(f.join());
+    } else {
+      f.thenAccept(then);
     }
   }
 
@@ -341,6 +399,8 @@ final class FleetSimulation {
   /** The store host: real store operations behind a network delay and one FIFO server. */
   private final class Store implements DecisionStore {
     private final StoreReference reference = StoreReference.of(List.of(settings.limit()), 1_000_000);
+    private final StoreReference clientReference = settings.clients() > 0
+        ? StoreReference.of(List.of(settings.clientLimit()), 1_000_000) : null;
     private final Map<String, long[]> states = new HashMap<>();
     private final long oneWay = (long) (settings.oneWayMillis() * 1e6);
     private final long service = (long) (1e9 / settings.storeCallsPerSecond());
@@ -356,8 +416,9 @@ final class FleetSimulation {
     private Observation step(String key, StoreRequest request, long at) {
       long ticks = at / 1000;
       long[] before = states.getOrDefault(key, request.initialState());
-      long[] next = reference.next(before, ticks, request);
-      if (reference.idleAfter(next, ticks) == 0) {
+      StoreReference ref = key.startsWith(CLIENT) ? clientReference : reference;
+      long[] next = ref.next(before, ticks, request);
+      if (ref.idleAfter(next, ticks) == 0) {
         states.remove(key);
       } else {
         states.put(key, next);

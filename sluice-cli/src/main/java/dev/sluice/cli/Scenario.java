@@ -45,6 +45,10 @@ enum Scenario {
     for (Scenario s : values()) {
       known.append(known.length() == 0 ? "" : ", ").append(s.id());
     }
+    if (name.equals("market-open")) {
+      throw new InputException("market-open is a fleet of gateways, not one key's traffic: run"
+          + " sluice fleet (--plot FILE draws it)");
+    }
     throw new InputException("unknown scenario '" + name + "'; expected one of " + known);
   }
 }

@@ -121,6 +121,11 @@ class FleetCommandTest {
     assertThat(err.toString()).contains("lease excessShare must be in (0, 1] but was 0.0");
     assertThat(run("fleet", "--limit", "-5")).isEqualTo(2);
     assertThat(err.toString()).contains("--limit must be positive and finite but was -5");
+    assertThat(run("plot", "market-open")).isEqualTo(2);
+    assertThat(err.toString()).contains("market-open is a fleet of gateways, not one key's traffic:"
+        + " run sluice fleet (--plot FILE draws it)");
+    assertThat(run("fleet", "--clients", "-1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--clients must be between 0 and 1000000 but was -1");
     assertThat(run("fleet", "--plot", "x.gif")).isEqualTo(2);
     assertThat(err.toString()).contains("--plot must name a .svg or .png file");
   }
