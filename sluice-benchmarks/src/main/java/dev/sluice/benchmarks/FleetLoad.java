@@ -36,14 +36,8 @@ public final class FleetLoad {
   public static void main(String[] args) throws Exception {
     String uri = args.length > 0 && args[0].startsWith("redis") ? args[0] : null;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
-    RedisServer server = null;
-    if (uri == null) {
-      int port = LoadHarness.freePort();
-      server = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
-          .setting("save \"\"").setting("appendonly no").build();
-      server.start();
-      uri = "redis://127.0.0.1:" + port;
-    }
+    RedisServer server = LoadHarness.embeddedRedisUnless(uri);
+    uri = LoadHarness.redisUri(uri, server);
     System.out.printf(Locale.ROOT, "redis: %s, %d s per run, %d cores; %d instances on one key,"
             + " limit %s/s capacity %s, leases: lifetime 200 ms, excess share %s%%%n", uri, seconds,
         Runtime.getRuntime().availableProcessors(), INSTANCES, (long) RATE, (long) CAPACITY,

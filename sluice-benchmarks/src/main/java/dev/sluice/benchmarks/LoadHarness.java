@@ -23,6 +23,25 @@ final class LoadHarness {
     }
   }
 
+  /**
+   * The Redis a load harness runs against: the URI given as the first argument, or a Redis 6.2
+   * (embedded-redis) started on a free loopback port, which {@link #stop} stops.
+   */
+  static redis.embedded.RedisServer embeddedRedisUnless(String given) throws java.io.IOException {
+    if (given != null) {
+      return null;
+    }
+    redis.embedded.RedisServer server = redis.embedded.RedisServer.newRedisServer()
+        .port(freePort()).bind("127.0.0.1").setting("save \"\"").setting("appendonly no").build();
+    server.start();
+    return server;
+  }
+
+  /** The URI of the Redis given, or of the one started. */
+  static String redisUri(String given, redis.embedded.RedisServer started) {
+    return given != null ? given : "redis://127.0.0.1:" + started.ports().get(0);
+  }
+
   static void header() {
     System.out.printf(Locale.ROOT, "%-10s %-8s %7s %12s %10s %10s%n", "limiter", "keys", "callers",
         "decisions/s", "p50 µs", "p99 µs");
