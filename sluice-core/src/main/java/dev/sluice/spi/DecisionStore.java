@@ -21,8 +21,9 @@ public interface DecisionStore extends AutoCloseable {
   Observation apply(String key, StoreRequest request);
 
   /**
-   * {@link #apply} without blocking the caller; the default runs it on the calling thread.
-   * A failure completes the future exceptionally.
+   * {@link #apply} without blocking the caller; the default runs it on the calling thread, so a
+   * store whose calls block should override it (fleet mode sends its lease calls here from
+   * request threads, which must not wait). A failure completes the future exceptionally.
    */
   default java.util.concurrent.CompletableFuture<Observation> applyAsync(String key,
       StoreRequest request) {

@@ -79,6 +79,7 @@ public final class PostgresStore implements DecisionStore {
   private final long timeoutMillis;
   private final long timeoutNanos;
   private final int pruneBatch;
+  private final int asyncThreads;
   private final ScheduledExecutorService pruner;
   private final AtomicLong pruned = new AtomicLong();
   /**
@@ -95,6 +96,7 @@ public final class PostgresStore implements DecisionStore {
     this.timeoutMillis = b.timeout.toMillis();
     this.timeoutNanos = b.timeout.toNanos();
     this.pruneBatch = b.pruneBatch;
+    this.asyncThreads = b.asyncThreads;
     this.stripes = new java.util.concurrent.Semaphore[b.localQueue ? 1024 : 0];
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = new java.util.concurrent.Semaphore(IN_FLIGHT_PER_KEY);
@@ -490,33 +492,61 @@ public final class PostgresStore implements DecisionStore {
     return pruned.get();
   }
 
-  /** Where fleet mode's count of live instances runs (a JDBC call must not hold its caller). */
-  private volatile java.util.concurrent.ExecutorService heartbeats;
+  /**
+   * Where asynchronous calls run (JDBC blocks, and an asynchronous caller must not): created on
+   * first use, {@code asyncThreads} daemon threads and a queue of {@value #ASYNC_QUEUE} calls;
+   * past it a call fails as an unavailable store would.
+   */
+  private volatile java.util.concurrent.ThreadPoolExecutor async;
+  private static final int ASYNC_QUEUE = 10_000;
+
+  private java.util.concurrent.ThreadPoolExecutor async() {
+    java.util.concurrent.ThreadPoolExecutor e = async;
+    if (e == null) {
+      synchronized (this) {
+        e = async;
+        if (e == null) {
+          java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+          e = new java.util.concurrent.ThreadPoolExecutor(asyncThreads, asyncThreads, 30,
+              TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(ASYNC_QUEUE), r -> {
+                Thread t = new Thread(r, "sluice-postgres-async-" + table + "-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+              });
+          e.allowCoreThreadTimeOut(true);
+          async = e;
+        }
+      }
+    }
+    return e;
+  }
+
+  private <T> java.util.concurrent.CompletableFuture<T> async(java.util.function.Supplier<T> call) {
+    try {
+      return java.util.concurrent.CompletableFuture.supplyAsync(call, async());
+    } catch (java.util.concurrent.RejectedExecutionException full) {
+      return java.util.concurrent.CompletableFuture.failedFuture(new StoreUnavailableException(
+          "PostgreSQL store on table " + table + ": " + ASYNC_QUEUE + " asynchronous calls are"
+              + " already waiting (or the store is closed)", full));
+    }
+  }
+
+  /** {@link #apply} on one of this store's threads: the caller's thread never waits for JDBC. */
+  @Override
+  public java.util.concurrent.CompletableFuture<Observation> applyAsync(String key,
+      StoreRequest request) {
+    return async(() -> apply(key, request));
+  }
 
   /**
    * Fleet mode: records in {@code <table>_instances} that {@code instance} is alive and counts the
-   * fleet's live instances, on the database clock, on a thread of this store's own.
+   * fleet's live instances, on the database clock, on one of this store's threads.
    */
   @Override
   public java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
       String instance, long ttlMillis) {
-    java.util.concurrent.ExecutorService e = heartbeats;
-    if (e == null) {
-      synchronized (this) {
-        e = heartbeats;
-        if (e == null) {
-          e = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "sluice-postgres-instances-" + table);
-            t.setDaemon(true);
-            return t;
-          });
-          heartbeats = e;
-        }
-      }
-    }
     String fleetKey = prefix + fleet;
-    try {
-      return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+    return async(() -> {
         try (Connection c = dataSource.getConnection();
             PreparedStatement p = c.prepareStatement(
                 "SELECT " + table + "_live_instances(?, ?, ?, ?)")) {
@@ -537,17 +567,14 @@ public final class PostgresStore implements DecisionStore {
           throw new PostgresStoreException("PostgreSQL could not count the live instances of "
               + fleet + ": " + ex.getMessage(), ex);
         }
-      }, e);
-    } catch (java.util.concurrent.RejectedExecutionException closed) {
-      return java.util.concurrent.CompletableFuture.completedFuture(-1);
-    }
+      });
   }
 
   /** Stops scheduled pruning; the DataSource belongs to the caller and stays open. */
   @Override
   public void close() {
-    if (heartbeats != null) {
-      heartbeats.shutdownNow();
+    if (async != null) {
+      async.shutdownNow();
     }
     if (pruner != null) {
       pruner.shutdownNow();
@@ -571,6 +598,7 @@ public final class PostgresStore implements DecisionStore {
     private Duration pruneEvery;
     private int pruneBatch = 1000;
     private boolean localQueue = true;
+    private int asyncThreads = 4;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
@@ -640,6 +668,19 @@ public final class PostgresStore implements DecisionStore {
      */
     public Builder localQueue(boolean on) {
       this.localQueue = on;
+      return this;
+    }
+
+    /**
+     * Threads that run asynchronous calls ({@code tryAcquireAsync}, fleet mode's lease calls)
+     * so that their callers never wait for JDBC (default 4; 1 to 256). Each holds one pooled
+     * connection while it runs a call.
+     */
+    public Builder asyncThreads(int threads) {
+      if (threads < 1 || threads > 256) {
+        throw new IllegalArgumentException("asyncThreads must be between 1 and 256 but was " + threads);
+      }
+      this.asyncThreads = threads;
       return this;
     }
 

@@ -129,7 +129,32 @@ class PostgresStoreTest {
         .hasMessageContaining("pruneBatchSize must be between 1 and 1000000 but was 0");
     assertThatThrownBy(() -> b.pruneEvery(Duration.ofNanos(5)))
         .hasMessageContaining("pruneEvery must be at least 1 ms");
+    assertThatThrownBy(() -> b.asyncThreads(0))
+        .hasMessageContaining("asyncThreads must be between 1 and 256 but was 0");
     assertThatThrownBy(() -> PostgresStore.builder(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void asynchronousCalls_neverRunOnTheCallersThread() throws Exception {
+    java.util.List<String> threads = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    javax.sql.DataSource recording = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+        getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, m, args) -> {
+          if (m.getName().equals("getConnection")) {
+            threads.add(Thread.currentThread().getName());
+          }
+          return m.invoke(TestPostgres.dataSource(), args);
+        });
+    PostgresStore store = PostgresStore.builder(recording).table(freshTable()).createIfMissing(true)
+        .build();
+    try {
+      RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perHour(1))).store(store).build();
+      threads.clear();
+      assertThat(l.tryAcquireAsync("k", 1).get(10, java.util.concurrent.TimeUnit.SECONDS).isAllowed()).isTrue();
+      assertThat(store.liveInstances("f", "a", 1000).get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(1);
+      assertThat(threads).hasSize(2).allMatch(t -> t.startsWith("sluice-postgres-async-"));
+    } finally {
+      store.close();
+    }
   }
 
   @Test
