@@ -50,6 +50,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final double leakPerSecond;
   private final Limit deciding;
   private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
+  /** Records made and not yet removed, never more than maximumKeys (places reserved first). */
+  private final java.util.concurrent.atomic.AtomicInteger records =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   /** This instance, to the store's count of the fleet's live instances. */
   private final String instanceId = java.util.UUID.randomUUID().toString();
@@ -302,6 +305,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     StoreKeys.check(key);
     Lease l = leases.remove(key);
     if (l != null) {
+      records.decrementAndGet();
       l.out.addAndGet(l.held.getAndSet(0));   // the store forgets what it charged for it
       spentByGone.add(l.spent());
     }
@@ -405,10 +409,22 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   /** The key's record, created on first sight while there is room; null when the table is full. */
   private Lease record(String key, long now) {
     Lease l = leases.get(key);
-    if (l != null || leases.size() >= settings.maximumKeys()) {
+    if (l != null) {
       return l;
     }
-    return leases.computeIfAbsent(key, k -> new Lease(k, now));
+    // a place is reserved before the record is made, so the bound holds under any number of
+    // threads
+    if (records.incrementAndGet() > settings.maximumKeys()) {
+      records.decrementAndGet();
+      return null;
+    }
+    Lease made = new Lease(key, now);
+    Lease raced = leases.putIfAbsent(key, made);
+    if (raced != null) {
+      records.decrementAndGet();
+      return raced;
+    }
+    return made;
   }
 
   /** Units a lease of this key aims to hold: half a lifetime of demand, within the cap. */
@@ -579,6 +595,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
         // would have taken a new sample)
         if (l.held.get() == 0 && !l.busy.get() && now - l.sampleStart.get() > 4 * lifetimeNanos) {
           if (leases.remove(l.key, l)) {
+            records.decrementAndGet();
             if (l.held.get() > 0) {
               giveBack(l, false);
             }

@@ -353,6 +353,35 @@ class FleetModeTest {
   }
 
   @Test
+  void aFloodOfNewKeys_fromManyThreads_neverHoldsMoreRecordsThanTheBound() throws Exception {
+    RateLimiter l = fleet(tenPercent.withMaximumKeys(100));
+    ExecutorService pool = Executors.newFixedThreadPool(16);
+    AtomicLong most = new AtomicLong();
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < 16; t++) {
+      int id = t;
+      done.add(pool.submit(() -> {
+        for (int i = 0; i < 2000; i++) {
+          assertThat(l.tryAcquire("flood:" + id + ":" + i).isAllowed()).isTrue();
+          most.accumulateAndGet(l.stats().leases().keysLeased(), Math::max);
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : done) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertThat(most.get()).isLessThanOrEqualTo(100);
+    assertThat(l.stats().leases().keysLeased()).isEqualTo(100);
+    clock.now.addAndGet(1000 * MS);   // idle for more than 4 lifetimes: the sweep forgets them
+    scheduler.runAll();
+    assertThat(l.stats().leases().keysLeased()).isZero();
+    assertThat(l.tryAcquire("after").isAllowed()).as("room again").isTrue();
+    assertThat(l.stats().leases().keysLeased()).isEqualTo(1);
+  }
+
+  @Test
   void settingsThatCannotWork_areRefusedWithTheReason() {
     assertThatThrownBy(() -> Sluice.builder().limit(limit).leases(LeaseSettings.defaults()).build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("leases applies to a limiter on a shared store");
