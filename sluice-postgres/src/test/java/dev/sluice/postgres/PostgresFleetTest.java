@@ -18,12 +18,15 @@ class PostgresFleetTest extends FleetSuite {
         .prefix(prefix).build();
   }
 
-  /** The row is gone, or expires within a second (a full bucket drains in 0.1 s). */
+  /**
+   * The row is gone, or expires within two seconds: a full bucket drains in 0.1 s, and the
+   * function sets the expiry to the whole second after that, plus one.
+   */
   @Override
   protected boolean expires(DecisionStore store, String key) {
     try (Connection c = TestPostgres.dataSource().getConnection();
         PreparedStatement s = c.prepareStatement("SELECT count(*) FROM sluice_buckets WHERE key = ?"
-            + " AND expires_at > clock_timestamp() + interval '1 second'")) {
+            + " AND expires_at > clock_timestamp() + interval '2 seconds'")) {
       s.setString(1, prefix + key);
       try (ResultSet r = s.executeQuery()) {
         r.next();
