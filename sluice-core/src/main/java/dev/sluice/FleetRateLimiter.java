@@ -185,8 +185,14 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   /** A fleet name from the limits: limiters with the same limits on one store count together. */
   static String fleetOf(List<Limit> limits) {
     try {
+      StringBuilder all = new StringBuilder();
+      for (Limit l : limits) {   // every figure of the limit, not only its name
+        all.append(l.algorithm().id()).append('|').append(l.capacity()).append('|')
+            .append(l.rate()).append('|').append(l.window()).append('|').append(l.penalty())
+            .append('|').append(l.name()).append(';');
+      }
       byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-          .digest(limits.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          .digest(all.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
       StringBuilder b = new StringBuilder("limits-");
       for (int i = 0; i < 8; i++) {
         b.append(String.format(java.util.Locale.ROOT, "%02x", digest[i]));

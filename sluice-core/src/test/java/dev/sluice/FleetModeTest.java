@@ -382,6 +382,16 @@ class FleetModeTest {
   }
 
   @Test
+  void theFleetIsNamedByEveryFigureOfItsLimits() {
+    Limit a = Limit.leakyBucket(10, Rate.perSecond(5)).named("api");
+    assertThat(FleetRateLimiter.fleetOf(List.of(a)))
+        .isEqualTo(FleetRateLimiter.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(5)).named("api"))))
+        .as("same name, other rate: another fleet")
+        .isNotEqualTo(FleetRateLimiter.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(6)).named("api"))))
+        .startsWith("limits-").hasSize("limits-".length() + 16);
+  }
+
+  @Test
   void settingsThatCannotWork_areRefusedWithTheReason() {
     assertThatThrownBy(() -> Sluice.builder().limit(limit).leases(LeaseSettings.defaults()).build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("leases applies to a limiter on a shared store");
