@@ -54,6 +54,11 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final java.util.concurrent.atomic.AtomicInteger records =
       new java.util.concurrent.atomic.AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Lease and release calls sent and not yet answered (with their answer handled). */
+  private final java.util.concurrent.atomic.AtomicInteger inFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
+  /** close() has given back what was held: a grant landing later is given back at once. */
+  private volatile boolean drained;
   /** This instance, to the store's count of the fleet's live instances. */
   private final String instanceId = java.util.UUID.randomUUID().toString();
   private final String fleet;
@@ -462,14 +467,31 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       l.busy.set(false);
       return;
     }
+    send(l.key, reference.request(Operation.LEASE, 1, want),
+        (observation, failure) -> granted(l, b, want, now, observation, failure));
+  }
+
+  /**
+   * Sends a lease or release call in the background and runs {@code then} on its answer; the
+   * call counts as in flight until {@code then} has run, so that close() can wait for it.
+   */
+  private void send(String key, dev.sluice.spi.StoreRequest request,
+      java.util.function.BiConsumer<Observation, Throwable> then) {
     leaseCalls.increment();
-    CompletableFuture<Observation> seen;
+    inFlight.incrementAndGet();
+    CompletableFuture<Observation> answer;
     try {
-      seen = store.applyAsync(l.key, reference.request(Operation.LEASE, 1, want));
+      answer = store.applyAsync(key, request);
     } catch (RuntimeException e) {
-      seen = CompletableFuture.failedFuture(e);
+      answer = CompletableFuture.failedFuture(e);
     }
-    seen.whenComplete((observation, failure) -> granted(l, b, want, now, observation, failure));
+    answer.whenComplete((observation, failure) -> {
+      try {
+        then.accept(observation, failure);
+      } finally {
+        inFlight.decrementAndGet();
+      }
+    });
   }
 
   /** A lease call came back: holds what was granted, or records the failure. */
@@ -501,8 +523,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       l.deadline = now + lifetimeNanos;
       l.in.addAndGet((long) (g * MICRO));
       l.held.addAndGet((long) (g * MICRO));
-      if (closed.get()) {
-        giveBack(l, false);
+      if (drained) {
+        giveBack(l, false);   // close() stopped waiting for this call: give it back now
       }
     } catch (RuntimeException | Error e) {
       l.failing = true;
@@ -521,19 +543,13 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (units <= 0) {
       return;
     }
-    leaseCalls.increment();
-    try {
-      store.applyAsync(l.key, reference.request(Operation.LEASE, 1, units)).whenComplete(
-          (seen, failure) -> {
-            if (seen != null) {
-              long g = Engine.lease(compiled, seen.normalizedState(), seen.now(), Engine.LEASE, 1,
-                  units, new long[seen.stateBefore().length]);
-              unitsReconciled.add(g);
-            }
-          });
-    } catch (RuntimeException e) {
-      // best effort: the store failed again, and the next grant tries nothing more
-    }
+    send(l.key, reference.request(Operation.LEASE, 1, units), (seen, failure) -> {
+      if (seen != null) {   // best effort: if the store failed again, nothing more is tried
+        long g = Engine.lease(compiled, seen.normalizedState(), seen.now(), Engine.LEASE, 1,
+            units, new long[seen.stateBefore().length]);
+        unitsReconciled.add(g);
+      }
+    });
   }
 
   /** Gives back what is held if the deadline has passed. */
@@ -558,22 +574,25 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (units == 0) {
       return;
     }
-    leaseCalls.increment();
-    CompletableFuture<Observation> done;
-    try {
-      done = wait
-          ? CompletableFuture.completedFuture(store.apply(l.key, reference.request(Operation.RELEASE, 1, units)))
-          : store.applyAsync(l.key, reference.request(Operation.RELEASE, 1, units));
-    } catch (RuntimeException e) {
-      done = CompletableFuture.failedFuture(e);
-    }
-    done.whenComplete((ok, failure) -> {
+    java.util.function.BiConsumer<Observation, Throwable> count = (ok, failure) -> {
       if (failure == null) {
         unitsReturned.add(units);
       } else {
         microStranded.add((long) (units * MICRO));
       }
-    });
+    };
+    dev.sluice.spi.StoreRequest release = reference.request(Operation.RELEASE, 1, units);
+    if (!wait) {
+      send(l.key, release, count);
+      return;
+    }
+    leaseCalls.increment();
+    try {
+      store.apply(l.key, release);
+      count.accept(null, null);
+    } catch (RuntimeException e) {
+      count.accept(null, e);
+    }
   }
 
   /** Every half lifetime: gives back expired leases and forgets idle records. */
@@ -619,10 +638,26 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    // Lease and release calls in flight land first (up to CLOSE_WAIT): a grant that lands is
+    // held, and given back below with everything else, so that the counts are whole when close()
+    // returns.
+    long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+    while (inFlight.get() > 0 && System.nanoTime() - deadline < 0) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+    }
     for (Lease l : leases.values()) {
       giveBack(l, true);
     }
+    drained = true;
+    for (Lease l : leases.values()) {
+      if (l.held.get() > 0) {   // landed between the loop and the flag
+        giveBack(l, true);
+      }
+    }
   }
+
+  /** How long close() waits for lease calls in flight. */
+  static final long CLOSE_WAIT_NANOS = 10_000_000_000L;
 
   @Override
   public LimiterStats stats() {

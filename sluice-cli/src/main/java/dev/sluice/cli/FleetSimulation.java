@@ -320,7 +320,14 @@ final class FleetSimulation {
           client);
       nextArrival(e.instance);
     }
-    now = end;
+    // the calls in flight land (no more arrivals), so that the gateways close with none pending
+    while (store.pending > 0 && (e = events.poll()) != null) {
+      if (e.instance < 0) {
+        now = Math.max(now, e.time);
+        e.action.run();
+      }
+    }
+    now = Math.max(now, end);
     for (RateLimiter g : gateways) {
       LeaseStats s = g.stats().leases();
       g.close();
@@ -406,6 +413,8 @@ final class FleetSimulation {
     private final long service = (long) (1e9 / settings.storeCallsPerSecond());
     private final long timeout = (long) (settings.timeoutMillis() * 1e6);
     private long serverFree;
+    /** Asynchronous calls whose answer has not come back yet. */
+    int pending;
 
     @Override
     public long ticksPerSecond() {
@@ -443,8 +452,12 @@ final class FleetSimulation {
       if (settings.down(sent)) {
         // connection refused: the failure comes back after a round trip
         CompletableFuture<Observation> f = new CompletableFuture<>();
-        at(sent + 2 * oneWay, () -> f.completeExceptionally(
-            new StoreUnavailableException("the store is down (simulated outage)", null)));
+        pending++;
+        at(sent + 2 * oneWay, () -> {
+          pending--;
+          f.completeExceptionally(
+              new StoreUnavailableException("the store is down (simulated outage)", null));
+        });
         return f;
       }
       long start = Math.max(sent + oneWay, serverFree);
@@ -452,13 +465,20 @@ final class FleetSimulation {
       Observation seen = step(key, request, start);
       long answered = serverFree + oneWay;
       CompletableFuture<Observation> f = new CompletableFuture<>();
+      pending++;
       if (answered - sent > timeout) {
         result.storeLatency[b].add(timeout);
-        at(sent + timeout, () -> f.completeExceptionally(new IllegalStateException(
-            "command timed out after " + settings.timeoutMillis() + " ms")));
+        at(sent + timeout, () -> {
+          pending--;
+          f.completeExceptionally(new IllegalStateException(
+              "command timed out after " + settings.timeoutMillis() + " ms"));
+        });
       } else {
         result.storeLatency[b].add(answered - sent);
-        at(answered, () -> f.complete(seen));
+        at(answered, () -> {
+          pending--;
+          f.complete(seen);
+        });
       }
       return f;
     }
