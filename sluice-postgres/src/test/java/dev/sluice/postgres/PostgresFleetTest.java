@@ -14,8 +14,10 @@ class PostgresFleetTest extends FleetSuite {
   @Override
   protected DecisionStore newStore(String prefix) {
     this.prefix = prefix;
+    // a generous timeout, as the Redis suites give theirs: 8 pools and their callers share 2
+    // cores with the database, and this suite counts store errors
     return PostgresStore.builder(TestPostgres.pool(TestPostgres.url(), 2)).createIfMissing(true)
-        .prefix(prefix).build();
+        .statementTimeout(java.time.Duration.ofSeconds(5)).prefix(prefix).build();
   }
 
   /**
