@@ -99,6 +99,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     volatile long nextCall;
     /** The last grant was less than asked: the shared bucket had no more room. */
     volatile boolean short_;
+    /** A store decision of this key is in flight while its lease is empty (one at a time). */
+    final AtomicBoolean probing = new AtomicBoolean();
     /** The last lease call failed: decisions go through the store's failure handling. */
     volatile boolean failing;
     /**
@@ -279,6 +281,17 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     return l;
   }
 
+  /** From local(): ask the store for this one, then {@link #endProbe}. Never returned to users. */
+  private static final Decision VIA_STORE =
+      new Decision(false, false, 0, 0, 0, 0, Limit.leakyBucket(1, Rate.perSecond(1)), null);
+
+  private void endProbe(String key) {
+    Lease l = leases.get(key);
+    if (l != null) {
+      l.probing.set(false);
+    }
+  }
+
   /** Costs from this many micro-units up never take the hot path (they do not fit a lease). */
   private static final long HUGE = Long.MAX_VALUE / 4;
 
@@ -290,6 +303,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     Decision local = l != null
         ? new Decision(null, Math.max(0, l.held.get()) / MICRO, l.resetAfterNanos, deciding)
         : local(key, cost, true, false);
+    if (local == VIA_STORE) {
+      return exact.tryAcquireAsync(key, cost).whenComplete((d, failure) -> endProbe(key));
+    }
     return local != null ? CompletableFuture.completedFuture(local) : exact.tryAcquireAsync(key, cost);
   }
 
@@ -298,6 +314,13 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     StoreKeys.check(key);
     Checks.cost(cost);
     Decision local = local(key, cost, false, false);
+    if (local == VIA_STORE) {
+      try {
+        return exact.check(key, cost);
+      } finally {
+        endProbe(key);
+      }
+    }
     return local != null ? local : exact.check(key, cost);
   }
 
@@ -381,6 +404,19 @@ final class FleetRateLimiter extends AbstractRateLimiter {
         l.owed.addAndGet(need);
       }
       return d;
+    }
+    if (!l.short_ && l.probing.compareAndSet(false, true)) {
+      // The shared bucket had room at the last grant: rather than reject while the refill is on
+      // its way, ask the store, one call at a time per key on this instance (however many
+      // requests come, the store sees at most one such call per key and instance).
+      if (!orStore) {
+        return VIA_STORE;   // the caller asks the store, then clears the probe
+      }
+      try {
+        return exact.tryAcquire(key, cost);
+      } finally {
+        l.probing.set(false);
+      }
     }
     if (take) {
       localRejections.increment();

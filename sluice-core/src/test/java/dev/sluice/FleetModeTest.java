@@ -189,26 +189,59 @@ class FleetModeTest {
   }
 
   @Test
-  void emptyLease_whileItsRefillIsInFlight_isRejectedLocally_thenRefilled() {
+  void emptyLease_withRoomInTheSharedBucket_asksTheStore_oneCallAtATime_thenIsRefilled()
+      throws Exception {
     RateLimiter l = fleet(tenPercent);
     drive(l, "k", 500, 120);
-    store.holdAsync = true;
+    store.holdAsync = true;   // the refill, and the store decision, stay in flight
     int calls = store.calls.get();
     int admitted = 0;
+    List<java.util.concurrent.CompletableFuture<Decision>> pending = new ArrayList<>();
     Decision last = null;
     for (int i = 0; i < 200; i++) {
       clock.now.addAndGet(10_000);   // 100,000/s, all at once: the lease runs dry
-      last = l.tryAcquire("k");
+      java.util.concurrent.CompletableFuture<Decision> f = l.tryAcquireAsync("k", 1);
+      if (!f.isDone()) {
+        pending.add(f);
+        continue;
+      }
+      last = f.get();
       admitted += last.isAllowed() ? 1 : 0;
     }
     assertThat(store.calls.get()).as("no request waited for the store").isEqualTo(calls);
+    assertThat(pending).as("one store decision at a time while the lease is empty").hasSize(1);
     assertThat(admitted).isBetween(1, 100);
     assertThat(last.isAllowed()).isFalse();
     assertThat(last.isLeased()).isTrue();
     assertThat(last.retryAfterNanos()).isPositive();
-    assertThat(l.stats().leases().localRejections()).isEqualTo(200 - admitted);
-    assertThat(store.runHeld()).as("one refill in flight, not one per request").isEqualTo(1);
-    assertThat(l.tryAcquire("k").isAllowed()).isTrue();
+    assertThat(l.stats().leases().localRejections()).isEqualTo(199 - admitted);
+    assertThat(store.runHeld()).as("the refill and the one store decision").isEqualTo(2);
+    assertThat(pending.get(0).get().isAllowed()).as("the shared bucket had room").isTrue();
+    assertThat(pending.get(0).get().isLeased()).isFalse();
+    assertThat(l.tryAcquire("k").isLeased()).as("refilled").isTrue();
+  }
+
+  @Test
+  void emptyLease_whenTheSharedBucketIsFull_isRejectedLocally_withoutAStoreCall() {
+    Limit small = Limit.leakyBucket(100, Rate.perSecond(1000));
+    InProcessStore shared = new InProcessStore(List.of(small), clock);
+    RateLimiter l = Sluice.builder().limit(small).store(shared).clock(clock).scheduler(scheduler)
+        .leases(tenPercent).build();
+    for (int i = 0; i < 4000; i++) {   // 10,000/s for 0.4 s against 1,000/s: the bucket is full
+      clock.now.addAndGet(100_000);
+      l.tryAcquire("k");
+    }
+    int calls = shared.calls.get();
+    int rejectedLocally = 0;
+    for (int i = 0; i < 100; i++) {   // 1 ms: at most one paced refill
+      clock.now.addAndGet(10_000);
+      Decision d = l.tryAcquire("k");
+      assertThat(d.isLeased()).as("answered locally: from the lease, or rejected").isTrue();
+      rejectedLocally += d.isAllowed() ? 0 : 1;
+    }
+    assertThat(rejectedLocally).isPositive();
+    assertThat(shared.calls.get() - calls).as("a paced refill at most, no call per decision")
+        .isLessThanOrEqualTo(2);
   }
 
   @Test
@@ -220,14 +253,20 @@ class FleetModeTest {
     Decision c = l.check("k", 1);
     assertThat(c.isAllowed()).isTrue();
     assertThat(c.isLeased()).isTrue();
+    assertThat(store.calls.get()).as("a check from the lease calls nothing, not even a refill")
+        .isEqualTo(calls);
     Decision more = l.check("k", held + 1);
-    assertThat(more.isAllowed()).as("more than is held: what tryAcquire would answer").isFalse();
-    assertThat(more.isLeased()).isTrue();
+    assertThat(more.isAllowed()).as("more than is held, and the shared bucket has room: the"
+        + " store's exact answer").isTrue();
+    assertThat(more.isLeased()).isFalse();
     assertThat(l.stats().leases().unitsHeld()).isEqualTo(held);
-    assertThat(store.calls.get()).as("a check calls nothing, not even a refill").isEqualTo(calls);
+    assertThat(store.calls.get()).isEqualTo(calls + 1);
+    double level = store.level("k");
+    l.check("k", held + 1);
+    assertThat(store.level("k")).as("a check changes nothing").isEqualTo(level);
     assertThat(l.fillUp("k", 1).isLeased()).isFalse();
     assertThat(l.reserve("k", 1).isLeased()).isFalse();
-    assertThat(store.calls.get()).isEqualTo(calls + 2);
+    assertThat(store.calls.get()).isEqualTo(calls + 4);
   }
 
   @Test
@@ -250,7 +289,8 @@ class FleetModeTest {
     store.holdAsync = true;   // no refill lands: spend what is held
     long held = l.stats().leases().unitsHeld();
     int admitted = 0;
-    while (l.tryAcquire("k", 0.1).isAllowed()) {
+    Decision d;
+    while ((d = l.tryAcquire("k", 0.1)).isAllowed() && d.isLeased()) {
       admitted++;
     }
     assertThat(admitted).isEqualTo((int) (held * 10));
