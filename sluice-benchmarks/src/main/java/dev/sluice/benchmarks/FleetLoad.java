@@ -1,7 +1,6 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.LeaseSettings;
-import dev.sluice.LeaseStats;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -59,18 +58,52 @@ public final class FleetLoad {
     }
   }
 
+  /** A store that counts every call made to it (decisions, leases, releases, heartbeats). */
+  private record Counted(RedisStore store, AtomicLong calls) implements dev.sluice.spi.DecisionStore {
+    @Override
+    public long ticksPerSecond() {
+      return store.ticksPerSecond();
+    }
+
+    @Override
+    public dev.sluice.spi.Observation apply(String key, dev.sluice.spi.StoreRequest request) {
+      calls.incrementAndGet();
+      return store.apply(key, request);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<dev.sluice.spi.Observation> applyAsync(
+        String key, dev.sluice.spi.StoreRequest request) {
+      calls.incrementAndGet();
+      return store.applyAsync(key, request);
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
+        String instance, long ttlMillis) {
+      calls.incrementAndGet();
+      return store.liveInstances(fleet, instance, ttlMillis);
+    }
+
+    @Override
+    public void reset(String key) {
+      store.reset(key);
+    }
+  }
+
   /** One run; returns the decisions a second summed over the instances. */
   private static double run(String uri, boolean leased, int[] threads, String traffic,
       int seconds) throws Exception {
     String prefix = "fleetload:" + System.nanoTime() + ":";
     Limit limit = Limit.leakyBucket(CAPACITY, Rate.perSecond(RATE));
     List<RedisStore> stores = new ArrayList<>();
+    AtomicLong storeCalls = new AtomicLong();
     List<RateLimiter> fleet = new ArrayList<>();
     for (int i = 0; i < INSTANCES; i++) {
       RedisStore store = RedisStore.builder(uri).prefix(prefix)
           .commandTimeout(Duration.ofSeconds(2)).build();
       stores.add(store);
-      Sluice.Builder b = Sluice.builder().limit(limit).store(store);
+      Sluice.Builder b = Sluice.builder().limit(limit).store(new Counted(store, storeCalls));
       if (leased) {
         b.leases(LeaseSettings.defaults().withExcessShare(SHARE).withInstances(INSTANCES));
       }
@@ -82,6 +115,7 @@ public final class FleetLoad {
         l.tryAcquire("warm");
       }
     }
+    long callsBefore = storeCalls.get();
     AtomicLong decisions = new AtomicLong();
     AtomicLong admitted = new AtomicLong();
     List<Thread> callers = new ArrayList<>();
@@ -118,15 +152,10 @@ public final class FleetLoad {
     for (Thread th : callers) {
       th.join();
     }
-    long calls = 0;
-    for (RateLimiter l : fleet) {
-      LeaseStats s = l.stats().leases();
-      calls += s.leaseCalls();
-      l.close();
-    }
     double elapsed = (System.nanoTime() - window[0]) / 1e9;
-    if (!leased) {
-      calls = decisions.get();
+    long calls = storeCalls.get() - callsBefore;   // every call of the run: decisions, leases
+    for (RateLimiter l : fleet) {
+      l.close();
     }
     for (RedisStore s : stores) {
       s.close();
