@@ -451,6 +451,13 @@ class FleetModeTest {
         .hasMessage("lease instances must be at least 1 but was 0");
     assertThatThrownBy(() -> LeaseSettings.defaults().withLifetime(Duration.ofSeconds(61)))
         .hasMessage("lease lifetime must be between 1ms and 1m but was PT1M1S");
+    assertThatThrownBy(() -> LeaseSettings.defaults().withFleet(" "))
+        .hasMessage("lease fleet name must be 1 to 200 characters, not blank, but was ' '");
+    assertThatThrownBy(() -> LeaseSettings.defaults().withMaximumKeys(0))
+        .hasMessage("lease maximumKeys must be at least 1 but was 0");
+    assertThat(LeaseSettings.defaults().withFleet("orders").fleet()).isEqualTo("orders");
+    assertThat(LeaseSettings.defaults().toString())
+        .isEqualTo("LeaseSettings[lifetime 200ms, excess share 1%, 1 instances, 10000 keys]");
     assertThatThrownBy(() -> Sluice.builder().leases(LeaseSettings.defaults()).leases(LeaseSettings.defaults()))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("leases was already set");
   }
