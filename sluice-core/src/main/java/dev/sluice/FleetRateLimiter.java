@@ -15,21 +15,23 @@ import java.util.concurrent.atomic.LongAdder;
  * Fleet mode: a store-backed limiter that answers hot keys from leases (docs/fleet.md).
  *
  * Every key this instance sees gets a record (at most maximumKeys of them): the units it holds of
- * a lease, in micro-units, until a deadline; its demand (micro-units asked for, sampled every L/4
- * into a rate); whether a lease call is in flight. A key is hot when half a lifetime of its demand
- * comes to at least MIN_LEASE units; its target is that, capped at this instance's share of the
- * bound (cap). Requests on a hot key take from what is held with one CAS and never wait for the
- * store; when less than half the target is held, one lease call asks for the rest, in the
- * background. While a hot key holds too little, it is rejected locally: the refill is on its way,
- * or the shared bucket had no room (the last grant was short; refills are then paced to what the
- * bucket leaks per instance). Cold keys, costs above the cap, and hot keys whose last lease call
- * failed are decided by the store, one call each (StoreRateLimiter, with its breaker and failure
- * policy).
+ * a lease, in micro-units, until a deadline; its demand (spent from leases plus asked for and not
+ * served from them, sampled every L/4 into a rate); whether a lease call is in flight. A key is
+ * hot when half a lifetime of its demand comes to at least MIN_LEASE units; its target is that,
+ * capped at this instance's share of the bound (cap, which divides by the instances: as told, or
+ * as the store counts them, whichever is more). Requests on a hot key take from what is held with
+ * one CAS and never wait for the store; when less than half the target is held, one lease call
+ * asks for the rest, in the background. While a hot key holds too little: if the shared bucket
+ * had no room (the last grant was short; refills are then paced to what the bucket leaks per
+ * instance) it is rejected locally; otherwise the store decides, one call at a time per key, and
+ * requests meanwhile are rejected locally. Once a lease call failed, the failure policy answers
+ * without a call per decision, the lease call being the probe. Cold keys and costs above the cap
+ * are decided by the store, one call each (StoreRateLimiter, with its breaker and failure policy).
  *
  * Units are granted in whole units, each charged to the shared bucket before it is spent: the
  * fleet never admits more than the store charged. What is held when the deadline passes, and
- * everything on close, is given back with a release call; what cannot be given back is counted as
- * stranded (it makes the fleet admit less, never more).
+ * everything on close (after the calls in flight land), is given back with a release call; what
+ * cannot be given back is counted as stranded (it makes the fleet admit less, never more).
  */
 final class FleetRateLimiter extends AbstractRateLimiter {
   /** Held units are counted in millionths, so that fractional costs are spent exactly. */
@@ -263,6 +265,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return null;
     }
     long need = (long) micro;
+    // spend() written out: calling it would make this method small enough to inline, and then
+    // the hot path would compile too big for the caller to inline, and the decision would be
+    // allocated again (HotKeyBenchmark.sluiceLeased measures it)
     AtomicLong held = l.held;
     long after;
     for (;;) {
@@ -709,14 +714,5 @@ final class FleetRateLimiter extends AbstractRateLimiter {
         localRejections.sum(), unitsReconciled.sum(), leases.size(), instances());
     return new LimiterStats(s.storeErrors(), s.degradedDecisions(), s.breakerOpen(),
         s.evictedIdle(), s.evictedBusy(), s.deniedLocally(), s.keysHeld(), leaseStats);
-  }
-
-  /** For tests: the record of a key. */
-  Lease leaseOf(String key) {
-    return leases.get(key);
-  }
-
-  List<Lease> records() {
-    return List.copyOf(leases.values());
   }
 }
