@@ -2,8 +2,6 @@ package dev.sluice.cli;
 
 import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -126,13 +124,7 @@ final class FleetCommand implements Callable<Integer> {
         case "json" -> FleetReport.json(results);
         default -> FleetReport.table(results);
       };
-      if (output == null) {
-        PrintWriter out = spec.commandLine().getOut();
-        out.print(text);
-        out.flush();
-      } else {
-        Output.atomically(output, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
-      }
+      Output.text(output, spec.commandLine().getOut(), text);
       if (plot != null) {
         draw(results);
       }
@@ -157,7 +149,7 @@ final class FleetCommand implements Callable<Integer> {
       Canvas.Svg svg = new Canvas.Svg(width, height);
       FleetPlot.draw(svg, width, title, results);
       String text = svg.finish();
-      Output.atomically(plot, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
+      Output.text(plot, null, text);
     }
   }
 

@@ -15,6 +15,16 @@ final class Output {
     void write(OutputStream out) throws IOException;
   }
 
+  /** Text to {@code target} (atomically), or to {@code out} when there is no target. */
+  static void text(Path target, java.io.PrintWriter out, String text) throws IOException {
+    if (target == null) {
+      out.print(text);
+      out.flush();
+    } else {
+      atomically(target, o -> o.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+  }
+
   static void atomically(Path target, Writer writer) throws IOException {
     Path dir = target.toAbsolutePath().getParent();
     Files.createDirectories(dir);

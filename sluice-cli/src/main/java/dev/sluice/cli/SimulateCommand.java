@@ -1,7 +1,6 @@
 package dev.sluice.cli;
 
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,13 +42,7 @@ final class SimulateCommand implements Callable<Integer> {
             progress(spec, a, run.arrivals().size())));
       }
       String text = Report.format(format, run.source(), run.rate(), run.capacity(), results);
-      if (output == null) {
-        PrintWriter out = spec.commandLine().getOut();
-        out.print(text);
-        out.flush();
-      } else {
-        Output.atomically(output, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
-      }
+      Output.text(output, spec.commandLine().getOut(), text);
       return 0;
     } catch (InputException e) {
       spec.commandLine().getErr().println("sluice simulate: " + e.getMessage());
