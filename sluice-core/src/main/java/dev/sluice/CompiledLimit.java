@@ -150,6 +150,26 @@ final class CompiledLimit {
     this.penalty = penaltyTicks > (big - capacity - s) / s ? big - capacity - s : penaltyTicks * s;
   }
 
+  /** This bucket with a lower capacity, in steps (a group's parent as borrowers see it). */
+  CompiledLimit withCapacity(long steps) {
+    return new CompiledLimit(this, steps);
+  }
+
+  private CompiledLimit(CompiledLimit base, long capacity) {
+    this.limit = base.limit;
+    this.kind = base.kind;
+    this.ticksPerSecond = base.ticksPerSecond;
+    this.quantaPerUnit = base.quantaPerUnit;
+    this.scale = base.scale;
+    this.big = base.big;
+    this.capacity = capacity;
+    this.window = base.window;
+    this.penalty = base.penalty;
+    this.slots = base.slots;
+    this.unitCost = base.unitCost;
+    this.rules = base.rules;
+  }
+
   private static boolean fits(BigInteger v, long bound) {
     return v.bitLength() < 63 && v.longValue() <= bound;
   }

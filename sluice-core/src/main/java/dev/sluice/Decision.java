@@ -25,6 +25,7 @@ public final class Decision {
   private final List<Decision> perLimit;
   private final boolean degraded;
   private final boolean leased;
+  private final boolean borrowed;
 
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit) {
@@ -42,6 +43,14 @@ public final class Decision {
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
       boolean degraded, boolean leased) {
+    this(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos, delayNanos, limit,
+        perLimit, degraded, leased, false);
+  }
+
+  Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
+      long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
+      boolean degraded, boolean leased, boolean borrowed) {
+    this.borrowed = borrowed;
     this.degraded = degraded;
     this.leased = leased;
     this.allowed = allowed;
@@ -144,6 +153,7 @@ public final class Decision {
       this.perLimit = null;
       this.degraded = false;
       this.leased = true;
+      this.borrowed = false;
     } else {
       this.allowed = other.allowed;
       this.reachedCapacity = other.reachedCapacity;
@@ -155,13 +165,14 @@ public final class Decision {
       this.perLimit = other.perLimit;
       this.degraded = other.degraded;
       this.leased = other.leased;
+      this.borrowed = other.borrowed;
     }
   }
 
   /** This decision, marked degraded. */
   Decision degraded() {
     return new Decision(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos,
-        delayNanos, limit, perLimit, true, leased);
+        delayNanos, limit, perLimit, true, leased, borrowed);
   }
 
   /**
@@ -171,6 +182,15 @@ public final class Decision {
    */
   public boolean isLeased() {
     return leased;
+  }
+
+  /**
+   * Whether a {@link Group group}'s key was admitted above its assured limit, from the parent's
+   * idle capacity. False when it was admitted within its assured limit, when it was rejected, and
+   * for limiters without a group.
+   */
+  public boolean isBorrowed() {
+    return borrowed;
   }
 
   /** The limit that decided. */
@@ -212,6 +232,9 @@ public final class Decision {
     }
     if (leased) {
       b.append(" leased");
+    }
+    if (borrowed) {
+      b.append(" borrowed");
     }
     return b.append(" limit=").append(limit.name()).toString();
   }

@@ -40,8 +40,26 @@ public final class Sluice {
     private CircuitBreakerSettings breakerSettings;
     private int denyCacheSize = -1;
     private LeaseSettings leases;
+    private Group group;
 
     private Builder() {}
+
+    /**
+     * Makes this a limiter of a {@link Group}: each key is held to the group's assured limit and
+     * ceilings, and the keys of one group share its parent, borrowing its idle capacity above
+     * their assured limits. Instead of {@link #limit}; not with {@link #leases}. Its decisions
+     * answer {@code tryAcquire}, {@code check} and {@code acquire} ({@code fillUp} and
+     * {@code reserve} throw {@link UnsupportedOperationException}), and say whether they
+     * {@link Decision#isBorrowed() borrowed}.
+     */
+    public Builder group(Group group) {
+      if (this.group != null) {
+        throw new IllegalStateException("group was already set to " + this.group);
+      }
+      Objects.requireNonNull(group, "group").requireAssured();
+      this.group = group;
+      return this;
+    }
 
     /** Adds a limit; a key is admitted only when every limit admits it. */
     public Builder limit(Limit limit) {
@@ -180,7 +198,21 @@ public final class Sluice {
      * @throws IllegalArgumentException if a limit cannot be represented on the store's clock
      */
     public RateLimiter build() {
-      if (limits.isEmpty()) {
+      if (group != null) {
+        if (!limits.isEmpty()) {
+          throw new IllegalStateException("a group's per-key limits are its assured limit and its"
+              + " ceilings: give " + limits + " to Group.ceiling(...) instead of limit(...)");
+        }
+        if (leases != null) {
+          throw new IllegalStateException("leases(...) does not apply to a group: every decision"
+              + " of a group is one store call that charges the key and the group together");
+        }
+        if (onStoreFailure == StoreFailure.LOCAL_SHARE) {
+          throw new IllegalStateException("onStoreFailure(LOCAL_SHARE) needs leases(...), which"
+              + " a group does not take");
+        }
+      }
+      if (limits.isEmpty() && group == null) {
         throw new IllegalStateException("no limit was set: call limit(...) at least once");
       }
       if (store == null) {
@@ -200,6 +232,19 @@ public final class Sluice {
       if (onStoreFailure == StoreFailure.LOCAL_SHARE && leases == null) {
         throw new IllegalStateException("onStoreFailure(LOCAL_SHARE) divides each limit among the"
             + " instances of a fleet, and no leases(...) was given to say how many there are");
+      }
+      if (group != null) {
+        if (store == null) {
+          return new InMemoryGroupLimiter(group, clock == null ? Clock.system() : clock,
+              scheduler == null ? Scheduler.system() : scheduler,
+              maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys);
+        }
+        return new StoreRateLimiter(group, store, clock == null ? Clock.system() : clock,
+            scheduler == null ? Scheduler.system() : scheduler,
+            onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,
+            breakerSettings == null ? CircuitBreakerSettings.defaults() : breakerSettings,
+            maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys,
+            Math.max(0, denyCacheSize));
       }
       if (store != null) {
         StoreRateLimiter exact = new StoreRateLimiter(limits, store,

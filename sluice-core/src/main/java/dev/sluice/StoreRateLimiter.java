@@ -51,9 +51,27 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   private volatile Share share;
   private final long fallbackMaximumKeys;
 
+  /** A group's limits, when this limiter decides a {@link Group}; null otherwise. */
+  private final GroupLimits group;
+
   StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
       StoreFailure onFailure, CircuitBreakerSettings breakerSettings, long fallbackMaximumKeys,
       int denyCacheSize) {
+    this(limits, null, store, clock, scheduler, onFailure, breakerSettings, fallbackMaximumKeys,
+        denyCacheSize);
+  }
+
+  /** A limiter of a {@link Group} on a store. */
+  StoreRateLimiter(Group group, DecisionStore store, Clock clock, Scheduler scheduler,
+      StoreFailure onFailure, CircuitBreakerSettings breakerSettings, long fallbackMaximumKeys,
+      int denyCacheSize) {
+    this(group.limits(), group, store, clock, scheduler, onFailure, breakerSettings,
+        fallbackMaximumKeys, denyCacheSize);
+  }
+
+  private StoreRateLimiter(List<Limit> limits, Group groupSpec, DecisionStore store, Clock clock,
+      Scheduler scheduler, StoreFailure onFailure, CircuitBreakerSettings breakerSettings,
+      long fallbackMaximumKeys, int denyCacheSize) {
     super(limits, clock, scheduler);
     this.denyCacheSize = denyCacheSize;
     this.denials = denyCacheSize > 0 ? new ConcurrentHashMap<>() : null;
@@ -62,15 +80,18 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     this.breakerSettings = breakerSettings;
     this.breaker = new CircuitBreaker(breakerSettings, this.clock);
     this.fallbackMaximumKeys = fallbackMaximumKeys;
-    this.fallback = onFailure == StoreFailure.FALLBACK_IN_MEMORY
-        ? new InMemoryRateLimiter(limits, this.clock, scheduler, fallbackMaximumKeys, true)
-        : null;
+    this.fallback = onFailure != StoreFailure.FALLBACK_IN_MEMORY ? null
+        : groupSpec != null
+            ? new InMemoryGroupLimiter(groupSpec, this.clock, scheduler, fallbackMaximumKeys)
+            : new InMemoryRateLimiter(limits, this.clock, scheduler, fallbackMaximumKeys, true);
     long tps = store.ticksPerSecond();
     if (tps <= 0 || 1_000_000_000L % tps != 0) {
       throw new IllegalArgumentException("a store's ticksPerSecond must divide 1e9 but was " + tps);
     }
-    reference = StoreReference.of(limits, tps);
+    reference = groupSpec != null ? StoreReference.ofGroup(groupSpec, tps)
+        : StoreReference.of(limits, tps);
     compiled = reference.compiled();
+    group = reference.group();
   }
 
   @Override
@@ -94,13 +115,16 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (local != null) {
       return CompletableFuture.completedFuture(local);
     }
-    CircuitBreaker b = breakerFor(key);
+    String groupName = group != null ? groupOf(key) : null;
+    CircuitBreaker b = breakerFor(key, groupName);
     if (!b.allowsCall()) {
       return CompletableFuture.completedFuture(degraded(key, Engine.TRY_ACQUIRE, cost, b));
     }
     CompletableFuture<Observation> seen;
     try {
-      seen = store.applyAsync(key, request(Engine.TRY_ACQUIRE, cost));
+      StoreRequest request = request(Engine.TRY_ACQUIRE, cost);
+      seen = groupName != null ? store.applyGroupAsync(groupName, key, request)
+          : store.applyAsync(key, request);
     } catch (RuntimeException e) {
       seen = CompletableFuture.failedFuture(e);
     }
@@ -168,6 +192,9 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   public Decision fillUp(String key, double cost) {
     StoreKeys.check(key);
     Checks.cost(cost);
+    if (group != null) {
+      throw new UnsupportedOperationException(GroupLimits.unsupported(Engine.FILL_UP));
+    }
     return decide(key, Engine.FILL_UP, cost);
   }
 
@@ -175,6 +202,9 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   public Decision reserve(String key, double cost) {
     StoreKeys.check(key);
     Checks.cost(cost);
+    if (group != null) {
+      throw new UnsupportedOperationException(GroupLimits.unsupported(Engine.RESERVE));
+    }
     if (!Engine.canReserve(compiled)) {
       Engine.decide(compiled, Engine.initialState(compiled), 0, Engine.RESERVE, 1,
           new long[Engine.initialState(compiled).length]);   // throws the explanation
@@ -184,7 +214,12 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public void reset(String key) {
-    store.reset(StoreKeys.check(key));
+    StoreKeys.check(key);
+    if (group != null) {
+      store.resetGroupMember(groupOf(key), key);
+    } else {
+      store.reset(key);
+    }
     if (denials != null) {
       denials.remove(key);
     }
@@ -209,21 +244,36 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     return reference.request(StoreProtocol.Operation.of(op), cost);
   }
 
+  /** The key's group, checked as a store key (bad input names the key). */
+  private String groupOf(String key) {
+    String g = group.group.groupOf(key);
+    String problem = StoreKeys.problem(g);
+    if (problem != null) {
+      throw new IllegalArgumentException("the group of key \"" + key + "\" " + problem);
+    }
+    return g;
+  }
+
   private Decision fromObservation(Observation seen, int op, double cost) {
     long[] state = seen.normalizedState();
+    if (group != null) {
+      return group.decide(state, seen.now(), op, group.quanta(cost), new long[state.length]);
+    }
     return Engine.decide(compiled, state, seen.now(), op, cost, new long[state.length]);
   }
 
   /** Key and cost already checked. */
   Decision decide(String key, int op, double cost) {
     StoreRequest request = request(op, cost);
-    CircuitBreaker b = breakerFor(key);
+    String groupName = group != null ? groupOf(key) : null;
+    CircuitBreaker b = breakerFor(key, groupName);
     if (!b.allowsCall()) {
       return degraded(key, op, cost, b);
     }
     Observation seen;
     try {
-      seen = store.apply(key, request);
+      seen = groupName != null ? store.applyGroup(groupName, key, request)
+          : store.apply(key, request);
     } catch (RuntimeException e) {
       failed(b, e);
       return degraded(key, op, cost, b);
@@ -271,9 +321,14 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   /** The breaker of the key's failure domain. */
   CircuitBreaker breakerFor(String key) {
+    return breakerFor(key, null);
+  }
+
+  /** The breaker of the failure domain of the key, or of its group when it has one. */
+  private CircuitBreaker breakerFor(String key, String groupName) {
     Object domain;
     try {
-      domain = store.failureDomain(key);
+      domain = groupName != null ? store.groupFailureDomain(groupName) : store.failureDomain(key);
     } catch (RuntimeException e) {
       domain = null;
     }

@@ -24,8 +24,15 @@ public final class StoreReference {
   private final long[] penalty;
   private final long[] scale;
   private final String layout;
+  /** A group's compiled limits; null for plain limits. */
+  private final GroupLimits group;
 
   private StoreReference(List<Limit> limits, long ticksPerSecond) {
+    this(limits, ticksPerSecond, null);
+  }
+
+  private StoreReference(List<Limit> limits, long ticksPerSecond, GroupLimits group) {
+    this.group = group;
     if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
       throw new IllegalArgumentException(
           "a store's ticksPerSecond must divide 1e9 but was " + ticksPerSecond);
@@ -61,6 +68,29 @@ public final class StoreReference {
     return new StoreReference(List.copyOf(limits), ticksPerSecond);
   }
 
+  /**
+   * A group's limits (assured, ceilings, parent) compiled for a store whose clock ticks
+   * {@code ticksPerSecond} times a second: its requests are {@link StoreRequest#isGroup() group
+   * requests}.
+   *
+   * @throws IllegalArgumentException if a limit cannot be represented on such a store
+   * @throws IllegalStateException if the group has no assured limit
+   */
+  public static StoreReference ofGroup(Group group, long ticksPerSecond) {
+    Objects.requireNonNull(group, "group");
+    if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
+      throw new IllegalArgumentException(
+          "a store's ticksPerSecond must divide 1e9 but was " + ticksPerSecond);
+    }
+    return new StoreReference(group.limits(), ticksPerSecond,
+        new GroupLimits(group, ticksPerSecond));
+  }
+
+  /** Whether these are a group's limits. */
+  public boolean isGroup() {
+    return group != null;
+  }
+
   /** The request a decision of {@code operation} for {@code cost} sends to the store. */
   public StoreRequest request(Operation operation, double cost) {
     return request(operation, cost, 1);
@@ -76,7 +106,7 @@ public final class StoreReference {
       quantum[i] = compiled[i].quantum(cost);
     }
     return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout,
-        count);
+        count, group == null ? -1 : group.reserve);
   }
 
   /** The limits' layout letters, e.g. "bs". */
@@ -102,7 +132,11 @@ public final class StoreReference {
   /** As {@link #next(long[], long, Operation, double)}, for {@code count} grains. */
   public long[] next(long[] state, long now, Operation operation, double cost, long count) {
     long[] next = new long[state.length];
-    Engine.decide(compiled, state, now, operation.code(), cost, count, next);
+    if (group != null) {
+      group.decide(state, now, operation.code(), group.quanta(cost), next);
+    } else {
+      Engine.decide(compiled, state, now, operation.code(), cost, count, next);
+    }
     return next;
   }
 
@@ -113,16 +147,23 @@ public final class StoreReference {
    * @throws IllegalArgumentException if the request's layout is not these limits'
    */
   public long[] next(long[] state, long now, StoreRequest request) {
-    if (!request.layout().equals(layout) || request.limits() != compiled.length) {
-      throw new IllegalArgumentException("a request of layout '" + request.layout()
-          + "' does not belong to limits of layout '" + layout + "'");
+    if (!request.layout().equals(layout) || request.limits() != compiled.length
+        || request.isGroup() != (group != null)) {
+      throw new IllegalArgumentException("a " + (request.isGroup() ? "group's " : "")
+          + "request of layout '" + request.layout() + "' does not belong to "
+          + (group != null ? "a group's " : "") + "limits of layout '" + layout + "'");
     }
     long[] quanta = new long[compiled.length];
     for (int i = 0; i < quanta.length; i++) {
       quanta[i] = request.quantum(i);
     }
     long[] next = new long[state.length];
-    Engine.decide(compiled, state, now, request.operation().code(), quanta, request.count(), next);
+    if (group != null) {
+      group.decide(state, now, request.operation().code(), quanta, next);
+    } else {
+      Engine.decide(compiled, state, now, request.operation().code(), quanta, request.count(),
+          next);
+    }
     return next;
   }
 
@@ -136,6 +177,10 @@ public final class StoreReference {
 
   /** The decision core builds from what the store saw: its clock and the state before. */
   public Decision decision(long[] stateBefore, long now, Operation operation, double cost) {
+    if (group != null) {
+      return group.decide(stateBefore, now, operation.code(), group.quanta(cost),
+          new long[stateBefore.length]);
+    }
     return Engine.decide(compiled, stateBefore, now, operation.code(), cost,
         new long[stateBefore.length]);
   }
@@ -143,6 +188,31 @@ public final class StoreReference {
   /** Ticks until {@code state} holds nothing at {@code now}; 0 when the key is idle. */
   public long idleAfter(long[] state, long now) {
     return Engine.idleAfter(compiled, state, now);
+  }
+
+  /**
+   * A group's state: ticks until the key's part of it (the slots before the parent's) holds
+   * nothing; 0 when idle.
+   */
+  public long keyIdleAfter(long[] state, long now) {
+    requireGroup();
+    return group.keyIdleAfter(state, now);
+  }
+
+  /** A group's state: ticks until the parent's part of it holds nothing; 0 when idle. */
+  public long groupIdleAfter(long[] state, long now) {
+    requireGroup();
+    return group.parentIdleAfter(state, now);
+  }
+
+  private void requireGroup() {
+    if (group == null) {
+      throw new IllegalStateException("these limits are not a group's");
+    }
+  }
+
+  GroupLimits group() {
+    return group;
   }
 
   CompiledLimit[] compiled() {

@@ -34,6 +34,37 @@ public interface DecisionStore extends AutoCloseable {
     }
   }
 
+  /**
+   * A {@link StoreRequest#isGroup() group's} decision, as one atomic step on the store's clock:
+   * reads the state of {@code key} in {@code group} (layout {@link StoreRequest#keyLayout()}) and
+   * of the group's parent (layout {@link StoreRequest#groupLayout()}), computes the next state
+   * of both as core's reference does, writes each that changed, makes each expire when idle, and
+   * returns the clock reading and the key's slots followed by the parent's. A key's state in a
+   * group is its own: it is not the state {@link #apply} keeps under the same key.
+   *
+   * @throws UnsupportedOperationException if the store cannot decide groups (the default)
+   */
+  default Observation applyGroup(String group, String key, StoreRequest request) {
+    throw new UnsupportedOperationException(getClass().getSimpleName()
+        + " cannot decide groups (hierarchical limits)");
+  }
+
+  /** {@link #applyGroup} without blocking the caller; the default runs it on the calling thread. */
+  default java.util.concurrent.CompletableFuture<Observation> applyGroupAsync(String group,
+      String key, StoreRequest request) {
+    try {
+      return java.util.concurrent.CompletableFuture.completedFuture(applyGroup(group, key, request));
+    } catch (RuntimeException e) {
+      return java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Forgets {@code key}'s state in {@code group}; the group's parent keeps what it holds. */
+  default void resetGroupMember(String group, String key) {
+    throw new UnsupportedOperationException(getClass().getSimpleName()
+        + " cannot decide groups (hierarchical limits)");
+  }
+
   /** Forgets a key. */
   void reset(String key);
 
@@ -44,6 +75,14 @@ public interface DecisionStore extends AutoCloseable {
    * {@code null}, means one domain for the whole store. Must be cheap: it is asked on every call.
    */
   default Object failureDomain(String key) {
+    return null;
+  }
+
+  /**
+   * {@link #failureDomain} for a group: which part of the store holds the group's keys (in a
+   * Redis Cluster, the node of the group's slot). The default, {@code null}, means one domain.
+   */
+  default Object groupFailureDomain(String group) {
     return null;
   }
 

@@ -22,6 +22,7 @@ public final class StoreRequest {
   private final String layout;
   private final int stateLength;
   private final long count;
+  private final long reserve;
 
   /**
    * Built by core; stores only read it. The arrays other than {@code quantum} are shared between
@@ -35,7 +36,17 @@ public final class StoreRequest {
   /** As the other constructor, with the grains a lease asks for or a release gives back. */
   public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
       long[] penalty, long[] quantum, long[] scale, String layout, long count) {
+    this(operation, kinds, capacity, window, penalty, quantum, scale, layout, count, -1);
+  }
+
+  /**
+   * As the other constructors; {@code reserve} at least 0 makes it a group's request (see
+   * {@link #isGroup()}), -1 a plain one.
+   */
+  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
+      long[] penalty, long[] quantum, long[] scale, String layout, long count, long reserve) {
     this.count = count;
+    this.reserve = reserve;
     this.operation = operation;
     this.kinds = kinds;
     this.capacity = capacity;
@@ -111,6 +122,38 @@ public final class StoreRequest {
   /** Grains of the cost a lease asks for or a release gives back; 1 for other operations. */
   public long count() {
     return count;
+  }
+
+  /**
+   * Whether this is a group's decision ({@code DecisionStore.applyGroup}): the limits are the
+   * key's assured limit, its ceilings, and last the group's parent, whose state lives under the
+   * group's own key. The state is the key's slots followed by the parent's.
+   */
+  public boolean isGroup() {
+    return reserve >= 0;
+  }
+
+  /**
+   * A group's reserve: the parent's steps (of its capacity) that only assured traffic may fill;
+   * -1 when this is not a group's request. Sent after the count.
+   */
+  public long reserve() {
+    return reserve;
+  }
+
+  /** A group's request: the layout of the key's state (every letter but the parent's). */
+  public String keyLayout() {
+    return isGroup() ? layout.substring(0, layout.length() - 1) : layout;
+  }
+
+  /** A group's request: the layout of the parent's state (its one letter). */
+  public String groupLayout() {
+    return isGroup() ? layout.substring(layout.length() - 1) : "";
+  }
+
+  /** A group's request: slots of the key's state; the parent's follow. */
+  public int keySlots() {
+    return isGroup() ? stateLength - slots(kinds.length - 1) : stateLength;
   }
 
   /** Total slots of the state. */

@@ -40,7 +40,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 3;
+  public static final int SCHEMA_VERSION = 4;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -51,7 +51,7 @@ public final class PostgresStore implements DecisionStore {
    */
   public static final List<String> SCHEMA_RESOURCES =
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
-          "/dev/sluice/postgres/V3__sluice.sql");
+          "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
   private static final String VERSION_COMMENT = "sluice schema ";
@@ -74,6 +74,9 @@ public final class PostgresStore implements DecisionStore {
   private final String decideSql;
   private final String resetSql;
   private final String pruneSql;
+  private final String decideGroupSql;
+  private final String resetMemberSql;
+  private final String pruneGroupsSql;
   private final String prefix;
   private final LongSupplier micros;
   private final long timeoutMillis;
@@ -102,6 +105,13 @@ public final class PostgresStore implements DecisionStore {
       stripes[i] = new java.util.concurrent.Semaphore(IN_FLIGHT_PER_KEY);
     }
     this.decideSql = "SELECT " + table + "_decide(?, ?, ?, ?, ?::bigint[], ?)";
+    this.decideGroupSql = "SELECT " + table + "_decide_group(?, ?, ?, ?, ?, ?::bigint[], ?)";
+    this.resetMemberSql = "DELETE FROM " + table + "_groups WHERE grp = ? AND key = ?";
+    this.pruneGroupsSql = "WITH victims AS (SELECT grp, key FROM " + table + "_groups"
+        + " WHERE expires_at < COALESCE(to_timestamp(?::float8 / 1000000), clock_timestamp())"
+        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
+        + " DELETE FROM " + table + "_groups t USING victims"
+        + " WHERE t.grp = victims.grp AND t.key = victims.key";
     this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
     this.pruneSql = "WITH victims AS (SELECT key FROM " + table
         + " WHERE expires_at < COALESCE(to_timestamp(?::float8 / 1000000), clock_timestamp())"
@@ -280,10 +290,54 @@ public final class PostgresStore implements DecisionStore {
    */
   @Override
   public Observation apply(String key, StoreRequest request) {
-    String stateKey = prefix + key;
+    return queued(prefix + key, null, request);
+  }
+
+  /**
+   * A group's decision: one call of the function {@code <table>_decide_group}, which locks the
+   * group's parent row and then the key's, in the table {@code <table>_groups}. Decisions of one
+   * group queue on its parent row, so a group decides about as fast as one hot key.
+   */
+  @Override
+  public Observation applyGroup(String group, String key, StoreRequest request) {
+    if (!request.isGroup()) {
+      throw new IllegalArgumentException("applyGroup needs a group's request");
+    }
+    return queued(prefix + group, key, request);
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<Observation> applyGroupAsync(String group, String key,
+      StoreRequest request) {
+    return async(() -> applyGroup(group, key, request));
+  }
+
+  @Override
+  public void resetGroupMember(String group, String key) {
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement p = c.prepareStatement(resetMemberSql)) {
+        timeout(p, timeoutMillis);
+        p.setString(1, prefix + group);
+        p.setString(2, key);
+        p.executeUpdate();
+      }
+    } catch (SQLException e) {
+      throw new PostgresStoreException("PostgreSQL reset on table " + table + "_groups failed: "
+          + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Within the store's timeout, one decision on {@code stateKey} (a key; or a group when
+   * {@code member} is its key), behind at most a few others of this JVM on the same row.
+   */
+  private Observation queued(String stateKey, String member, StoreRequest request) {
     long deadline = System.nanoTime() + timeoutNanos;
     if (stripes.length == 0) {
-      return decide(stateKey, request, deadline);
+      return decide(stateKey, member, request, deadline);
     }
     java.util.concurrent.Semaphore lock =
         stripes[(stateKey.hashCode() * 0x9E3779B9 >>> 22) & (stripes.length - 1)];
@@ -295,10 +349,10 @@ public final class PostgresStore implements DecisionStore {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new PostgresStoreException("interrupted while waiting to decide on key " + key, e);
+      throw new PostgresStoreException("interrupted while waiting to decide on key " + stateKey, e);
     }
     try {
-      return decide(stateKey, request, deadline);
+      return decide(stateKey, member, request, deadline);
     } finally {
       lock.release();
     }
@@ -332,7 +386,8 @@ public final class PostgresStore implements DecisionStore {
         + (failure == null ? "the pool gave none" : failure.getMessage()), failure);
   }
 
-  private Observation decide(String stateKey, StoreRequest request, long deadline) {
+  private Observation decide(String stateKey, String member, StoreRequest request,
+      long deadline) {
     String args = args(request);
     SQLException last = null;
     for (int attempt = 0; attempt < SERIALIZATION_RETRIES; attempt++) {
@@ -341,18 +396,22 @@ public final class PostgresStore implements DecisionStore {
           c.setAutoCommit(true);
         }
         long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-        try (PreparedStatement p = c.prepareStatement(decideSql)) {
+        try (PreparedStatement p = c.prepareStatement(member == null ? decideSql : decideGroupSql)) {
           timeout(p, leftMillis);
-          p.setString(1, stateKey);
-          p.setInt(2, request.operation().code());
-          if (micros == null) {
-            p.setNull(3, java.sql.Types.BIGINT);
-          } else {
-            p.setLong(3, micros.getAsLong());
+          int at = 1;
+          p.setString(at++, stateKey);
+          if (member != null) {
+            p.setString(at++, member);
           }
-          p.setString(4, request.layout());
-          p.setString(5, args);
-          p.setInt(6, (int) Math.min(Integer.MAX_VALUE, leftMillis));
+          p.setInt(at++, request.operation().code());
+          if (micros == null) {
+            p.setNull(at++, java.sql.Types.BIGINT);
+          } else {
+            p.setLong(at++, micros.getAsLong());
+          }
+          p.setString(at++, request.layout());
+          p.setString(at++, args);
+          p.setInt(at, (int) Math.min(Integer.MAX_VALUE, leftMillis));
           try (ResultSet rs = p.executeQuery()) {
             rs.next();
             return observation(rs.getArray(1));
@@ -420,7 +479,11 @@ public final class PostgresStore implements DecisionStore {
         b.append(r.argument(i, j));
       }
     }
-    return b.append(',').append(r.count()).append('}').toString();
+    b.append(',').append(r.count());
+    if (r.isGroup()) {
+      b.append(',').append(r.reserve());
+    }
+    return b.append('}').toString();
   }
 
   /** Reads {@code {now, slot, ...}} from a SQL {@code bigint[]}. */
@@ -457,22 +520,25 @@ public final class PostgresStore implements DecisionStore {
    */
   public long pruneExpired() {
     long total = 0;
-    while (true) {
-      int n = pruneBatch();
-      total += n;
-      if (n < pruneBatch) {
-        pruned.addAndGet(total);
-        return total;
+    for (String sql : new String[] {pruneSql, pruneGroupsSql}) {
+      while (true) {
+        int n = pruneBatch(sql);
+        total += n;
+        if (n < pruneBatch) {
+          break;
+        }
       }
     }
+    pruned.addAndGet(total);
+    return total;
   }
 
-  private int pruneBatch() {
+  private int pruneBatch(String sql) {
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      try (PreparedStatement p = c.prepareStatement(pruneSql)) {
+      try (PreparedStatement p = c.prepareStatement(sql)) {
         if (micros == null) {
           p.setNull(1, java.sql.Types.BIGINT);
         } else {

@@ -246,8 +246,47 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public Observation apply(String key, StoreRequest request) {
-    String[] keys = {stateKey(key)};
-    String[] args = args(request);
+    return eval(new String[] {stateKey(key)}, args(request));
+  }
+
+  /**
+   * A group's decision: one script call on the key's state and the group's parent, both under
+   * the group's hash tag (one slot: in a cluster, a group lives on one node).
+   */
+  @Override
+  public Observation applyGroup(String group, String key, StoreRequest request) {
+    return eval(groupKeys(group, key, request), args(request));
+  }
+
+  @Override
+  public CompletableFuture<Observation> applyGroupAsync(String group, String key,
+      StoreRequest request) {
+    return evalAsync(groupKeys(group, key, request), args(request));
+  }
+
+  @Override
+  public void resetGroupMember(String group, String key) {
+    keyCommands.del(memberKey(group, key));
+  }
+
+  @Override
+  public Object groupFailureDomain(String group) {
+    if (cluster == null) {
+      return null;
+    }
+    RedisClusterNode owner =
+        cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(parentKey(group)));
+    return owner == null ? null : owner.getNodeId();
+  }
+
+  private String[] groupKeys(String group, String key, StoreRequest request) {
+    if (!request.isGroup()) {
+      throw new IllegalArgumentException("applyGroup needs a group's request");
+    }
+    return new String[] {memberKey(group, key), parentKey(group)};
+  }
+
+  private Observation eval(String[] keys, String[] args) {
     List<Object> reply;
     try {
       try {
@@ -319,8 +358,10 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public CompletableFuture<Observation> applyAsync(String key, StoreRequest request) {
-    String[] keys = {stateKey(key)};
-    String[] args = args(request);
+    return evalAsync(new String[] {stateKey(key)}, args(request));
+  }
+
+  private CompletableFuture<Observation> evalAsync(String[] keys, String[] args) {
     CompletableFuture<List<Object>> first =
         asyncCommands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
     return first.handle((reply, failure) -> {
@@ -354,7 +395,7 @@ public final class RedisStore implements DecisionStore {
   private String[] args(StoreRequest request) {
     int n = request.limits();
     int per = StoreProtocol.ARGS_PER_LIMIT;
-    String[] args = new String[5 + per * n];
+    String[] args = new String[(request.isGroup() ? 6 : 5) + per * n];
     args[0] = Integer.toString(request.operation().code());
     args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
     args[2] = request.layout();
@@ -365,6 +406,9 @@ public final class RedisStore implements DecisionStore {
       }
     }
     args[4 + per * n] = Long.toString(request.count());
+    if (request.isGroup()) {
+      args[5 + per * n] = Long.toString(request.reserve());
+    }
     return args;
   }
 
@@ -413,6 +457,20 @@ public final class RedisStore implements DecisionStore {
    */
   String instancesKey(String fleet) {
     return prefix + "{" + fleet + "}:instances";
+  }
+
+  /**
+   * The Redis key of a group's parent, {@code prefix{=group}\0}: its hash tag is the group's
+   * (prefixed so that it is never empty), and it holds U+0000, which no limited key or group
+   * contains, so it is never another key's.
+   */
+  String parentKey(String group) {
+    return prefix + "{=" + group + "}\u0000";
+  }
+
+  /** The Redis key of a key's state in a group: the parent's followed by the key. */
+  String memberKey(String group, String key) {
+    return parentKey(group) + key;
   }
 
   /** The Redis key holding a limited key's state. */

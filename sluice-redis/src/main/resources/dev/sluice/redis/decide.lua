@@ -2,10 +2,14 @@
 -- it must compute the same next state; the figures are rebuilt in Java from what it returns.
 --
 -- KEYS[1]  the key's state: "<layout>|slot,slot,..."; absent means the initial state
+-- KEYS[2]  a group's decision only (core's GroupLimits): the group's parent state; the last
+--          limit is the parent's, the others (assured, ceilings) the key's
 -- ARGV     op, now (microseconds, or -1: TIME), layout, expiry padding (ms; 0 unless time is
 --          passed in), then per limit: kind, capacity, window, penalty, quantum, scale; then the
---          count of grains a lease asks for or a release gives back (1 otherwise)
--- returns  { now, slot, slot, ... }   the clock reading and the state before the operation
+--          count of grains a lease asks for or a release gives back (1 otherwise); then, for a
+--          group, the reserve (the parent's steps only assured traffic may fill)
+-- returns  { now, slot, slot, ... }   the clock reading and the state before the operation (for a
+--          group, the key's slots then the parent's)
 --
 -- The constants, the slots and the arguments are those of dev.sluice.spi.StoreProtocol (a test
 -- compares them). Numbers are doubles: every value stays below 2^53 (times in microseconds; a
@@ -270,22 +274,82 @@ for i = 1, #layout do
 end
 local count = tonumber(ARGV[a])
 
-local s = {}
-local stored = redis.call('GET', KEYS[1])
-local bar = stored and string.find(stored, '|', 1, true)
-if bar and string.sub(stored, 1, bar - 1) == layout then
-  local i = 1
-  for v in string.gmatch(string.sub(stored, bar + 1), '[^,]+') do
-    s[i] = tonumber(v)
-    i = i + 1
+-- a state: the slots of limits first..last, kept under one key with their layout letters
+local function load(key, first, last, s)
+  local lay = string.sub(layout, first, last)
+  local from, to = limits[first].o, limits[last].o + limits[last].slots - 1
+  local stored = redis.call('GET', key)
+  local bar = stored and string.find(stored, '|', 1, true)
+  local vals = {}
+  if bar and string.sub(stored, 1, bar - 1) == lay then
+    for v in string.gmatch(string.sub(stored, bar + 1), '[^,]+') do vals[#vals + 1] = tonumber(v) end
+  end
+  if #vals == to - from + 1 then
+    for i = from, to do s[i] = vals[i - from + 1] end
+  else
+    for i = first, last do limits[i].rules.initialize(limits[i], s, limits[i].o) end
   end
 end
-if #s ~= slots then
-  s = {}
-  for _, l in ipairs(limits) do l.rules.initialize(l, s, l.o) end
+-- writes the slots of limits first..last if they changed; deletes the key once they hold nothing
+local function save(key, first, last, s, nx)
+  local from, to = limits[first].o, limits[last].o + limits[last].slots - 1
+  local changed = false
+  for i = from, to do
+    if nx[i] ~= s[i] then changed = true end
+  end
+  if not changed then return end
+  local idle = 0
+  for i = first, last do
+    local l = limits[i]
+    idle = math.max(idle, l.rules.reset_after(l, nx, l.o, now))
+  end
+  if idle <= 0 then
+    redis.call('DEL', key)
+  else
+    local parts = {}
+    for i = from, to do parts[#parts + 1] = string.format('%.0f', nx[i]) end
+    redis.call('SET', key, string.sub(layout, first, last) .. '|' .. table.concat(parts, ','),
+               'PX', math.ceil(idle / 1000) + pad)
+  end
 end
 
+local n = #limits
+local s = {}
 local nx = {}
+if #KEYS == 2 then
+  -- a group (GroupLimits.decide): the assured path charges every limit when all of them fit;
+  -- otherwise the borrowed path charges the ceilings and the parent when the ceilings fit and
+  -- the parent holds the cost below its capacity minus the reserve
+  load(KEYS[1], 1, n - 1, s)
+  load(KEYS[2], n, n, s)
+  for i = 1, slots do nx[i] = s[i] end
+  local reserve = tonumber(ARGV[a + 1])
+  local p = limits[n]
+  local ceilings = true
+  for i = 2, n - 1 do
+    local l = limits[i]
+    ceilings = ceilings and bucket.fits(l, s, l.o, now, l.q)
+  end
+  local assured = bucket.fits(limits[1], s, limits[1].o, now, limits[1].q) and ceilings
+    and bucket.fits(p, s, p.o, now, p.q)
+  local borrowed = (not assured) and ceilings
+    and add(backlog(p, s, p.o, now), p.q) <= p.cap - reserve
+  if op == TRY and (assured or borrowed) then
+    local first = 1
+    if borrowed then first = 2 end
+    for i = first, n do
+      local l = limits[i]
+      bucket.charge(l, s, l.o, now, l.q, now, nx)
+    end
+  end
+  save(KEYS[1], 1, n - 1, s, nx)
+  save(KEYS[2], n, n, s, nx)
+  local out = {now}
+  for i = 1, slots do out[i + 1] = s[i] end
+  return out
+end
+
+load(KEYS[1], 1, n, s)
 for i = 1, slots do nx[i] = s[i] end
 if op == LEASE or op == RELEASE then
   -- Engine.lease: buckets only; as many grains as every limit holds room for, or given back
@@ -337,23 +401,7 @@ else
     end
   end
 end
-
-local changed = false
-for i = 1, slots do
-  if nx[i] ~= s[i] then changed = true end
-end
-if changed then
-  local idle = 0
-  for _, l in ipairs(limits) do idle = math.max(idle, l.rules.reset_after(l, nx, l.o, now)) end
-  if idle <= 0 then
-    redis.call('DEL', KEYS[1])
-  else
-    local parts = {}
-    for i = 1, slots do parts[i] = string.format('%.0f', nx[i]) end
-    redis.call('SET', KEYS[1], layout .. '|' .. table.concat(parts, ','),
-               'PX', math.ceil(idle / 1000) + pad)
-  end
-end
+save(KEYS[1], 1, n, s, nx)
 
 local out = {now}
 for i = 1, slots do out[i + 1] = s[i] end
