@@ -30,11 +30,22 @@ class RedisClusterConformanceTest extends ConformanceSuite {
 
   @Override
   protected LimiterFactory factory() {
+    return clusterFactory();
+  }
+
+  /** Limiters on the test cluster, each with its own prefix, time from the manual clock. */
+  static LimiterFactory clusterFactory() {
     return new LimiterFactory() {
       @Override
       public RateLimiter create(ManualClock clock, List<Limit> limits) {
         return Sluice.builder().limits(limits.toArray(new Limit[0]))
             .store(store("c:" + UUID.randomUUID() + ":", clock)).clock(clock).scheduler(clock).build();
+      }
+
+      @Override
+      public RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
+        return Sluice.builder().group(group).store(store("c:" + UUID.randomUUID() + ":", clock))
+            .clock(clock).scheduler(clock).build();
       }
 
       @Override

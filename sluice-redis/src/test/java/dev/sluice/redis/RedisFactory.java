@@ -30,6 +30,12 @@ final class RedisFactory implements LimiterFactory {
   }
 
   @Override
+  public RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
+    RedisStore store = store("test:" + UUID.randomUUID() + ":", clock);
+    return Sluice.builder().group(group).store(store).clock(clock).scheduler(clock).build();
+  }
+
+  @Override
   public long ticksPerSecond() {
     return 1_000_000L;
   }

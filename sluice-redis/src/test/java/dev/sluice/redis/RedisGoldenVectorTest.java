@@ -47,4 +47,42 @@ class RedisGoldenVectorTest extends GoldenVectorSuite {
     }
     return state;
   }
+
+  private String groupKey(String group, String key) {
+    return key == null ? store.parentKey(group) : store.memberKey(group, key);
+  }
+
+  @Override
+  protected void putGroupState(String group, String key, String layout, long[] state) {
+    String redisKey = groupKey(group, key);
+    if (state == null) {
+      redis.del(redisKey);
+      return;
+    }
+    StringJoiner slots = new StringJoiner(",");
+    for (long v : state) {
+      slots.add(Long.toString(v == StoreRequest.NONE ? StoreProtocol.SCRIPT_NONE : v));
+    }
+    redis.psetex(redisKey, 600_000, layout + "|" + slots);
+  }
+
+  @Override
+  protected long[] getGroupState(String group, String key, String layout) {
+    String stored = redis.get(groupKey(group, key));
+    if (stored == null || !stored.startsWith(layout + "|")) {
+      return null;
+    }
+    String[] parts = stored.substring(layout.length() + 1).split(",");
+    long[] state = new long[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      state[i] = Long.parseLong(parts[i]);
+    }
+    return state;
+  }
+
+  @Override
+  protected Observation applyGroup(String group, String key, StoreRequest request, long at) {
+    now.set(at);
+    return store.applyGroup(group, key, request);
+  }
 }

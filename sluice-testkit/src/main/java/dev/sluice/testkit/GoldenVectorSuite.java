@@ -26,6 +26,56 @@ public abstract class GoldenVectorSuite {
   /** The key's stored state if stored under this layout, else null. */
   protected abstract long[] get(String key, String layout);
 
+  /**
+   * Writes the stored state of {@code key} in {@code group}, or of the group's parent when
+   * {@code key} is null, under this layout; {@code state} null deletes it.
+   */
+  protected abstract void putGroupState(String group, String key, String layout, long[] state);
+
+  /** The stored state of {@code key} in {@code group} (or its parent) if of this layout, else null. */
+  protected abstract long[] getGroupState(String group, String key, String layout);
+
+  /** Applies a group's request with the store's clock reading {@code now}. */
+  protected abstract Observation applyGroup(String group, String key, StoreRequest request,
+      long now);
+
+  /** How many group vectors each store replays. */
+  protected static final int GROUP_VECTORS = 5_000;
+
+  @Test
+  public void everyGroupGoldenVector_leavesTheKeyAndTheParentAsCoreComputes() {
+    List<GoldenVectors.GroupVector> vectors =
+        GoldenVectors.groups(ticksPerSecond(), GROUP_VECTORS, 2026_11_24L);
+    String run = "golden-group:" + System.nanoTime() + ":";
+    for (GoldenVectors.GroupVector v : vectors) {
+      String group = run + v.index();
+      String key = "k";
+      StoreRequest request = v.reference().request(v.operation(), v.cost());
+      putGroupState(group, key, request.keyLayout(), v.keyState());
+      putGroupState(group, null, request.groupLayout(), v.parentState());
+      Observation seen = applyGroup(group, key, request, v.now());
+      assertThat(seen.now()).as("%s: clock", v).isEqualTo(v.now());
+      assertThat(seen.normalizedState()).as("%s: state seen", v).containsExactly(v.stateBefore());
+      long[] keyKept = getGroupState(group, key, request.keyLayout());
+      long[] parentKept = getGroupState(group, null, request.groupLayout());
+      if (v.expectedKey() == null) {
+        assertThat(keyKept).as("%s: key deleted or never written", v).isNull();
+      } else {
+        assertThat(keyKept).as("%s: key written", v).isNotNull();
+        assertThat(normalized(keyKept)).as("%s: key written", v).containsExactly(v.expectedKey());
+      }
+      if (v.expectedParent() == null) {
+        assertThat(parentKept).as("%s: parent deleted or never written", v).isNull();
+      } else {
+        assertThat(parentKept).as("%s: parent written", v).isNotNull();
+        assertThat(normalized(parentKept)).as("%s: parent written", v)
+            .containsExactly(v.expectedParent());
+      }
+      putGroupState(group, key, request.keyLayout(), null);
+      putGroupState(group, null, request.groupLayout(), null);
+    }
+  }
+
   /** The store's clock resolution. */
   protected long ticksPerSecond() {
     return 1_000_000L;

@@ -1,5 +1,6 @@
 package dev.sluice.testkit;
 
+import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.StoreReference;
@@ -157,5 +158,113 @@ public final class GoldenVectors {
       }
     }
     return s;
+  }
+
+  /**
+   * One group case: the states of a key of the group and of the group's parent (null when absent)
+   * and what the store must hold after the operation.
+   */
+  public record GroupVector(int index, Group group, StoreReference reference, long[] keyState,
+      long[] parentState, long now, Operation operation, double cost, long[] expectedKey,
+      long[] expectedParent) {
+    @Override
+    public String toString() {
+      return "group vector " + index + ": " + group + " key " + Arrays.toString(keyState)
+          + " parent " + Arrays.toString(parentState) + " now " + now + " " + operation + "("
+          + cost + ") -> key " + Arrays.toString(expectedKey) + " parent "
+          + Arrays.toString(expectedParent);
+    }
+
+    /** The state the store reads: the key's slots, then the parent's. */
+    public long[] stateBefore() {
+      long[] s = reference.initialState();
+      int k = keySlots();
+      if (keyState != null) {
+        System.arraycopy(keyState, 0, s, 0, keyState.length);
+      }
+      if (parentState != null) {
+        System.arraycopy(parentState, 0, s, k, parentState.length);
+      }
+      return s;
+    }
+
+    /** Slots of the key's part of the state. */
+    public int keySlots() {
+      return reference.request(Operation.CHECK, 1).keySlots();
+    }
+  }
+
+  /** Groups: scales 1, 3 and millions, no ceiling, one, two, reserves from 0 to most. */
+  static List<Group> groups() {
+    return List.of(
+        Group.sharing(Limit.leakyBucket(10, Rate.perSecond(10)))
+            .assured(Limit.leakyBucket(2, Rate.perSecond(1)))
+            .ceiling(Limit.leakyBucket(10, Rate.perSecond(10))).reserve(4),
+        Group.sharing(Limit.leakyBucket(3, Rate.perSecond(1.5)))
+            .assured(Limit.leakyBucket(1, Rate.perSecond(0.5))).reserve(1),
+        Group.sharing(Limit.gcra(Rate.perSecond(1000), 50))
+            .assured(Limit.tokenBucket(5, Rate.perMinute(7)))
+            .ceiling(Limit.leakyBucket(20, Rate.perSecond(300)),
+                Limit.leakyBucket(10, Rate.perSecond(1234.5678))).reserve(0),
+        Group.sharing(Limit.leakyBucket(2.7e11, Rate.perSecond(1_234_567.1)))
+            .assured(Limit.leakyBucket(1e9, Rate.perSecond(1000))).reserve(1e11),
+        Group.sharing(Limit.leakyBucket(100, Rate.perSecond(1000)))
+            .assured(Limit.leakyBucket(10, Rate.perSecond(100)))
+            .ceiling(Limit.leakyBucket(100, Rate.perSecond(1000))).reserve(99.5));
+  }
+
+  /**
+   * {@code count} group vectors for a store of {@code ticksPerSecond}, from {@code seed}: random
+   * walks of 60 decisions by three keys of one group, now near today's microseconds.
+   */
+  public static List<GroupVector> groups(long ticksPerSecond, int count, long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    List<Group> groups = groups();
+    List<GroupVector> out = new ArrayList<>(count);
+    long second = ticksPerSecond;
+    while (out.size() < count) {
+      Group group = groups.get(random.nextInt(groups.size()));
+      StoreReference ref = StoreReference.ofGroup(group, ticksPerSecond);
+      int k = ref.request(Operation.CHECK, 1).keySlots();
+      long now = 1_763_900_000L * second + random.nextLong(second);
+      long[][] keys = new long[3][];
+      long[] parent = null;
+      for (int step = 0; step < 60 && out.size() < count; step++) {
+        switch (random.nextInt(8)) {
+          case 0:
+            break;
+          case 1:
+            now -= random.nextLong(second);
+            break;
+          case 2:
+            now += random.nextLong(10 * second);
+            break;
+          default:
+            now += random.nextLong(second / 20);
+        }
+        int who = random.nextInt(3);
+        Operation op = random.nextInt(4) == 0 ? Operation.CHECK : Operation.TRY_ACQUIRE;
+        double cost = COSTS[random.nextInt(COSTS.length)];
+        long[] before = ref.initialState();
+        if (keys[who] != null) {
+          System.arraycopy(keys[who], 0, before, 0, k);
+        }
+        if (parent != null) {
+          System.arraycopy(parent, 0, before, k, parent.length);
+        }
+        long[] next = ref.next(before, now, op, cost);
+        long[] keyNext = Arrays.copyOfRange(next, 0, k);
+        long[] parentNext = Arrays.copyOfRange(next, k, next.length);
+        long[] keyKept = Arrays.equals(keyNext, Arrays.copyOfRange(before, 0, k)) ? keys[who]
+            : ref.keyIdleAfter(next, now) == 0 ? null : keyNext;
+        long[] parentKept = Arrays.equals(parentNext, Arrays.copyOfRange(before, k, before.length))
+            ? parent : ref.groupIdleAfter(next, now) == 0 ? null : parentNext;
+        out.add(new GroupVector(out.size(), group, ref, keys[who], parent, now, op, cost, keyKept,
+            parentKept));
+        keys[who] = keyKept;
+        parent = parentKept;
+      }
+    }
+    return out;
   }
 }

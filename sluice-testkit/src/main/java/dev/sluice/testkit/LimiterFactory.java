@@ -13,6 +13,14 @@ public interface LimiterFactory {
    */
   RateLimiter create(ManualClock clock, List<Limit> limits);
 
+  /**
+   * A limiter of a {@link dev.sluice.Group} on the same store, on {@code clock} as
+   * {@link #create} is; its keys and groups start empty. The default says the store has none.
+   */
+  default RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " makes no groups");
+  }
+
   /** Ticks per second of the store's clock: 1e9 in-process, 1e6 for Redis and PostgreSQL. */
   default long ticksPerSecond() {
     return 1_000_000_000L;

@@ -11,4 +11,9 @@ public final class InMemoryFactory implements LimiterFactory {
   public RateLimiter create(ManualClock clock, List<Limit> limits) {
     return Sluice.builder().limits(limits.toArray(new Limit[0])).clock(clock).scheduler(clock).build();
   }
+
+  @Override
+  public RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
+    return Sluice.builder().group(group).clock(clock).scheduler(clock).build();
+  }
 }
