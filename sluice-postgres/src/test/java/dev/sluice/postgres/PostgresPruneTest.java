@@ -119,4 +119,45 @@ class PostgresPruneTest {
       assertThat(store.prunedRows()).isEqualTo(30);
     }
   }
+
+  @Test
+  void pruneExpired_removesAGroupsExpiredRows_andKeepsLiveOnes() throws Exception {
+    String table = "prune_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).pruneBatchSize(7).build();
+    RateLimiter quick = Sluice.builder().group(dev.sluice.Group.sharing(
+            Limit.leakyBucket(100, Rate.perSecond(100))).assured(Limit.leakyBucket(1, Rate.perSecond(1)))
+            .by(key -> key.substring(0, 2)))
+        .store(store).build();
+    RateLimiter slow = Sluice.builder().group(dev.sluice.Group.sharing(
+            Limit.leakyBucket(100, Rate.perHour(100))).assured(Limit.leakyBucket(1, Rate.perHour(1)))
+            .by(key -> key.substring(0, 2)))
+        .store(store).build();
+    for (int i = 0; i < 20; i++) {
+      assertThat(quick.tryAcquire("q" + (i % 4) + "/" + i).isAllowed()).isTrue();
+      assertThat(slow.tryAcquire("s" + (i % 4) + "/" + i).isAllowed()).isTrue();
+    }
+    long before = groupRows(table, "q");
+    assertThat(before).as("20 keys and 4 parents").isEqualTo(24);
+    now.set(T0 + 10_000_000);   // the quick group's rows are empty, the slow one's are not
+    assertThat(store.pruneExpired()).isEqualTo(24);
+    assertThat(groupRows(table, "q")).isZero();
+    assertThat(groupRows(table, "s")).as("live rows stay").isEqualTo(24);
+    dev.sluice.Decision d = slow.tryAcquire("s0/0");
+    assertThat(d.isAllowed()).isTrue();
+    assertThat(d.isBorrowed()).as("s0/0 kept its assured level: above it, it borrows").isTrue();
+  }
+
+  private static long groupRows(String table, String prefix) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement(
+            "SELECT count(*) FROM " + table + "_groups WHERE grp LIKE ?")) {
+      p.setString(1, prefix + "%");
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
 }

@@ -69,7 +69,7 @@ class PostgresStoreTest {
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 3");
+        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 4");
   }
 
   /**
@@ -86,8 +86,8 @@ class PostgresStoreTest {
     sql(v1.replace(PostgresStore.DEFAULT_TABLE, table));
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 3")
-        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql]");
+        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 4")
+        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql]");
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).timeSourceMicros(() -> 1_000_000L).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1.5)))
@@ -95,7 +95,12 @@ class PostgresStoreTest {
     l.fillUp("k", 1);
     l.fillUp("k", 1);
     assertThat(l.fillUp("k", 1).reachedCapacity()).isTrue();
-    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // version 3 now
+    RateLimiter group = Sluice.builder().group(dev.sluice.Group.sharing(
+        Limit.leakyBucket(2, Rate.perSecond(1))).assured(Limit.leakyBucket(1, Rate.perSecond(1))))
+        .store(store).build();
+    assertThat(group.tryAcquire("k").isAllowed()).as("schema 4's group function").isTrue();
+    assertThat(group.tryAcquire("k").isAllowed()).isFalse();
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // version 4 now
   }
 
   @Test

@@ -142,6 +142,10 @@ final class CheckCodec {
         throw new Refusal(Problem.INVALID_CHECK, where + "mode: must be enforce, peek, fill-up or"
             + " reserve but was " + m);
       }
+      if ((mode == Mode.RESERVE || mode == Mode.FILL_UP) && policy.groupSpec() != null) {
+        throw new Refusal(Problem.INVALID_CHECK, where + "mode: policy '" + policy.name()
+            + "' is a group, which answers enforce and peek only");
+      }
       if (mode == Mode.RESERVE) {
         for (Limit l : policy.limits()) {
           if (!l.algorithm().isBucket()) {
@@ -182,6 +186,9 @@ final class CheckCodec {
     }
     if (d.isLeased()) {
       g.writeBooleanField("leased", true);
+    }
+    if (d.isBorrowed()) {
+      g.writeBooleanField("borrowed", true);
     }
     if (d.isNeverAdmissible()) {
       g.writeBooleanField("neverAdmissible", true);

@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.StoreFailure;
@@ -43,6 +44,14 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  *       - {algorithm: token-bucket, capacity: 10, rate: 10/s}
  *       - {algorithm: sliding-window, limit: 1000, window: 1h, penalty: 30s}
  *     maximumKeys: 50000           # optional: keys this policy holds in memory (default: --maximum-keys)
+ *   tenants:                       # a group (hierarchical limit with borrowing, docs/semantics.md)
+ *     group:
+ *       parent:  {algorithm: leaky-bucket, capacity: 1000, rate: 1000/s}   # what the group admits
+ *       assured: {algorithm: leaky-bucket, capacity: 100, rate: 100/s}     # each key, always
+ *       ceiling: {algorithm: leaky-bucket, capacity: 1000, rate: 1000/s}   # each key, at most (or a list)
+ *       reserve: 500               # optional: parent capacity only assured traffic fills (default: half)
+ *       key: prefix                # all: one group (default) | prefix: the key up to the separator
+ *       separator: "/"             # with key: prefix (default "/"): "acme/user-1" is in group "acme"
  * store:                           # optional: settings of the shared store (--redis, --postgres)
  *   timeout: 250ms                 # the longest one decision may take
  *   failure: closed                # closed | open | fallback | local-share (with --leases)
@@ -70,18 +79,34 @@ public final class Policies {
     static final StoreSettings NONE = new StoreSettings(null, null, null);
   }
 
+  private static final Set<String> GROUP_KEYS =
+      Set.of("parent", "assured", "ceiling", "reserve", "key", "separator");
+
+  /**
+   * A policy that is a group, and what makes two of them the same (the group function is a
+   * lambda, so the file's words are compared).
+   */
+  public record GroupPolicy(Group group, String spec) {}
+
   private final Map<String, List<Limit>> policies;
   private final Map<String, Long> maximumKeys;
+  private final Map<String, GroupPolicy> groups;
   private final StoreSettings store;
 
   private Policies(Map<String, List<Limit>> policies, Map<String, Long> maximumKeys,
-      StoreSettings store) {
+      Map<String, GroupPolicy> groups, StoreSettings store) {
     this.policies = policies;
     this.maximumKeys = maximumKeys;
+    this.groups = groups;
     this.store = store;
   }
 
-  /** The policies, by name, in file order. */
+  /** The policy's group, or null if it is not a group. */
+  public GroupPolicy group(String policy) {
+    return groups.get(policy);
+  }
+
+  /** The policies, by name, in file order (a group's: assured, ceilings, parent). */
   public Map<String, List<Limit>> all() {
     return policies;
   }
@@ -154,6 +179,7 @@ public final class Policies {
     }
     Map<String, List<Limit>> out = new LinkedHashMap<>();
     Map<String, Long> keys = new LinkedHashMap<>();
+    Map<String, GroupPolicy> groups = new LinkedHashMap<>();
     if (policiesNode == null) {
       problems.add(source + ":1: 'policies' is missing");
     } else if (!(policiesNode instanceof MappingNode pm) || pm.getValue().isEmpty()) {
@@ -189,6 +215,20 @@ public final class Policies {
           node = new MappingNode(pmap.getTag(), true, rest, pmap.getStartMark(), pmap.getEndMark(),
               pmap.getFlowStyle());
         }
+        Node groupNode = groupNode(node);
+        if (groupNode != null) {
+          if (((MappingNode) node).getValue().size() != 1) {
+            problems.add(at(source, node) + "policy '" + name + "' has 'group' and other keys;"
+                + " put the group's settings under 'group' (maximumKeys may stay beside it)");
+            continue;
+          }
+          GroupPolicy g = group(source, name, groupNode, ticksPerSecond, problems);
+          if (g != null) {
+            groups.put(name, g);
+            out.put(name, groupLimits(g.group()));
+          }
+          continue;
+        }
         List<Limit> limits = policy(source, name, node, ticksPerSecond, problems);
         if (limits != null) {
           out.put(name, List.copyOf(limits));
@@ -199,7 +239,138 @@ public final class Policies {
       throw new ConfigException(problems);
     }
     return new Policies(java.util.Collections.unmodifiableMap(out),
-        java.util.Collections.unmodifiableMap(keys), store);
+        java.util.Collections.unmodifiableMap(keys), java.util.Collections.unmodifiableMap(groups),
+        store);
+  }
+
+  private static Node groupNode(Node policy) {
+    if (policy instanceof MappingNode m) {
+      for (NodeTuple t : m.getValue()) {
+        if ("group".equals(scalar(t.getKeyNode()))) {
+          return t.getValueNode();
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A group's limits in the order its decisions list them: assured, ceilings, parent. */
+  private static List<Limit> groupLimits(Group g) {
+    List<Limit> all = new ArrayList<>();
+    all.add(g.assured());
+    all.addAll(g.ceilings());
+    all.add(g.parent());
+    return List.copyOf(all);
+  }
+
+  private static GroupPolicy group(String source, String name, Node node, long ticksPerSecond,
+      List<String> problems) {
+    String what = "policy '" + name + "' group";
+    if (!(node instanceof MappingNode m)) {
+      problems.add(at(source, node) + what + " must be a mapping (" + String.join(", ",
+          new java.util.TreeSet<>(GROUP_KEYS)) + ")");
+      return null;
+    }
+    int before = problems.size();
+    Map<String, Node> f = new LinkedHashMap<>();
+    for (NodeTuple t : m.getValue()) {
+      String k = scalar(t.getKeyNode());
+      if (k == null || !GROUP_KEYS.contains(k)) {
+        problems.add(at(source, t.getKeyNode()) + what + ": unknown key '" + k + "' (expected one of "
+            + String.join(", ", new java.util.TreeSet<>(GROUP_KEYS)) + ")");
+      } else {
+        f.put(k, t.getValueNode());
+      }
+    }
+    for (String needed : new String[] {"parent", "assured"}) {
+      if (!f.containsKey(needed)) {
+        problems.add(at(source, m) + what + ": '" + needed + "' is missing");
+      }
+    }
+    if (!f.containsKey("parent") || !f.containsKey("assured")) {
+      return null;
+    }
+    Limit parent = groupLimit(source, what + " parent", name + "/parent", f.get("parent"),
+        ticksPerSecond, problems);
+    Limit assured = groupLimit(source, what + " assured", name + "/assured", f.get("assured"),
+        ticksPerSecond, problems);
+    List<Limit> ceilings = new ArrayList<>();
+    Node c = f.get("ceiling");
+    if (c instanceof SequenceNode seq) {
+      int i = 1;
+      for (Node n : seq.getValue()) {
+        Limit l = groupLimit(source, what + " ceiling " + i, name + "/ceiling/" + i, n,
+            ticksPerSecond, problems);
+        if (l != null) {
+          ceilings.add(l);
+        }
+        i++;
+      }
+    } else if (c != null) {
+      Limit l = groupLimit(source, what + " ceiling", name + "/ceiling", c, ticksPerSecond,
+          problems);
+      if (l != null) {
+        ceilings.add(l);
+      }
+    }
+    String key = f.containsKey("key") ? scalar(f.get("key")) : "all";
+    if (!"all".equals(key) && !"prefix".equals(key)) {
+      problems.add(at(source, f.get("key")) + what + ": 'key' must be all or prefix but was '"
+          + key + "'");
+    }
+    String separator = f.containsKey("separator") ? scalar(f.get("separator")) : "/";
+    if (separator == null || separator.isEmpty() || separator.length() > 8) {
+      problems.add(at(source, f.get("separator")) + what + ": 'separator' must be 1 to 8"
+          + " characters but was '" + separator + "'");
+    } else if (f.containsKey("separator") && !"prefix".equals(key)) {
+      problems.add(at(source, f.get("separator")) + what + ": 'separator' applies with key: prefix");
+    }
+    double reserve = Double.NaN;
+    if (f.containsKey("reserve")) {
+      reserve = number(source, what, "reserve", f.get("reserve"), problems);
+    }
+    if (problems.size() > before) {
+      return null;
+    }
+    Group g;
+    Node at = f.get("parent");
+    try {
+      g = Group.sharing(parent);
+      at = f.get("assured");
+      g = g.assured(assured);
+      if (!ceilings.isEmpty()) {
+        at = f.get("ceiling");
+        g = g.ceiling(ceilings.toArray(new Limit[0]));
+      }
+      if (!Double.isNaN(reserve)) {
+        at = f.get("reserve");
+        g = g.reserve(reserve);
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at(source, at) + what + ": " + e.getMessage());
+      return null;
+    }
+    if ("prefix".equals(key)) {
+      String sep = separator;
+      g = g.by(k -> {
+        int i = k.indexOf(sep);
+        if (i <= 0) {
+          throw new IllegalArgumentException("key must start with its group and '" + sep
+              + "' (policy " + name + " groups keys by prefix)");
+        }
+        return k.substring(0, i);
+      });
+    }
+    return new GroupPolicy(g, g + " key " + key + ("prefix".equals(key) ? " " + separator : ""));
+  }
+
+  private static Limit groupLimit(String source, String what, String defaultName, Node n,
+      long ticksPerSecond, List<String> problems) {
+    if (!(n instanceof MappingNode lm)) {
+      problems.add(at(source, n) + what + " must be a mapping (algorithm, capacity, rate)");
+      return null;
+    }
+    return limit(source, what, defaultName, lm, ticksPerSecond, problems);
   }
 
   private static StoreSettings store(String source, Node node, List<String> problems) {

@@ -29,7 +29,7 @@ final class PolicyRegistry {
 
   /** One policy as the service runs it. */
   record Policy(String name, List<Limit> limits, long maximumKeys, RateLimiter limiter,
-      boolean leased) {}
+      boolean leased, String groupSpec) {}
 
   private final Options options;
   private final DecisionStore store;
@@ -144,11 +144,25 @@ final class PolicyRegistry {
       Long own = p.maximumKeys(e.getKey());
       long keys = own != null ? own : options.maximumKeys;
       Policy before = old.get(e.getKey());
-      if (before != null && before.limits().equals(e.getValue()) && before.maximumKeys() == keys) {
+      Policies.GroupPolicy group = p.group(e.getKey());
+      String spec = group == null ? null : group.spec();
+      if (before != null && before.limits().equals(e.getValue()) && before.maximumKeys() == keys
+          && java.util.Objects.equals(before.groupSpec(), spec)) {
         out.put(e.getKey(), before);
         continue;
       }
       RateLimiter limiter = null;
+      if (group != null) {
+        StoreFailure failure = storeFailure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
+            : storeFailure;
+        if (store != null && options.leases != null) {
+          LOG.log(System.Logger.Level.INFO, "policy {0} is a group and is decided with one store"
+              + " call per decision (a group does not lease)", e.getKey());
+        }
+        limiter = builder(e.getKey(), List.of(), keys, failure).group(group.group()).build();
+        out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, limiter, false, spec));
+        continue;
+      }
       if (store != null && options.leases != null) {
         try {
           limiter = builder(e.getKey(), e.getValue(), keys, storeFailure).leases(options.leases)
@@ -164,7 +178,7 @@ final class PolicyRegistry {
             : storeFailure;
         limiter = builder(e.getKey(), e.getValue(), keys, failure).build();
       }
-      out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, limiter, leased));
+      out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, limiter, leased, null));
     }
     for (Policy gone : old.values()) {
       if (out.get(gone.name()) != gone) {

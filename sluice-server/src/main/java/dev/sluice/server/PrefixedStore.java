@@ -39,4 +39,35 @@ final class PrefixedStore implements DecisionStore {
   public void reset(String key) {
     store.reset(prefix + key);
   }
+
+  @Override
+  public Observation applyGroup(String group, String key, StoreRequest request) {
+    return store.applyGroup(prefix + group, key, request);
+  }
+
+  @Override
+  public CompletableFuture<Observation> applyGroupAsync(String group, String key,
+      StoreRequest request) {
+    return store.applyGroupAsync(prefix + group, key, request);
+  }
+
+  @Override
+  public void resetGroupMember(String group, String key) {
+    store.resetGroupMember(prefix + group, key);
+  }
+
+  @Override
+  public Object failureDomain(String key) {
+    return store.failureDomain(prefix + key);
+  }
+
+  @Override
+  public Object groupFailureDomain(String group) {
+    return store.groupFailureDomain(prefix + group);
+  }
+
+  @Override
+  public void ping() {
+    store.ping();
+  }
 }

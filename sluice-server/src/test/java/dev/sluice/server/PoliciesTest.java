@@ -68,4 +68,88 @@ class PoliciesTest {
     assertThatThrownBy(() -> Policies.parse("p.yaml", "policies:\n\n  a: {algorithm: leaky-bucket, capacity: 0, rate: 1/s}\n"))
         .hasMessageStartingWith("p.yaml:3: policy 'a': capacity");
   }
+
+  @Test
+  void groupPolicy_parsed_withItsDefaults_andGroupedByPrefix() throws Exception {
+    Policies p = Policies.parse("p.yaml", """
+        policies:
+          tenants:
+            maximumKeys: 1000
+            group:
+              parent: {algorithm: leaky-bucket, capacity: 1000, rate: 1000/s}
+              assured: {algorithm: token-bucket, capacity: 100, rate: 100/s}
+              ceiling:
+                - {algorithm: leaky-bucket, capacity: 1000, rate: 1000/s}
+                - {algorithm: gcra, burst: 500, rate: 500/s, name: spike}
+              key: prefix
+              separator: "::"
+          service:
+            group:
+              parent: {algorithm: leaky-bucket, capacity: 10, rate: 10/s}
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 1/s}
+              reserve: 0
+        """);
+    Policies.GroupPolicy t = p.group("tenants");
+    assertThat(t).isNotNull();
+    assertThat(t.group().reserve()).as("default: half the parent").isEqualTo(500);
+    assertThat(t.group().ceilings()).hasSize(2);
+    assertThat(t.group().groupOf("acme::user-1")).isEqualTo("acme");
+    assertThat(p.all().get("tenants")).extracting(Limit::name)
+        .containsExactly("tenants/assured", "tenants/ceiling/1", "spike", "tenants/parent");
+    assertThat(p.maximumKeys("tenants")).isEqualTo(1000);
+    Policies.GroupPolicy s = p.group("service");
+    assertThat(s.group().reserve()).isZero();
+    assertThat(s.group().groupOf("anything")).isEqualTo("*");
+    assertThat(s.group().ceilings()).isEmpty();
+    assertThat(p.group("nope")).isNull();
+  }
+
+  @Test
+  void groupPolicy_badSettings_namedWithTheirLines() {
+    fails("""
+        policies:
+          g:
+            group:
+              parent: {algorithm: fixed-window, limit: 10, window: 1s}
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 1/s}
+        """, "p.yaml:4: policy 'g' group: parent g/parent is a fixed-window: the limits of a group"
+        + " must be buckets (leaky-bucket, token-bucket or gcra), whose leak rate can be shared");
+    fails("""
+        policies:
+          g:
+            group:
+              parent: {algorithm: leaky-bucket, capacity: 10, rate: 10/s}
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 20/s}
+        """, "p.yaml:5: policy 'g' group: assured g/assured has a higher rate than the parent"
+        + " g/parent: one key alone would over-commit the group");
+    fails("""
+        policies:
+          g:
+            group:
+              parent: {algorithm: leaky-bucket, capacity: 10, rate: 10/s}
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 1/s}
+              reserve: 10
+              key: suffix
+              color: blue
+        """, "p.yaml:8: policy 'g' group: unknown key 'color' (expected one of assured, ceiling,"
+        + " key, parent, reserve, separator)",
+        "p.yaml:7: policy 'g' group: 'key' must be all or prefix but was 'suffix'");
+    fails("""
+        policies:
+          g:
+            group:
+              parent: {algorithm: leaky-bucket, capacity: 10, rate: 10/s}
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 1/s}
+              reserve: 10
+        """, "p.yaml:6: policy 'g' group: reserve must be at least 0 and below the parent's"
+        + " capacity 10 but was 10");
+    fails("""
+        policies:
+          g:
+            group:
+              assured: {algorithm: leaky-bucket, capacity: 1, rate: 1/s}
+            algorithm: leaky-bucket
+        """, "p.yaml:3: policy 'g' has 'group' and other keys; put the group's settings under"
+        + " 'group' (maximumKeys may stay beside it)");
+  }
 }

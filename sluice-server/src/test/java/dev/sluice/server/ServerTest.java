@@ -280,4 +280,52 @@ class ServerTest {
     assertThat(new Options().host).isEqualTo("127.0.0.1");
     assertThat(get("/healthz").statusCode()).isEqualTo(200);
   }
+
+  private static final String GROUP_POLICY = """
+      policies:
+        tenants:
+          group:
+            parent: {algorithm: leaky-bucket, capacity: 10, rate: 10/1h}
+            assured: {algorithm: leaky-bucket, capacity: 2, rate: 2/1h}
+            ceiling: {algorithm: leaky-bucket, capacity: 10, rate: 10/1h}
+            reserve: 4
+            key: prefix
+      """;
+
+  @Test
+  void groupPolicy_assuredThenBorrowed_thenRejectedWithHeaders_andGroupsApart() throws Exception {
+    Path file = dir.resolve("groups.yaml");
+    Files.writeString(file, GROUP_POLICY);
+    server = SluiceServer.start(new Options().port(0).config(file));
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> r = post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme/a\"}");
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(JSON.readTree(r.body()).has("borrowed")).as("within a's assured 2").isFalse();
+    }
+    for (int i = 0; i < 4; i++) {
+      HttpResponse<String> r = post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme/a\"}");
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(JSON.readTree(r.body()).get("borrowed").asBoolean()).isTrue();
+    }
+    HttpResponse<String> full = post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme/a\"}");
+    assertThat(full.statusCode()).isEqualTo(429);
+    assertThat(full.headers().firstValue("Retry-After")).isPresent();
+    assertThat(full.headers().firstValue("RateLimit")).isPresent();
+    assertThat(JSON.readTree(full.body()).get("allowed").asBoolean()).isFalse();
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> b = post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme/b\"}");
+      assertThat(b.statusCode()).as("b's assured %s, into the reserve", i).isEqualTo(200);
+    }
+    assertThat(post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme/b\"}").statusCode())
+        .isEqualTo(429);
+    assertThat(post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"globex/a\",\"cost\":6}")
+        .statusCode()).as("another tenant, another parent").isEqualTo(200);
+    HttpResponse<String> noGroup = post("/v1/check", "{\"policy\":\"tenants\",\"key\":\"acme\"}");
+    assertThat(noGroup.statusCode()).isEqualTo(400);
+    assertThat(noGroup.body()).contains("acme").contains("prefix");
+    HttpResponse<String> reserve = post("/v1/check",
+        "{\"policy\":\"tenants\",\"key\":\"acme/c\",\"mode\":\"reserve\"}");
+    assertThat(reserve.statusCode()).isEqualTo(400);
+    assertThat(reserve.body()).contains("is a group, which answers enforce and peek only");
+  }
 }

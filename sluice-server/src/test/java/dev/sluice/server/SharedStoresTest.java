@@ -38,6 +38,23 @@ class SharedStoresTest {
       assertThat(other.headers().firstValue("Retry-After")).hasValue("10");
       assertThat(get(two, "/readyz").statusCode()).isEqualTo(200);
       assertThat(get(two, "/metrics").body()).contains("sluice_store_errors_total{policy=\"demo\"} 0");
+      // a group (the sample's tenants: parent 100, assured 10, ceiling 50, reserve 50): one
+      // client takes 10 assured and borrows 40 on one instance; the other instance sees the
+      // same parent and client
+      String tenant = "t" + System.nanoTime();
+      String client = "{\"policy\":\"tenants\",\"key\":\"" + tenant + "/a\",\"cost\":";
+      assertThat(check(one, client + "10}").body()).doesNotContain("borrowed");
+      assertThat(check(one, client + "40}").body()).contains("\"borrowed\":true");
+      assertThat(check(two, client + "1}").statusCode()).as("a's ceiling 50 is full").isEqualTo(429);
+      HttpResponse<String> assured = check(two, "{\"policy\":\"tenants\",\"key\":\"" + tenant
+          + "/b\",\"cost\":10}");
+      assertThat(assured.statusCode()).as("b's assured 10, into the reserve").isEqualTo(200);
+      assertThat(assured.body()).doesNotContain("borrowed");
+      assertThat(check(one, "{\"policy\":\"tenants\",\"key\":\"" + tenant
+          + "/c\",\"cost\":11}").statusCode()).as("the parent at 60 > 100 - 50: c cannot borrow"
+          + " above its assured 10").isEqualTo(429);
+      assertThat(check(one, "{\"policy\":\"tenants\",\"key\":\"" + tenant
+          + "/c\",\"cost\":10}").statusCode()).as("but its assured 10 fits").isEqualTo(200);
     }
   }
 

@@ -48,4 +48,47 @@ public final class Keys {
       return p == null || p.getName() == null ? null : "user:" + p.getName();
     };
   }
+
+  /**
+   * The character between a group and a member in a {@link #inGroup grouped key}: U+001F, the
+   * ASCII unit separator, which no HTTP header value or address holds.
+   */
+  public static final char GROUP_SEPARATOR = '\u001f';
+
+  /**
+   * A key for a {@link dev.sluice.Group group} limiter: the group (a tenant from a header, say)
+   * and the member within it (the client's address), joined by {@link #GROUP_SEPARATOR}; null
+   * when either is null. Build the limiter's group with {@code .by(Keys::groupOf)}.
+   *
+   * <pre>{@code
+   * RateLimiter tenants = Sluice.builder().group(Group.sharing(tenantLimit)
+   *     .assured(perClient).ceiling(perClientMost).by(Keys::groupOf)).build();
+   * Rule.path("/api/**").limiter(tenants)
+   *     .key(Keys.inGroup(Keys.header("X-Tenant"), Keys.clientIp())).build();
+   * }</pre>
+   */
+  public static KeyResolver inGroup(KeyResolver group, KeyResolver member) {
+    Objects.requireNonNull(group, "group");
+    Objects.requireNonNull(member, "member");
+    return request -> {
+      String g = group.key(request);
+      String m = g == null ? null : member.key(request);
+      return m == null ? null : g.replace(GROUP_SEPARATOR, ' ') + GROUP_SEPARATOR + m;
+    };
+  }
+
+  /**
+   * The group of a key made by {@link #inGroup}: what comes before the first
+   * {@link #GROUP_SEPARATOR}.
+   *
+   * @throws IllegalArgumentException if the key has no separator (it was not made by inGroup)
+   */
+  public static String groupOf(String key) {
+    int at = key.indexOf(GROUP_SEPARATOR);
+    if (at <= 0) {
+      throw new IllegalArgumentException("key \"" + key + "\" has no group: make it with"
+          + " Keys.inGroup(group, member)");
+    }
+    return key.substring(0, at);
+  }
 }

@@ -3,6 +3,7 @@ package dev.sluice.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -340,5 +341,28 @@ class SluiceFilterTest {
       int status = send("GET", disguise).statusCode();
       assertThat(status).as(disguise + " must not pass the limit").isIn(400, 429);
     }
+  }
+
+  @Test
+  void groupKeys_tenantFromAHeader_clientFromTheAddress_borrowWithinTheTenant() throws Exception {
+    RateLimiter tenants = Sluice.builder().group(Group.sharing(Limit.leakyBucket(4, Rate.perHour(4)))
+            .assured(Limit.leakyBucket(1, Rate.perHour(1)))
+            .reserve(1)
+            .by(Keys::groupOf))
+        .clock(clock).scheduler(clock).build();
+    start(SluiceFilter.builder().rule(Rule.path("/api/**").limiter(tenants)
+        .key(Keys.inGroup(Keys.header("X-Tenant"), Keys.clientIp())).build()).build());
+    // one client of tenant acme: assured 1, then borrows up to 4 - 1 = 3 in all
+    for (int i = 0; i < 3; i++) {
+      assertThat(send("GET", "/api/x", "X-Tenant", "acme").statusCode()).as("request %s", i)
+          .isEqualTo(200);
+    }
+    HttpResponse<String> full = send("GET", "/api/x", "X-Tenant", "acme");
+    assertThat(full.statusCode()).isEqualTo(429);
+    assertThat(full.headers().firstValue("Retry-After")).isPresent();
+    assertThat(send("GET", "/api/x", "X-Tenant", "globex").statusCode())
+        .as("another tenant has its own parent").isEqualTo(200);
+    assertThat(send("GET", "/api/x").statusCode()).as("no tenant: no key").isEqualTo(400);
+    assertThatThrownBy(() -> Keys.groupOf("plain")).hasMessageContaining("\"plain\" has no group");
   }
 }
