@@ -29,8 +29,26 @@ class SharedStoresTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
+  /** The sample's demo policy, and a group whose rates are slow enough that nothing leaks meanwhile. */
+  private static java.nio.file.Path config() throws java.io.IOException {
+    java.nio.file.Path file = java.nio.file.Files.createTempFile("sluice-shared", ".yaml");
+    file.toFile().deleteOnExit();
+    java.nio.file.Files.writeString(file, String.join("\n",
+        "policies:",
+        "  demo: {algorithm: leaky-bucket, capacity: 1, rate: 6/1m}",
+        "  tenants:",
+        "    group:",
+        "      parent: {algorithm: leaky-bucket, capacity: 100, rate: 100/1h}",
+        "      assured: {algorithm: leaky-bucket, capacity: 10, rate: 10/1h}",
+        "      ceiling: {algorithm: leaky-bucket, capacity: 50, rate: 50/1h}",
+        "      key: prefix", ""));
+    return file;
+  }
+
   private void sharedAcrossInstances(Options a, Options b) throws Exception {
-    try (SluiceServer one = SluiceServer.start(a.port(0)); SluiceServer two = SluiceServer.start(b.port(0))) {
+    java.nio.file.Path config = config();
+    try (SluiceServer one = SluiceServer.start(a.port(0).config(config));
+        SluiceServer two = SluiceServer.start(b.port(0).config(config))) {
       String key = "{\"policy\":\"demo\",\"key\":\"shared-" + System.nanoTime() + "\"}";
       assertThat(check(one, key).statusCode()).isEqualTo(200);
       HttpResponse<String> other = check(two, key);
@@ -38,7 +56,7 @@ class SharedStoresTest {
       assertThat(other.headers().firstValue("Retry-After")).hasValue("10");
       assertThat(get(two, "/readyz").statusCode()).isEqualTo(200);
       assertThat(get(two, "/metrics").body()).contains("sluice_store_errors_total{policy=\"demo\"} 0");
-      // a group (the sample's tenants: parent 100, assured 10, ceiling 50, reserve 50): one
+      // a group (parent 100, assured 10, ceiling 50, reserve 50, all per hour): one
       // client takes 10 assured and borrows 40 on one instance; the other instance sees the
       // same parent and client
       String tenant = "t" + System.nanoTime();
