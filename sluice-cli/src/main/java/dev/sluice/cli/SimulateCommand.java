@@ -13,7 +13,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "simulate", mixinStandardHelpOptions = true,
+@Command(name = "simulate", mixinStandardHelpOptions = true, subcommands = FairnessCommand.class,
     description = "Run traffic through every algorithm on a virtual clock and print what each admits.")
 final class SimulateCommand implements Callable<Integer> {
   @Mixin

@@ -92,7 +92,8 @@ final class PolicyRegistry {
    * The heap needed to hold every policy's {@code maximumKeys} keys of up to
    * {@code maxKeyLength} characters, with room for the collector: per key, the map entry and
    * state (about 100 bytes plus 40 per state slot) and the key string (48 + 2 per character),
-   * times 1.5, plus 96 MiB for the rest. Keys kept in a shared store count only when the policy
+   * times 1.5, plus 96 MiB for the rest; a group also holds up to as many parents (one slot each).
+   * Keys kept in a shared store count only when the policy
    * falls back to memory.
    */
   static long heapBytesNeeded(Policies policies, Options options) {
@@ -107,6 +108,11 @@ final class PolicyRegistry {
       int slots = 0;
       for (Limit l : e.getValue()) {
         slots += l.algorithm().isBucket() ? 1 : l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW ? 3 : 4;
+      }
+      boolean group = policies.group(e.getKey()) != null;
+      if (group) {
+        slots -= 1;   // the parent is not the key's: a group holds up to as many parents, of one slot
+        total += keys * (100 + 40L + 48 + 2L * options.maxKeyLength) * 3 / 2;
       }
       long perKey = 100 + 40L * slots + 48 + 2L * options.maxKeyLength;
       total += keys * perKey * 3 / 2;
