@@ -33,6 +33,42 @@ final class InProcessStore implements DecisionStore {
     this.clock = clock;
   }
 
+  /** A store for one group's decisions. */
+  InProcessStore(Group group, Clock clock) {
+    this.reference = StoreReference.ofGroup(group, 1_000_000);
+    this.clock = clock;
+  }
+
+  @Override
+  public Observation applyGroup(String group, String key, StoreRequest request) {
+    calls.incrementAndGet();
+    if (down) {
+      throw new StoreUnavailableException("the in-process store is down", null);
+    }
+    synchronized (this) {
+      long now = Math.floorDiv(clock.nanoTime(), 1000);
+      int k = request.keySlots();
+      long[] before = request.initialState();
+      long[] own = states.get("key:" + group + "\u0000" + key);
+      long[] parent = states.get("group:" + group);
+      if (own != null) {
+        System.arraycopy(own, 0, before, 0, k);
+      }
+      if (parent != null) {
+        System.arraycopy(parent, 0, before, k, parent.length);
+      }
+      long[] next = reference.next(before, now, request);
+      states.put("key:" + group + "\u0000" + key, java.util.Arrays.copyOfRange(next, 0, k));
+      states.put("group:" + group, java.util.Arrays.copyOfRange(next, k, next.length));
+      return new Observation(now, before);
+    }
+  }
+
+  @Override
+  public synchronized void resetGroupMember(String group, String key) {
+    states.remove("key:" + group + "\u0000" + key);
+  }
+
   @Override
   public long ticksPerSecond() {
     return 1_000_000;
