@@ -68,6 +68,11 @@ final class GroupLimits {
     return Engine.quanta(limits, cost);
   }
 
+  /** What {@link #path} answers. */
+  static final int REJECTED = 0;
+  static final int ASSURED = 1;
+  static final int BORROWED = 2;
+
   /**
    * Decides {@code op} (tryAcquire or check) at {@code now}; writes the state to keep into
    * {@code next} (same length as {@code state}, not the same array).
@@ -77,60 +82,100 @@ final class GroupLimits {
       throw new UnsupportedOperationException(unsupported(op));
     }
     System.arraycopy(state, 0, next, 0, state.length);
-    int n = limits.length;
-    int p = n - 1;
-    boolean[] fits = new boolean[n];
-    boolean ceilings = true;
-    for (int i = 0; i < n; i++) {
-      CompiledLimit l = limits[i];
-      fits[i] = l.rules.fits(l, state, offsets[i], now, quanta[i]);
-      if (i > 0 && i < p) {
-        ceilings &= fits[i];
-      }
+    int path = path(state, now, quanta);
+    if (op == Engine.TRY_ACQUIRE && path != REJECTED) {
+      charge(state, now, quanta, path, next);
     }
-    boolean borrowFits = borrow.rules.fits(borrow, state, offsets[p], now, quanta[p]);
-    boolean assuredPath = fits[0] && ceilings && fits[p];
-    boolean borrowed = !assuredPath && ceilings && borrowFits;
-    boolean allowed = assuredPath || borrowed;
-    if (op == Engine.TRY_ACQUIRE && allowed) {
-      for (int i = borrowed ? 1 : 0; i < n; i++) {
-        CompiledLimit l = limits[i];
-        l.rules.charge(l, state, offsets[i], now, quanta[i], now, next);
-      }
-    }
-    return figures(next, now, quanta, fits, allowed, borrowed);
+    return figures(state, next, now, quanta, path);
   }
 
-  private Decision figures(long[] s, long now, long[] quanta, boolean[] fits, boolean allowed,
-      boolean borrowed) {
+  /** The path that admits the cost now, or REJECTED; allocates nothing. */
+  int path(long[] s, long now, long[] quanta) {
+    return path(keyFits(s, now, quanta), s, now, quanta);
+  }
+
+  /** What the key's own limits say: {@link #CEILINGS_FIT} and {@link #ASSURED_FITS} bits. */
+  int keyFits(long[] s, long now, long[] quanta) {
+    int p = limits.length - 1;
+    for (int i = 1; i < p; i++) {
+      CompiledLimit l = limits[i];
+      if (!l.rules.fits(l, s, offsets[i], now, quanta[i])) {
+        return 0;
+      }
+    }
+    CompiledLimit a = limits[0];
+    return CEILINGS_FIT | (a.rules.fits(a, s, 0, now, quanta[0]) ? ASSURED_FITS : 0);
+  }
+
+  static final int CEILINGS_FIT = 1;
+  static final int ASSURED_FITS = 2;
+
+  /** The path, given what the key's own limits say ({@link #keyFits}): only the parent is read. */
+  int path(int keyFits, long[] s, long now, long[] quanta) {
+    if ((keyFits & CEILINGS_FIT) == 0) {
+      return REJECTED;   // a ceiling: on both paths
+    }
+    int p = limits.length - 1;
+    CompiledLimit parent = limits[p];
+    if ((keyFits & ASSURED_FITS) != 0
+        && parent.rules.fits(parent, s, offsets[p], now, quanta[p])) {
+      return ASSURED;
+    }
+    return borrow.rules.fits(borrow, s, offsets[p], now, quanta[p]) ? BORROWED : REJECTED;
+  }
+
+  /**
+   * Writes into {@code next} (a copy of {@code s}) the charges of an admission on {@code path}:
+   * every limit on the assured path; the ceilings and the parent when borrowed.
+   */
+  void charge(long[] s, long now, long[] quanta, int path, long[] next) {
+    chargeKey(s, now, quanta, path, next);
+    chargeParent(s, now, quanta, next);
+  }
+
+  /** The key's part of {@link #charge}. */
+  void chargeKey(long[] s, long now, long[] quanta, int path, long[] next) {
+    for (int i = path == BORROWED ? 1 : 0; i < limits.length - 1; i++) {
+      CompiledLimit l = limits[i];
+      l.rules.charge(l, s, offsets[i], now, quanta[i], now, next);
+    }
+  }
+
+  /** The parent's part of {@link #charge}. */
+  void chargeParent(long[] s, long now, long[] quanta, long[] next) {
+    int p = limits.length - 1;
+    CompiledLimit l = limits[p];
+    l.rules.charge(l, s, offsets[p], now, quanta[p], now, next);
+  }
+
+  /**
+   * The decision of {@code path}, its figures from the state after it ({@code s}); each limit's
+   * own decision says whether it alone admitted on {@code before}.
+   */
+  Decision figures(long[] before, long[] s, long now, long[] quanta, int path) {
     int n = limits.length;
     int p = n - 1;
+    boolean allowed = path != REJECTED;
+    boolean borrowed = path == BORROWED;
     Decision[] each = new Decision[n];
-    double[] room = new double[n];
-    long[] retry = new long[n];
+    // the two paths' room and wait: assured = every limit; borrowed = ceilings and `borrow`
+    double roomAssured = Double.POSITIVE_INFINITY;
+    double roomBorrowed = borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now));
+    long retryAssured = 0;
+    long retryBorrowed = allowed ? 0
+        : borrow.nanos(retryAfter(borrow, s, offsets[p], now, quanta[p]));
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
       int o = offsets[i];
-      double remaining = l.rules.remaining(l, s, o, now);
-      room[i] = l.units(remaining);
-      retry[i] = allowed ? 0 : retryAfter(l, s, o, now, quanta[i]);
-      each[i] = new Decision(fits[i], false, room[i], l.nanos(retry[i]),
+      double room = l.units(l.rules.remaining(l, s, o, now));
+      long retry = allowed ? 0 : l.nanos(retryAfter(l, s, o, now, quanta[i]));
+      each[i] = new Decision(l.rules.fits(l, before, o, now, quanta[i]), false, room, retry,
           l.nanos(l.rules.resetAfter(l, s, o, now)), 0, l.limit, null);
-    }
-    double borrowRoom = borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now));
-    long borrowRetry = allowed ? 0 : retryAfter(borrow, s, offsets[p], now, quanta[p]);
-
-    // the two paths' room and wait: assured = every limit; borrowed = ceilings and `borrow`
-    double roomAssured = Double.POSITIVE_INFINITY;
-    double roomBorrowed = borrowRoom;
-    long retryAssured = 0;
-    long retryBorrowed = borrow.nanos(borrowRetry);
-    for (int i = 0; i < n; i++) {
-      roomAssured = Math.min(roomAssured, room[i]);
-      retryAssured = Math.max(retryAssured, each[i].retryAfterNanos());
+      roomAssured = Math.min(roomAssured, room);
+      retryAssured = Math.max(retryAssured, retry);
       if (i > 0 && i < p) {
-        roomBorrowed = Math.min(roomBorrowed, room[i]);
-        retryBorrowed = Math.max(retryBorrowed, each[i].retryAfterNanos());
+        roomBorrowed = Math.min(roomBorrowed, room);
+        retryBorrowed = Math.max(retryBorrowed, retry);
       }
     }
     boolean viaBorrowing = allowed ? borrowed : retryBorrowed < retryAssured;
@@ -141,10 +186,11 @@ final class GroupLimits {
       boolean threshold = i == p && viaBorrowing;   // the parent, as borrowers see it
       double score;
       if (allowed) {
-        score = threshold ? -(borrowRoom / borrow.units(borrow.capacity))
-            : -(room[i] / limits[i].limit.capacity());
+        score = threshold ? -(borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now))
+            / borrow.units(borrow.capacity)) : -(each[i].remaining() / limits[i].limit.capacity());
       } else {
-        score = threshold ? borrow.nanos(borrowRetry) : each[i].retryAfterNanos();
+        score = threshold ? borrow.nanos(retryAfter(borrow, s, offsets[p], now, quanta[p]))
+            : each[i].retryAfterNanos();
       }
       if (deciding < 0 || score > best) {
         best = score;

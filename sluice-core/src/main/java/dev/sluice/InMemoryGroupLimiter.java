@@ -125,14 +125,12 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     /** The key's slots, then room for the parent's as read at each decision. */
     private final long[] state;
     private final long[] next;
-    private final long[] parentNext;
     private boolean dead;
 
     Member(GroupLimits g) {
       this.g = g;
       this.state = g.initialState();
       this.next = new long[state.length];
-      this.parentNext = new long[g.parent().slots];
     }
 
     synchronized boolean isDead() {
@@ -144,9 +142,18 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
       return dead ? null : decide(g, parent, clock, op, quanta);
     }
 
-    /** Under the monitor: the decision, or null if the parent is dead. */
+    /**
+     * Under the monitor: the decision, or null if the parent is dead. The key's own limits are
+     * read once (nothing else changes them); each attempt reads the parent, finds the path and
+     * CASes the parent's new state, allocating nothing; once the CAS succeeds, the key is
+     * charged and the figures are built. The clock is read once: a decision that commits after
+     * another key's newer one counts its charge from its own, older reading, which holds the
+     * parent as full or fuller than a newer reading would (never admits more).
+     */
     Decision decide(GroupLimits g, Parent parent, Clock clock, int op, long[] quanta) {
       int k = g.keySlots;
+      long now = clock.nanoTime();
+      int keyFits = g.keyFits(state, now, quanta);
       for (;;) {
         long e = 0;
         long[] pair = null;
@@ -164,18 +171,19 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
           state[k] = pair[0];
           state[k + 1] = pair[1];
         }
-        Decision d = g.decide(state, clock.nanoTime(), op, quanta, next);
-        if (op != Engine.CHECK) {
-          boolean parentChanged = false;
-          for (int i = k; i < next.length; i++) {
-            parentChanged |= next[i] != state[i];
-          }
-          if (parentChanged && !(parent.single ? parent.casE(e, next[k])
-              : parent.casPair(pair, new long[] {next[k], next[k + 1]}))) {
-            continue;   // another key's decision changed the parent first: decide again
-          }
-          System.arraycopy(next, 0, state, 0, k);
+        int path = g.path(keyFits, state, now, quanta);
+        if (op == Engine.CHECK || path == GroupLimits.REJECTED) {
+          return g.figures(state, state, now, quanta, path);
         }
+        g.chargeParent(state, now, quanta, next);
+        if (!(parent.single ? parent.casE(e, next[k])
+            : parent.casPair(pair, new long[] {next[k], next[k + 1]}))) {
+          continue;   // another key's decision changed the parent first: decide again
+        }
+        System.arraycopy(state, 0, next, 0, k);
+        g.chargeKey(state, now, quanta, path, next);
+        Decision d = g.figures(state, next, now, quanta, path);
+        System.arraycopy(next, 0, state, 0, k);
         return d;
       }
     }
