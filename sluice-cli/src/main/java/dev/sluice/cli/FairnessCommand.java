@@ -158,15 +158,14 @@ final class FairnessCommand implements Callable<Integer> {
 
   private static String offeredText(FairnessSimulation.Settings s) {
     if (s.offered().length == 1) {
-      return Report.num(s.offered()[0]) + " each";
+      return Report.num(s.offered()[0]) + "/s each";
     }
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < s.offered().length; i++) {
       b.append(i == 0 ? "" : ", ").append(FairnessSimulation.NAMES[i]).append(' ')
-          .append(Report.num(s.offered()[i]));
+          .append(Report.num(s.offered()[i])).append("/s");
     }
-    return b.append(" (and the rest ").append(Report.num(s.offered()[s.offered().length - 1]))
-        .append(")").toString();
+    return b.toString();
   }
 
   private static String phaseName(int n) {
@@ -178,7 +177,7 @@ final class FairnessCommand implements Callable<Integer> {
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "sluice simulate fairness: the service %s/s (burst %s,"
             + " reserve %s); each client assured %s/s (burst %s), ceiling %s/s (burst %s);"
-            + " clients offer %s/s (Poisson, seed %d); phases of %s s, rates over each"
+            + " clients offer %s (Poisson, seed %d); phases of %s s, rates over each"
             + " phase after its first second%n%n",
         Report.num(s.total()), Report.num(s.parentCapacity()), Report.num(r.reserve),
         Report.num(s.assured()), Report.num(s.assured() * s.burstSeconds()),
@@ -266,7 +265,7 @@ final class FairnessCommand implements Callable<Integer> {
   private void draw(FairnessSimulation.Result r) throws java.io.IOException {
     FairnessSimulation.Settings s = r.settings;
     String title = String.format(Locale.ROOT, "The service %s/s; each client assured %s/s, ceiling"
-        + " %s/s; clients offer %s/s", Report.num(s.total()), Report.num(s.assured()),
+        + " %s/s; clients offer %s", Report.num(s.total()), Report.num(s.assured()),
         Report.num(s.ceiling()), offeredText(s));
     int height = FairnessPlot.height();
     if (plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
