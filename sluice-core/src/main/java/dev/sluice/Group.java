@@ -43,16 +43,14 @@ public final class Group {
   private final Limit assured;
   private final List<Limit> ceilings;
   private final double reserve;
-  private final boolean reserveGiven;
   private final Function<String, String> by;
 
   private Group(Limit parent, Limit assured, List<Limit> ceilings, double reserve,
-      boolean reserveGiven, Function<String, String> by) {
+      Function<String, String> by) {
     this.parent = parent;
     this.assured = assured;
     this.ceilings = ceilings;
     this.reserve = reserve;
-    this.reserveGiven = reserveGiven;
     this.by = by;
   }
 
@@ -64,7 +62,7 @@ public final class Group {
    */
   public static Group sharing(Limit parent) {
     bucketWithoutPenalty("parent", Objects.requireNonNull(parent, "parent"));
-    return new Group(parent, null, List.of(), parent.capacity() / 2, false, null);
+    return new Group(parent, null, List.of(), parent.capacity() / 2, null);
   }
 
   /**
@@ -87,7 +85,7 @@ public final class Group {
     for (Limit c : ceilings) {
       checkCeiling(c, assured);
     }
-    return new Group(parent, assured, ceilings, reserve, reserveGiven, by);
+    return new Group(parent, assured, ceilings, reserve, by);
   }
 
   /**
@@ -107,7 +105,7 @@ public final class Group {
       }
       list.add(c);
     }
-    return new Group(parent, assured, List.copyOf(list), reserve, reserveGiven, by);
+    return new Group(parent, assured, List.copyOf(list), reserve, by);
   }
 
   /**
@@ -123,7 +121,7 @@ public final class Group {
       throw new IllegalArgumentException("reserve must be at least 0 and below the parent's"
           + " capacity " + Checks.format(parent.capacity()) + " but was " + Checks.format(units));
     }
-    return new Group(parent, assured, ceilings, units, true, by);
+    return new Group(parent, assured, ceilings, units, by);
   }
 
   /**
@@ -133,7 +131,7 @@ public final class Group {
    * a non-empty string (on a shared store, a valid store key: see {@code StoreKeys}).
    */
   public Group by(Function<String, String> groupOfKey) {
-    return new Group(parent, assured, ceilings, reserve, reserveGiven,
+    return new Group(parent, assured, ceilings, reserve,
         Objects.requireNonNull(groupOfKey, "groupOfKey"));
   }
 
@@ -231,9 +229,5 @@ public final class Group {
     return "group sharing " + parent + (assured == null ? "" : ", assured " + assured)
         + (ceilings.isEmpty() ? "" : ", ceiling " + ceilings) + ", reserve "
         + Checks.format(reserve) + (by == null ? "" : ", grouped by a function");
-  }
-
-  boolean reserveGiven() {
-    return reserveGiven;
   }
 }

@@ -53,11 +53,6 @@ final class GroupLimits {
     return limits[limits.length - 1];
   }
 
-  /** Slots of the whole state. */
-  int stateLength() {
-    return keySlots + parent().slots;
-  }
-
   /** A fresh state: every bucket empty. */
   long[] initialState() {
     return Engine.initialState(limits);

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import javax.imageio.ImageIO;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -133,12 +132,7 @@ final class FairnessCommand implements Callable<Integer> {
       throw new InputException("--reserve must be at least 0 and below the service's capacity "
           + Report.num(capacity) + " but was " + Report.num(reserve));
     }
-    if (plot != null && !plot.getFileName().toString().matches("(?i).*\\.(svg|png)")) {
-      throw new InputException("--plot must name a .svg or .png file but was '" + plot + "'");
-    }
-    if (width < 400 || width > 10_000) {
-      throw new InputException("--width must be between 400 and 10000 but was " + width);
-    }
+    Output.checkPlot(plot, width);
     try {
       FairnessSimulation.Settings s = new FairnessSimulation.Settings(total, assured, ceiling,
           offered.clone(), phaseSeconds, burstSeconds, reserve == null ? Double.NaN : reserve,
@@ -268,15 +262,7 @@ final class FairnessCommand implements Callable<Integer> {
         + " %s/s; clients offer %s", Report.num(s.total()), Report.num(s.assured()),
         Report.num(s.ceiling()), offeredText(s));
     int height = FairnessPlot.height();
-    if (plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
-      Canvas.Png png = new Canvas.Png(width, height);
-      FairnessPlot.draw(png, width, title, r);
-      Output.atomically(plot, o -> ImageIO.write(png.image, "png", o));
-    } else {
-      Canvas.Svg svg = new Canvas.Svg(width, height);
-      FairnessPlot.draw(svg, width, title, r);
-      Output.text(plot, null, svg.finish());
-    }
+    Output.plot(plot, width, height, c -> FairnessPlot.draw(c, width, title, r));
   }
 
   /** Two panels, the group and plain per-client limits: each client's admitted rate. */

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import javax.imageio.ImageIO;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -141,16 +140,7 @@ final class FleetCommand implements Callable<Integer> {
         + " store %s calls/s", s.instances(), Report.num(s.baseRate()), Report.num(s.peakRate()),
         Report.num(s.stepAt()), Report.num(s.limitRate()), Report.num(s.storeCallsPerSecond()));
     int height = FleetPlot.height(results.size());
-    if (plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
-      Canvas.Png png = new Canvas.Png(width, height);
-      FleetPlot.draw(png, width, title, results);
-      Output.atomically(plot, o -> ImageIO.write(png.image, "png", o));
-    } else {
-      Canvas.Svg svg = new Canvas.Svg(width, height);
-      FleetPlot.draw(svg, width, title, results);
-      String text = svg.finish();
-      Output.text(plot, null, text);
-    }
+    Output.plot(plot, width, height, c -> FleetPlot.draw(c, width, title, results));
   }
 
   List<FleetSimulation.Settings> settings() {
@@ -185,12 +175,7 @@ final class FleetCommand implements Callable<Integer> {
     if (baseRate + peakRate > 5_000_000) {
       throw new InputException("--base-rate and --peak-rate may offer at most 5000000/s together");
     }
-    if (plot != null && !plot.getFileName().toString().matches("(?i).*\\.(svg|png)")) {
-      throw new InputException("--plot must name a .svg or .png file but was '" + plot + "'");
-    }
-    if (width < 400 || width > 10_000) {
-      throw new InputException("--width must be between 400 and 10000 but was " + width);
-    }
+    Output.checkPlot(plot, width);
     int skewed = 0;
     double factor = 1;
     if (skew != null) {

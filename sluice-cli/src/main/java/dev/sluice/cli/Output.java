@@ -41,4 +41,31 @@ final class Output {
       Files.deleteIfExists(tmp);
     }
   }
+
+  /**
+   * A plot of {@code width} by {@code height} pixels, drawn by {@code draw}, to {@code target}
+   * (atomically): a PNG image if its name ends in .png, else SVG text.
+   */
+  static void plot(Path target, int width, int height, java.util.function.Consumer<Canvas> draw)
+      throws IOException {
+    if (target.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".png")) {
+      Canvas.Png png = new Canvas.Png(width, height);
+      draw.accept(png);
+      atomically(target, o -> javax.imageio.ImageIO.write(png.image, "png", o));
+    } else {
+      Canvas.Svg svg = new Canvas.Svg(width, height);
+      draw.accept(svg);
+      text(target, null, svg.finish());
+    }
+  }
+
+  /** Checks a command's {@code --plot} and {@code --width}. */
+  static void checkPlot(Path plot, int width) {
+    if (plot != null && !plot.getFileName().toString().matches("(?i).*\\.(svg|png)")) {
+      throw new InputException("--plot must name a .svg or .png file but was '" + plot + "'");
+    }
+    if (width < 400 || width > 10_000) {
+      throw new InputException("--width must be between 400 and 10000 but was " + width);
+    }
+  }
 }
