@@ -82,16 +82,27 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     String group = g.group.groupOf(key);
     long[] quanta = g.quanta(cost);
     for (;;) {
+      // A check changes nothing, so it answers an unknown key or group from fresh cells that it
+      // does not publish: checks never fill the tables.
       Parent parent = (Parent) parents.get(group);
       if (parent == null) {
         Parent born = new Parent(g.parent());
-        if (!parents.insert(group, born)) {
-          continue;
+        if (op != Engine.CHECK) {
+          if (!parents.insert(group, born)) {
+            continue;
+          }
+          parents.inserted();
         }
-        parents.inserted();
         parent = born;
       }
       Member cell = (Member) keys.get(key);
+      if (cell == null && op == Engine.CHECK) {
+        Decision d = new Member(g).decideIfAlive(g, parent, clock, op, quanta);
+        if (d != null) {
+          return d;
+        }
+        continue;   // the parent died under us
+      }
       if (cell == null) {
         Member born = new Member(g);
         synchronized (born) {

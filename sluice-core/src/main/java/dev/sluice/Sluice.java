@@ -239,6 +239,11 @@ public final class Sluice {
               scheduler == null ? Scheduler.system() : scheduler,
               maximumKeys == -1 ? DEFAULT_MAXIMUM_KEYS : maximumKeys);
         }
+        if (!store.supportsGroups()) {
+          throw new IllegalStateException("store " + store + " cannot decide groups"
+              + " (DecisionStore.supportsGroups() is false): use RedisStore, PostgresStore or the"
+              + " in-memory store");
+        }
         return new StoreRateLimiter(group, store, clock == null ? Clock.system() : clock,
             scheduler == null ? Scheduler.system() : scheduler,
             onStoreFailure == null ? StoreFailure.FAIL_CLOSED : onStoreFailure,

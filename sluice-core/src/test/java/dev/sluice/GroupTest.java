@@ -97,6 +97,25 @@ class GroupTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("group was already set");
     assertThatThrownBy(() -> Sluice.builder().group(g).onStoreFailure(StoreFailure.FAIL_OPEN).build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("no store(...) was given");
+    InProcessStore inProcess = new InProcessStore(List.of(parent), clock);
+    dev.sluice.spi.DecisionStore plainStore = new dev.sluice.spi.DecisionStore() {
+      @Override
+      public long ticksPerSecond() {
+        return 1_000_000;
+      }
+
+      @Override
+      public dev.sluice.spi.Observation apply(String key, dev.sluice.spi.StoreRequest request) {
+        return inProcess.apply(key, request);
+      }
+
+      @Override
+      public void reset(String key) {
+        inProcess.reset(key);
+      }
+    };
+    assertThatThrownBy(() -> Sluice.builder().group(g).store(plainStore).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot decide groups");
     RateLimiter l = Sluice.builder().group(g).clock(clock).build();
     assertThat(l.limits()).containsExactly(assured, parent);
     assertThatThrownBy(() -> l.fillUp("t/a", 1)).isInstanceOf(UnsupportedOperationException.class);
@@ -173,6 +192,23 @@ class GroupTest {
     assertThat(l.keysHeld()).isLessThanOrEqualTo(500);
     assertThat(l.groupsHeld()).isLessThanOrEqualTo(300);
     assertThat(l.stats().evictedBusy()).as("the flood forced evictions").isPositive();
+  }
+
+  @Test
+  void checks_neverFillTheTables() {
+    InMemoryGroupLimiter l = (InMemoryGroupLimiter) Sluice.builder().group(group()).clock(clock)
+        .build();
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(l.check("t" + i + "/a", 2).isAllowed()).isTrue();
+    }
+    assertThat(l.keysHeld()).isZero();
+    assertThat(l.groupsHeld()).isZero();
+    l.tryAcquire("t0/a", 6);
+    Decision c = l.check("t0/b", 1);
+    assertThat(c.isAllowed()).as("b's assured 1, into the reserve").isTrue();
+    assertThat(c.perLimit().get(1).remaining()).as("the parent holds 6").isEqualTo(4);
+    assertThat(l.keysHeld()).isEqualTo(1);
+    assertThat(l.groupsHeld()).isEqualTo(1);
   }
 
   @Test

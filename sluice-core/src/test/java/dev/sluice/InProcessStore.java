@@ -40,6 +40,11 @@ final class InProcessStore implements DecisionStore {
   }
 
   @Override
+  public boolean supportsGroups() {
+    return true;
+  }
+
+  @Override
   public Observation applyGroup(String group, String key, StoreRequest request) {
     calls.incrementAndGet();
     if (down) {

@@ -35,6 +35,14 @@ public interface DecisionStore extends AutoCloseable {
   }
 
   /**
+   * Whether this store decides groups ({@link #applyGroup}); a limiter of a group refuses, at
+   * build, a store that does not. The default is false.
+   */
+  default boolean supportsGroups() {
+    return false;
+  }
+
+  /**
    * A {@link StoreRequest#isGroup() group's} decision, as one atomic step on the store's clock:
    * reads the state of {@code key} in {@code group} (layout {@link StoreRequest#keyLayout()}) and
    * of the group's parent (layout {@link StoreRequest#groupLayout()}), computes the next state

@@ -313,6 +313,11 @@ public final class PostgresStore implements DecisionStore {
   }
 
   @Override
+  public boolean supportsGroups() {
+    return true;
+  }
+
+  @Override
   public void resetGroupMember(String group, String key) {
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {

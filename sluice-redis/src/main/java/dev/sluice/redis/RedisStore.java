@@ -265,6 +265,11 @@ public final class RedisStore implements DecisionStore {
   }
 
   @Override
+  public boolean supportsGroups() {
+    return true;
+  }
+
+  @Override
   public void resetGroupMember(String group, String key) {
     keyCommands.del(memberKey(group, key));
   }

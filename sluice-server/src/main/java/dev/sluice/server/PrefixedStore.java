@@ -41,6 +41,11 @@ final class PrefixedStore implements DecisionStore {
   }
 
   @Override
+  public boolean supportsGroups() {
+    return store.supportsGroups();
+  }
+
+  @Override
   public Observation applyGroup(String group, String key, StoreRequest request) {
     return store.applyGroup(prefix + group, key, request);
   }
