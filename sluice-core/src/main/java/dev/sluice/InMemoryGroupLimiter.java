@@ -81,28 +81,20 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     }
     String group = g.group.groupOf(key);
     long[] quanta = g.quanta(cost);
+    if (op == Engine.CHECK) {
+      return check(key, group, quanta);
+    }
     for (;;) {
-      // A check changes nothing, so it answers an unknown key or group from fresh cells that it
-      // does not publish: checks never fill the tables.
       Parent parent = (Parent) parents.get(group);
       if (parent == null) {
         Parent born = new Parent(g.parent());
-        if (op != Engine.CHECK) {
-          if (!parents.insert(group, born)) {
-            continue;
-          }
-          parents.inserted();
+        if (!parents.insert(group, born)) {
+          continue;
         }
+        parents.inserted();
         parent = born;
       }
       Member cell = (Member) keys.get(key);
-      if (cell == null && op == Engine.CHECK) {
-        Decision d = new Member(g).decideIfAlive(g, parent, clock, op, quanta);
-        if (d != null) {
-          return d;
-        }
-        continue;   // the parent died under us
-      }
       if (cell == null) {
         Member born = new Member(g);
         synchronized (born) {
@@ -125,6 +117,37 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
       if (cell.isDead()) {
         keys.remove(key, cell);
       } else {
+        parents.remove(group, parent);
+      }
+    }
+  }
+
+  /**
+   * A check changes nothing, so it answers an unknown key or group from fresh cells that it does
+   * not publish: checks never fill the tables. A fresh cell stands for an absent one only if it
+   * is still absent after the other was read (a decision publishes the parent, then the key,
+   * then changes the parent), so the answer is that of one instant.
+   */
+  private Decision check(String key, String group, long[] quanta) {
+    for (;;) {
+      Parent parent = (Parent) parents.get(group);
+      boolean freshParent = parent == null;
+      if (freshParent) {
+        parent = new Parent(g.parent());
+      }
+      Member cell = (Member) keys.get(key);
+      boolean freshKey = cell == null;
+      if (freshKey) {
+        cell = new Member(g);
+      }
+      Decision d = cell.decideIfAlive(g, parent, clock, Engine.CHECK, quanta);
+      if (d != null && (!freshKey || !keys.containsKey(key))
+          && (!freshParent || !parents.containsKey(group))) {
+        return d;
+      }
+      if (!freshKey && cell.isDead()) {
+        keys.remove(key, cell);
+      } else if (!freshParent && d == null) {
         parents.remove(group, parent);
       }
     }
