@@ -30,6 +30,14 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "8080", description = "port (default: ${DEFAULT-VALUE}; 0: any free)")
   int port;
 
+  @Option(names = "--grpc-port", paramLabel = "PORT", description = "also serve Envoy's rate limit"
+      + " service (gRPC ShouldRateLimit) on this port (0: any free); needs --envoy-config")
+  Integer grpcPort;
+
+  @Option(names = "--envoy-config", paramLabel = "PATH", description = "Envoy rate limit"
+      + " configuration in envoyproxy/ratelimit's format: a file, or a directory of them")
+  Path envoyConfig;
+
   @Option(names = "--redis", paramLabel = "URI", description = "share limits through Redis (redis://host:6379)")
   String redis;
 
@@ -228,8 +236,14 @@ final class ServeCommand implements Callable<Integer> {
           .maxConnections(maxConnections).maxThreads(maxThreads).postgresPoolSize(postgresPoolSize)
           .reloadEvery(duration("--reload-every", reloadEvery))
           .shutdownGrace(duration("--shutdown-grace", shutdownGrace))
-          .leases(leases ? leaseSettings() : null)
-          .validate();
+          .leases(leases ? leaseSettings() : null);
+      if (grpcPort != null) {
+        o.grpcPort(grpcPort);
+      }
+      if (envoyConfig != null) {
+        o.envoyConfig(envoyConfig);
+      }
+      o.validate();
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());
     }
@@ -267,6 +281,10 @@ final class ServeCommand implements Callable<Integer> {
     spec.commandLine().getErr().printf("sluice: listening on http://%s:%d (store: %s, policies: %s from %s)%n",
         host.contains(":") ? "[" + host + "]" : host, server.port(), store,
         String.join(", ", server.policyNames()), server.configSource());
+    if (server.grpcPort() >= 0) {
+      spec.commandLine().getErr().printf("sluice: Envoy's rate limit service (gRPC) on %s:%d%n",
+          host.contains(":") ? "[" + host + "]" : host, server.grpcPort());
+    }
     spec.commandLine().getErr().printf("try:   curl -i -X POST http://%s:%d/v1/check -d '{\"policy\":\"%s\",\"key\":\"alice\"}'%n",
         host.contains(":") ? "[" + host + "]" : host, server.port(), server.policyNames().get(0));
     spec.commandLine().getErr().flush();

@@ -54,6 +54,29 @@ public final class Options {
     return this;
   }
 
+  /** Port of Envoy's rate limit service (gRPC); -1 (the default) serves none. */
+  int grpcPort = -1;
+  /** Envoy rate limit configuration (envoyproxy/ratelimit's format): a file or a directory. */
+  Path envoyConfig;
+
+  /**
+   * Also serves Envoy's rate limit service API ({@code ShouldRateLimit}, gRPC) on this port (0
+   * picks a free one), from {@link #envoyConfig}. Off by default.
+   */
+  public Options grpcPort(int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("grpcPort must be between 0 and 65535 but was " + port);
+    }
+    this.grpcPort = port;
+    return this;
+  }
+
+  /** Envoy's rate limit configuration for {@link #grpcPort}: a file, or a directory of them. */
+  public Options envoyConfig(Path path) {
+    this.envoyConfig = Objects.requireNonNull(path, "path");
+    return this;
+  }
+
   /** The policies file (default: the bundled sample, not reloaded). */
   public Options config(Path file) {
     this.configFile = file;
@@ -274,6 +297,17 @@ public final class Options {
     }
     if (token != null && token.isBlank()) {
       problems.add("token must not be blank");
+    }
+    if (grpcPort >= 0 && envoyConfig == null) {
+      problems.add("grpcPort (--grpc-port) serves Envoy's rate limit service, which needs its"
+          + " descriptors: give envoyConfig (--envoy-config)");
+    }
+    if (grpcPort < 0 && envoyConfig != null) {
+      problems.add("envoyConfig (--envoy-config) is served on grpcPort (--grpc-port), which is"
+          + " off");
+    }
+    if (grpcPort > 0 && grpcPort == port) {
+      problems.add("grpcPort and port must differ but both were " + port);
     }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("\n", problems));

@@ -205,6 +205,16 @@ final class PolicyRegistry {
     return b;
   }
 
+  /**
+   * A limiter for limits that are not a file policy (an Envoy descriptor's), on the same store,
+   * failure policy and breaker as the policies, its keys under {@code name}.
+   */
+  RateLimiter limiter(String name, List<Limit> limits, long keys) {
+    StoreFailure failure = storeFailure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
+        : storeFailure;
+    return builder(name, limits, keys, failure).build();
+  }
+
   /** Closes every limiter: leases are given back. */
   void closeAll() {
     for (Policy p : policies.values()) {

@@ -80,6 +80,10 @@ public final class SluiceServer implements AutoCloseable {
   private final PolicyRegistry registry;
   private final CheckCodec codec;
   private final ScheduledExecutorService reloader;
+  /** Envoy's rate limit service on {@link Options#grpcPort}; null when off. */
+  private final EnvoyService envoy;
+  private io.grpc.Server grpc;
+  private io.grpc.protobuf.services.HealthStatusManager health;
   private final byte[] token;
   private final long requestTimeoutMillis;
   /** Requests whose body is still arriving, watched for their deadline. */
@@ -104,6 +108,9 @@ public final class SluiceServer implements AutoCloseable {
     this.store = shared == null ? null : shared.store();
     this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial);
     this.codec = new CheckCodec(options, registry, JSON);
+    this.envoy = options.grpcPort < 0 ? null : new EnvoyService(
+        EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+        node -> registry.limiter("envoy:" + node.path, List.of(node.limit), options.maximumKeys));
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);
     threads.setName("sluice-http");
@@ -152,6 +159,13 @@ public final class SluiceServer implements AutoCloseable {
     SluiceServer s = new SluiceServer(options);
     try {
       s.server.start();
+      if (s.envoy != null) {
+        s.health = new io.grpc.protobuf.services.HealthStatusManager();
+        s.grpc = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
+            .forAddress(new java.net.InetSocketAddress(options.host, options.grpcPort))
+            .addService(s.envoy).addService(s.health.getHealthService())
+            .build().start();
+      }
       s.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-request-deadlines");
         t.setDaemon(true);
@@ -165,6 +179,11 @@ public final class SluiceServer implements AutoCloseable {
           + e.getMessage(), e);
     }
     return s;
+  }
+
+  /** The port Envoy's rate limit service (gRPC) listens on; -1 when it is off. */
+  public int grpcPort() {
+    return grpc == null ? -1 : grpc.getPort();
   }
 
   /** The port it listens on (useful with port 0). */
@@ -453,6 +472,18 @@ public final class SluiceServer implements AutoCloseable {
   public void close() {
     if (reloader != null) {
       reloader.shutdownNow();
+    }
+    if (grpc != null) {
+      health.enterTerminalState();
+      grpc.shutdown();
+      try {
+        if (!grpc.awaitTermination(options.shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+          grpc.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        grpc.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
     }
     if (sweeper != null) {
       sweeper.shutdownNow();

@@ -1,0 +1,458 @@
+package dev.sluice.server;
+
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+
+/**
+ * Envoy rate limit configuration in envoyproxy/ratelimit's own format, loaded as is: one file
+ * per domain, a tree of descriptors ({@code key}, optional {@code value}, optional
+ * {@code rate_limit: {unit, requests_per_unit, name}}, {@code unlimited}, {@code shadow_mode},
+ * {@code detailed_metric}, nested {@code descriptors}).
+ *
+ * <p>Each {@code rate_limit} becomes a Sluice limit with the same long-run rate: by default a
+ * leaky bucket of {@code requests_per_unit} per unit whose capacity is one unit's worth; the
+ * optional extension {@code sluice: {algorithm: ..., capacity: ...}} picks another algorithm or
+ * burst (a fixed window keeps envoyproxy/ratelimit's own behaviour).
+ *
+ * <p>Matching, as envoyproxy/ratelimit does it: each entry of a request's descriptor, in order,
+ * descends to the child whose key and value equal it, else to a child with that key and a value
+ * ending in {@code *} whose prefix it starts with, else to the child with that key and no value
+ * (any value: each value gets its own bucket). The limit is that of the node the last entry
+ * reaches; a descriptor that leaves the tree, or ends on a node without a limit, has none.
+ */
+final class EnvoyConfig {
+  private static final Set<String> NODE_KEYS = Set.of("key", "value", "rate_limit", "unlimited",
+      "shadow_mode", "detailed_metric", "descriptors", "sluice");
+  private static final Set<String> LIMIT_KEYS = Set.of("unit", "requests_per_unit", "name",
+      "replaces");
+
+  /** Envoy's units, as {@code RateLimitResponse.RateLimit.Unit} names them, and their lengths. */
+  enum Unit {
+    SECOND(Duration.ofSeconds(1)), MINUTE(Duration.ofMinutes(1)), HOUR(Duration.ofHours(1)),
+    DAY(Duration.ofDays(1)), WEEK(Duration.ofDays(7)), MONTH(Duration.ofDays(30)),
+    YEAR(Duration.ofDays(365));
+
+    final Duration length;
+
+    Unit(Duration length) {
+      this.length = length;
+    }
+  }
+
+  /** One descriptor node. {@code limit} is null without a {@code rate_limit}. */
+  static final class Node {
+    final String key;
+    final String value;
+    final Limit limit;
+    final Unit unit;
+    final long requestsPerUnit;
+    final boolean unlimited;
+    final boolean shadow;
+    final boolean detailed;
+    /** This node's path from the domain, for names and metrics: {@code key=value.key}. */
+    final String path;
+    final Map<String, Node> exact = new LinkedHashMap<>();
+    final List<Node> prefixed = new ArrayList<>();
+    final Map<String, Node> anyValue = new LinkedHashMap<>();
+
+    Node(String key, String value, Limit limit, Unit unit, long requestsPerUnit,
+        boolean unlimited, boolean shadow, boolean detailed, String path) {
+      this.key = key;
+      this.value = value;
+      this.limit = limit;
+      this.unit = unit;
+      this.requestsPerUnit = requestsPerUnit;
+      this.unlimited = unlimited;
+      this.shadow = shadow;
+      this.detailed = detailed;
+      this.path = path;
+    }
+
+    /** Whether this node limits (has a rate limit and is not unlimited). */
+    boolean limits() {
+      return limit != null && !unlimited;
+    }
+
+    void add(Node child) {
+      if (child.value == null) {
+        anyValue.put(child.key, child);
+      } else if (child.value.endsWith("*")) {
+        prefixed.add(child);
+      } else {
+        exact.put(child.key + "=" + child.value, child);
+      }
+    }
+
+    Node child(String key, String value) {
+      Node n = exact.get(key + "=" + value);
+      if (n != null) {
+        return n;
+      }
+      for (Node p : prefixed) {
+        if (p.key.equals(key) && value.startsWith(p.value.substring(0, p.value.length() - 1))) {
+          return p;
+        }
+      }
+      return anyValue.get(key);
+    }
+  }
+
+  private final Map<String, Node> domains;
+
+  private EnvoyConfig(Map<String, Node> domains) {
+    this.domains = domains;
+  }
+
+  /** The domains, each a root node whose children are its descriptors. */
+  Map<String, Node> domains() {
+    return domains;
+  }
+
+  /** The node a descriptor's entries reach in {@code domain}, or null. */
+  Node match(String domain, List<String[]> entries) {
+    Node n = domains.get(domain);
+    if (n == null || entries.isEmpty()) {
+      return null;
+    }
+    for (String[] e : entries) {
+      n = n.child(e[0], e[1]);
+      if (n == null) {
+        return null;
+      }
+    }
+    return n;
+  }
+
+  /** Every node with a limit, for building limiters. */
+  List<Node> limited() {
+    List<Node> out = new ArrayList<>();
+    for (Node d : domains.values()) {
+      collect(d, out);
+    }
+    return out;
+  }
+
+  private static void collect(Node n, List<Node> out) {
+    if (n.limits()) {
+      out.add(n);
+    }
+    for (Node c : n.exact.values()) {
+      collect(c, out);
+    }
+    for (Node c : n.prefixed) {
+      collect(c, out);
+    }
+    for (Node c : n.anyValue.values()) {
+      collect(c, out);
+    }
+  }
+
+  /**
+   * Loads a file, or every {@code .yaml}/{@code .yml} file of a directory (as envoyproxy/ratelimit
+   * reads its runtime directory), checking limits against a clock of {@code ticksPerSecond}.
+   */
+  static EnvoyConfig load(Path path, long ticksPerSecond) throws ConfigException {
+    List<Path> files = new ArrayList<>();
+    if (Files.isDirectory(path)) {
+      try (Stream<Path> s = Files.list(path)) {
+        s.filter(p -> p.getFileName().toString().matches("(?i).*\\.ya?ml")).sorted()
+            .forEach(files::add);
+      } catch (IOException e) {
+        throw new ConfigException(List.of(path + ": cannot be read: " + e));
+      }
+    } else {
+      files.add(path);
+    }
+    Map<String, String> texts = new LinkedHashMap<>();
+    for (Path f : files) {
+      try {
+        texts.put(f.toString(), Files.readString(f, StandardCharsets.UTF_8));
+      } catch (IOException e) {
+        throw new ConfigException(List.of(f + ": cannot be read: " + e));
+      }
+    }
+    return parse(texts, ticksPerSecond);
+  }
+
+  /** Validates YAML texts by source name; every problem is reported as {@code source:line}. */
+  static EnvoyConfig parse(Map<String, String> texts, long ticksPerSecond) throws ConfigException {
+    List<String> problems = new ArrayList<>();
+    Map<String, Node> domains = new LinkedHashMap<>();
+    for (Map.Entry<String, String> t : texts.entrySet()) {
+      domain(t.getKey(), t.getValue(), ticksPerSecond, domains, problems);
+    }
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
+    return new EnvoyConfig(domains);
+  }
+
+  private static void domain(String source, String text, long ticksPerSecond,
+      Map<String, Node> domains, List<String> problems) {
+    Node root;
+    org.yaml.snakeyaml.nodes.Node yaml;
+    try (Reader r = new StringReader(text)) {
+      LoaderOptions options = new LoaderOptions();
+      options.setAllowDuplicateKeys(false);
+      options.setMaxAliasesForCollections(10);
+      yaml = new Yaml(options).compose(r);
+    } catch (MarkedYAMLException e) {
+      int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
+      problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
+      return;
+    } catch (IOException | RuntimeException e) {
+      problems.add(source + ": not valid YAML: " + e.getMessage());
+      return;
+    }
+    if (!(yaml instanceof MappingNode top)) {
+      problems.add(source + ":1: expected a mapping with 'domain' and 'descriptors'");
+      return;
+    }
+    String domain = null;
+    org.yaml.snakeyaml.nodes.Node descriptors = null;
+    for (NodeTuple t : top.getValue()) {
+      String k = scalar(t.getKeyNode());
+      if ("domain".equals(k)) {
+        domain = scalar(t.getValueNode());
+        if (domain == null || domain.isBlank()) {
+          problems.add(at(source, t.getValueNode()) + "'domain' must be a non-empty string");
+          domain = null;
+        }
+      } else if ("descriptors".equals(k)) {
+        descriptors = t.getValueNode();
+      } else {
+        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k
+            + "' (expected 'domain' and 'descriptors')");
+      }
+    }
+    if (domain == null) {
+      problems.add(source + ":1: 'domain' is missing");
+      return;
+    }
+    if (domains.containsKey(domain)) {
+      problems.add(at(source, top) + "domain '" + domain + "' is defined twice");
+      return;
+    }
+    root = new Node(null, null, null, null, 0, false, false, false, domain);
+    if (descriptors != null) {
+      children(source, domain, root, descriptors, ticksPerSecond, problems);
+    }
+    domains.put(domain, root);
+  }
+
+  private static void children(String source, String domain, Node parent,
+      org.yaml.snakeyaml.nodes.Node list, long ticksPerSecond, List<String> problems) {
+    if (!(list instanceof SequenceNode seq)) {
+      problems.add(at(source, list) + "'descriptors' must be a list");
+      return;
+    }
+    for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
+      Node child = node(source, domain, parent, item, ticksPerSecond, problems);
+      if (child == null) {
+        continue;
+      }
+      boolean twice = child.value == null ? parent.anyValue.containsKey(child.key)
+          : child.value.endsWith("*")
+              ? parent.prefixed.stream().anyMatch(p -> p.key.equals(child.key)
+                  && p.value.equals(child.value))
+              : parent.exact.containsKey(child.key + "=" + child.value);
+      if (twice) {
+        problems.add(at(source, item) + "descriptor " + child.path + " is defined twice");
+        continue;
+      }
+      parent.add(child);
+    }
+  }
+
+  private static Node node(String source, String domain, Node parent,
+      org.yaml.snakeyaml.nodes.Node item, long ticksPerSecond, List<String> problems) {
+    if (!(item instanceof MappingNode m)) {
+      problems.add(at(source, item) + "a descriptor must be a mapping (key, value, rate_limit, ...)");
+      return null;
+    }
+    Map<String, org.yaml.snakeyaml.nodes.Node> f = new LinkedHashMap<>();
+    int before = problems.size();
+    for (NodeTuple t : m.getValue()) {
+      String k = scalar(t.getKeyNode());
+      if (k == null || !NODE_KEYS.contains(k)) {
+        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected one of "
+            + String.join(", ", new java.util.TreeSet<>(NODE_KEYS)) + ")");
+      } else {
+        f.put(k, t.getValueNode());
+      }
+    }
+    String key = f.containsKey("key") ? scalar(f.get("key")) : null;
+    if (key == null || key.isEmpty()) {
+      problems.add(at(source, m) + "a descriptor needs a non-empty 'key'");
+      return null;
+    }
+    String value = f.containsKey("value") ? scalar(f.get("value")) : null;
+    if (value != null && value.isEmpty()) {
+      value = null;
+    }
+    String path = (parent.key == null ? domain + "." : parent.path + ".") + key
+        + (value == null ? "" : "_" + value);
+    boolean unlimited = flag(source, f, "unlimited", problems);
+    boolean shadow = flag(source, f, "shadow_mode", problems);
+    boolean detailed = flag(source, f, "detailed_metric", problems);
+    Limit limit = null;
+    Unit unit = null;
+    long perUnit = 0;
+    org.yaml.snakeyaml.nodes.Node rl = f.get("rate_limit");
+    if (rl != null) {
+      if (!(rl instanceof MappingNode rm)) {
+        problems.add(at(source, rl) + path + ": 'rate_limit' must be a mapping (unit,"
+            + " requests_per_unit)");
+      } else {
+        Map<String, org.yaml.snakeyaml.nodes.Node> lf = new LinkedHashMap<>();
+        for (NodeTuple t : rm.getValue()) {
+          String k = scalar(t.getKeyNode());
+          if (k == null || !LIMIT_KEYS.contains(k)) {
+            problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
+                + "' in rate_limit (expected unit, requests_per_unit, name)");
+          } else {
+            lf.put(k, t.getValueNode());
+          }
+        }
+        String u = lf.containsKey("unit") ? scalar(lf.get("unit")) : null;
+        try {
+          unit = u == null ? null : Unit.valueOf(u.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+          unit = null;
+        }
+        if (unit == null) {
+          problems.add(at(source, lf.getOrDefault("unit", rm)) + path + ": 'unit' must be second,"
+              + " minute, hour, day, week, month or year but was '" + u + "'");
+        }
+        String n = lf.containsKey("requests_per_unit") ? scalar(lf.get("requests_per_unit")) : null;
+        try {
+          perUnit = n == null ? -1 : Long.parseLong(n.trim());
+        } catch (NumberFormatException e) {
+          perUnit = -1;
+        }
+        if (perUnit < 0 || perUnit > 1_000_000_000_000L) {
+          problems.add(at(source, lf.getOrDefault("requests_per_unit", rm)) + path
+              + ": 'requests_per_unit' must be a whole number from 0 to 1000000000000 but was '"
+              + n + "'");
+        }
+        if (problems.size() == before) {
+          String name = lf.containsKey("name") ? scalar(lf.get("name")) : path;
+          limit = limit(source, path, name, unit, perUnit, f.get("sluice"), ticksPerSecond,
+              problems);
+        }
+      }
+    }
+    if (problems.size() > before) {
+      return null;
+    }
+    Node node = new Node(key, value, limit, unit, perUnit, unlimited, shadow, detailed, path);
+    if (f.containsKey("descriptors")) {
+      children(source, domain, node, f.get("descriptors"), ticksPerSecond, problems);
+    }
+    return node;
+  }
+
+  /**
+   * The Sluice limit of a rate limit: a leaky bucket of one unit's worth by default, or what the
+   * {@code sluice:} extension picks. 0 per unit: nothing is ever admitted (envoyproxy/ratelimit's
+   * meaning); it is a bucket of the smallest capacity nothing fits, checked by the caller.
+   */
+  private static Limit limit(String source, String path, String name, Unit unit, long perUnit,
+      org.yaml.snakeyaml.nodes.Node extension, long ticksPerSecond, List<String> problems) {
+    String algorithm = "leaky-bucket";
+    double capacity = perUnit;
+    if (extension != null) {
+      if (!(extension instanceof MappingNode em)) {
+        problems.add(at(source, extension) + path + ": 'sluice' must be a mapping (algorithm,"
+            + " capacity)");
+        return null;
+      }
+      for (NodeTuple t : em.getValue()) {
+        String k = scalar(t.getKeyNode());
+        String v = scalar(t.getValueNode());
+        if ("algorithm".equals(k)) {
+          algorithm = v == null ? "" : v;
+        } else if ("capacity".equals(k)) {
+          try {
+            capacity = Double.parseDouble(v);
+          } catch (NumberFormatException | NullPointerException e) {
+            problems.add(at(source, t.getValueNode()) + path + ": sluice.capacity must be a"
+                + " number but was '" + v + "'");
+            return null;
+          }
+        } else {
+          problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
+              + "' in sluice (expected algorithm, capacity)");
+          return null;
+        }
+      }
+    }
+    if (perUnit == 0) {
+      return null;   // a node that admits nothing: see Node.limits and the service
+    }
+    try {
+      Rate rate = Rate.of(perUnit, unit.length);
+      Limit l = switch (algorithm) {
+        case "leaky-bucket" -> Limit.leakyBucket(capacity, rate);
+        case "token-bucket" -> Limit.tokenBucket(capacity, rate);
+        case "gcra" -> Limit.gcra(rate, capacity);
+        case "fixed-window" -> Limit.fixedWindow(capacity, unit.length);
+        case "sliding-window" -> Limit.slidingWindow(capacity, unit.length);
+        default -> throw new IllegalArgumentException("sluice.algorithm must be leaky-bucket,"
+            + " token-bucket, gcra, fixed-window or sliding-window but was '" + algorithm + "'");
+      };
+      l = l.named(name);
+      l.checkRepresentable(ticksPerSecond);
+      return l;
+    } catch (IllegalArgumentException e) {
+      problems.add(source + ": " + path + ": " + e.getMessage());
+      return null;
+    }
+  }
+
+  private static boolean flag(String source, Map<String, org.yaml.snakeyaml.nodes.Node> f,
+      String key, List<String> problems) {
+    if (!f.containsKey(key)) {
+      return false;
+    }
+    String v = scalar(f.get(key));
+    if ("true".equalsIgnoreCase(v)) {
+      return true;
+    }
+    if (!"false".equalsIgnoreCase(v)) {
+      problems.add(at(source, f.get(key)) + "'" + key + "' must be true or false but was '" + v
+          + "'");
+    }
+    return false;
+  }
+
+  private static String scalar(org.yaml.snakeyaml.nodes.Node n) {
+    return n instanceof ScalarNode s ? s.getValue() : null;
+  }
+
+  private static String at(String source, org.yaml.snakeyaml.nodes.Node n) {
+    return source + ":" + (n.getStartMark().getLine() + 1) + ": ";
+  }
+}

@@ -1,0 +1,163 @@
+package dev.sluice.server;
+
+import com.google.protobuf.Duration;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.http.RateLimitHeaders;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered from an
+ * {@link EnvoyConfig}: each descriptor of a request is matched in its domain's tree and decided by
+ * that node's limiter, on its own, as envoyproxy/ratelimit does (a request with several
+ * descriptors charges each that admits; the overall code is OVER_LIMIT if any is over its limit).
+ *
+ * <ul>
+ *   <li>{@code hits_addend}: the descriptor's if set, else the request's; 0 means 1.
+ *   <li>A descriptor no limit matches, or an {@code unlimited} one: OK, without a current limit.
+ *   <li>{@code shadow_mode}: decided and counted as usual, answered OK.
+ *   <li>{@code requests_per_unit: 0}: always over the limit.
+ *   <li>A per-descriptor {@code limit} override is not honoured (the configured limit decides).
+ *   <li>The response's headers ({@code response_headers_to_add}) are those of the HTTP API:
+ *       {@code RateLimit-Policy}, {@code RateLimit}, and {@code Retry-After} when over the limit,
+ *       from the descriptor over its limit with the longest wait, else the one with the least
+ *       left.
+ *   <li>An empty domain or no descriptors, or a descriptor without entries: INVALID_ARGUMENT.
+ * </ul>
+ */
+final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
+  /** Joins a descriptor's entries into one limiter key. */
+  static final char SEPARATOR = '\u001f';
+
+  /** The configuration and one limiter per limited node. */
+  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters) {}
+
+  private volatile State state;
+
+  EnvoyService(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf) {
+    this.state = build(config, limiterOf);
+  }
+
+  static State build(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf) {
+    Map<EnvoyConfig.Node, RateLimiter> limiters = new IdentityHashMap<>();
+    for (EnvoyConfig.Node n : config.limited()) {
+      limiters.put(n, limiterOf.apply(n));
+    }
+    return new State(config, limiters);
+  }
+
+  /** Replaces the configuration: the next request uses it. Returns the state replaced. */
+  State replace(State next) {
+    State before = state;
+    state = next;
+    return before;
+  }
+
+  State state() {
+    return state;
+  }
+
+  @Override
+  public void shouldRateLimit(RateLimitRequest request,
+      StreamObserver<RateLimitResponse> responses) {
+    RateLimitResponse answer;
+    try {
+      answer = decide(request);
+    } catch (IllegalArgumentException e) {
+      responses.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+      return;
+    }
+    responses.onNext(answer);
+    responses.onCompleted();
+  }
+
+  RateLimitResponse decide(RateLimitRequest request) {
+    if (request.getDomain().isEmpty()) {
+      throw new IllegalArgumentException("the rate limit domain must not be empty");
+    }
+    if (request.getDescriptorsCount() == 0) {
+      throw new IllegalArgumentException("a rate limit request needs at least one descriptor");
+    }
+    State s = state;
+    RateLimitResponse.Builder out = RateLimitResponse.newBuilder();
+    Code overall = Code.OK;
+    Decision headline = null;
+    boolean headlineOver = false;
+    int i = 0;
+    for (RateLimitDescriptor descriptor : request.getDescriptorsList()) {
+      if (descriptor.getEntriesCount() == 0) {
+        throw new IllegalArgumentException("descriptor " + i + " has no entries");
+      }
+      List<String[]> entries = new ArrayList<>(descriptor.getEntriesCount());
+      StringBuilder key = new StringBuilder(request.getDomain());
+      for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
+        entries.add(new String[] {e.getKey(), e.getValue()});
+        key.append(SEPARATOR).append(e.getKey()).append('=').append(e.getValue());
+      }
+      long hits = descriptor.hasHitsAddend() ? descriptor.getHitsAddend().getValue()
+          : Integer.toUnsignedLong(request.getHitsAddend());
+      if (hits == 0) {
+        hits = 1;
+      }
+      EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
+      DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
+      if (node != null && !node.unlimited && node.unit != null) {
+        status.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
+            .setName(node.limit != null ? node.limit.name() : node.path)
+            .setRequestsPerUnit((int) Math.min(Integer.MAX_VALUE, node.requestsPerUnit))
+            .setUnit(RateLimitResponse.RateLimit.Unit.valueOf(node.unit.name())));
+        boolean over;
+        if (node.limit == null) {   // requests_per_unit: 0
+          over = true;
+        } else {
+          Decision d = s.limiters().get(node).tryAcquire(key.toString(), hits);
+          over = !d.isAllowed();
+          status.setLimitRemaining((int) Math.min(Integer.MAX_VALUE, Math.floor(d.remaining())));
+          status.setDurationUntilReset(duration(d.resetAfterNanos()));
+          if (headline == null || (over && !headlineOver)
+              || (over == headlineOver && (over ? d.retryAfterNanos() > headline.retryAfterNanos()
+                  : d.remaining() < headline.remaining()))) {
+            headline = d;
+            headlineOver = over;
+          }
+        }
+        if (over && !node.shadow) {
+          status.setCode(Code.OVER_LIMIT);
+          overall = Code.OVER_LIMIT;
+        }
+      }
+      out.addStatuses(status);
+      i++;
+    }
+    out.setOverallCode(overall);
+    if (headline != null) {
+      Decision shown = headlineOver && overall == Code.OK ? null : headline;
+      if (shown != null) {
+        for (Map.Entry<String, String> h
+            : RateLimitHeaders.of(shown, RateLimitHeaders.Mode.IETF).entrySet()) {
+          out.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(h.getKey())
+              .setValue(h.getValue()));
+        }
+      }
+    }
+    return out.build();
+  }
+
+  private static Duration duration(long nanos) {
+    return Duration.newBuilder().setSeconds(nanos / 1_000_000_000L)
+        .setNanos((int) (nanos % 1_000_000_000L)).build();
+  }
+}

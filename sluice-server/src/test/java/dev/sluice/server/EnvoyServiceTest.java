@@ -1,0 +1,198 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Envoy's rate limit service API over a real port, driven by a grpc-java client built from the
+ * same official definitions Envoy uses, with an envoyproxy/ratelimit configuration file as is.
+ */
+class EnvoyServiceTest {
+  @TempDir
+  Path dir;
+
+  private SluiceServer server;
+  private ManagedChannel channel;
+  private RateLimitServiceGrpc.RateLimitServiceBlockingStub rls;
+
+  @BeforeEach
+  void start() throws Exception {
+    Path config = dir.resolve("edge.yaml");
+    try (var in = getClass().getResourceAsStream("/envoy/edge.yaml")) {
+      Files.write(config, in.readAllBytes());
+    }
+    server = SluiceServer.start(new Options().port(0).grpcPort(0).envoyConfig(config));
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+    rls = RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static RateLimitDescriptor descriptor(String... keyValues) {
+    RateLimitDescriptor.Builder b = RateLimitDescriptor.newBuilder();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      b.addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(keyValues[i])
+          .setValue(keyValues[i + 1]));
+    }
+    return b.build();
+  }
+
+  private RateLimitResponse ask(String domain, int hits, RateLimitDescriptor... descriptors) {
+    RateLimitRequest.Builder r = RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(hits);
+    for (RateLimitDescriptor d : descriptors) {
+      r.addDescriptors(d);
+    }
+    return rls.shouldRateLimit(r.build());
+  }
+
+  private static Map<String, String> headers(RateLimitResponse r) {
+    return r.getResponseHeadersToAddList().stream()
+        .collect(Collectors.toMap(HeaderValue::getKey, HeaderValue::getValue));
+  }
+
+  @Test
+  void oneDescriptor_admitsItsLimit_thenOverLimit_withTheHttpApisHeaders() {
+    for (int i = 0; i < 3; i++) {
+      RateLimitResponse r = ask("edge", 0, descriptor("remote_address", "10.0.0.1"));
+      assertThat(r.getOverallCode()).isEqualTo(Code.OK);
+      RateLimitResponse.DescriptorStatus s = r.getStatuses(0);
+      assertThat(s.getCode()).isEqualTo(Code.OK);
+      assertThat(s.getCurrentLimit().getRequestsPerUnit()).isEqualTo(3);
+      assertThat(s.getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.HOUR);
+      assertThat(s.getLimitRemaining()).as("hits_addend 0 counts 1").isEqualTo(2 - i);
+      assertThat(headers(r)).containsKeys("RateLimit-Policy", "RateLimit")
+          .doesNotContainKey("Retry-After");
+    }
+    RateLimitResponse over = ask("edge", 0, descriptor("remote_address", "10.0.0.1"));
+    assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(over.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(over.getStatuses(0).getDurationUntilReset().getSeconds()).isBetween(3590L, 3600L);
+    assertThat(headers(over).get("Retry-After")).isEqualTo("1200");
+    assertThat(ask("edge", 0, descriptor("remote_address", "10.0.0.2")).getOverallCode())
+        .as("each value of a key without a value has its own bucket").isEqualTo(Code.OK);
+  }
+
+  @Test
+  void severalDescriptors_eachDecidedOnItsOwn_overallOverIfAnyIs() {
+    RateLimitResponse first = ask("edge", 1, descriptor("remote_address", "10.0.0.9"),
+        descriptor("path", "/login"));
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    RateLimitResponse second = ask("edge", 1, descriptor("remote_address", "10.0.0.9"),
+        descriptor("path", "/login"));
+    assertThat(second.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(second.getStatuses(0).getCode()).isEqualTo(Code.OK);
+    assertThat(second.getStatuses(0).getLimitRemaining()).as("charged though the other was over")
+        .isEqualTo(1);
+    assertThat(second.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(headers(second)).containsKey("Retry-After");
+  }
+
+  @Test
+  void hitsAddend_chargesThatMany_andADescriptorsOwnWins() {
+    RateLimitResponse r = ask("edge", 3, descriptor("remote_address", "10.0.1.1"));
+    assertThat(r.getStatuses(0).getLimitRemaining()).isZero();
+    assertThat(ask("edge", 1, descriptor("remote_address", "10.0.1.1")).getOverallCode())
+        .isEqualTo(Code.OVER_LIMIT);
+    RateLimitDescriptor own = descriptor("remote_address", "10.0.1.2").toBuilder()
+        .setHitsAddend(com.google.protobuf.UInt64Value.of(2)).build();
+    assertThat(ask("edge", 3, own).getStatuses(0).getLimitRemaining()).isEqualTo(1);
+    assertThat(ask("edge", 4, descriptor("remote_address", "10.0.1.3")).getOverallCode())
+        .as("more than the whole limit at once").isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void unknownDomainOrDescriptor_unlimited_shadowAndZero_asEnvoysServerAnswers() {
+    RateLimitResponse unknown = ask("nope", 1, descriptor("remote_address", "1.2.3.4"));
+    assertThat(unknown.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(unknown.getStatuses(0).hasCurrentLimit()).isFalse();
+    assertThat(ask("edge", 1, descriptor("user", "x")).getStatuses(0).hasCurrentLimit()).isFalse();
+    assertThat(ask("edge", 1, descriptor("remote_address", "1.2.3.4", "extra", "y"))
+        .getStatuses(0).hasCurrentLimit()).as("the descriptor leaves the tree").isFalse();
+    for (int i = 0; i < 5; i++) {
+      RateLimitResponse r = ask("edge", 1, descriptor("path", "/static/app.js"));
+      assertThat(r.getOverallCode()).isEqualTo(Code.OK);
+      assertThat(r.getStatuses(0).hasCurrentLimit()).as("unlimited").isFalse();
+    }
+    for (int i = 0; i < 4; i++) {
+      RateLimitResponse r = ask("edge", 1, descriptor("tenant", "acme", "plan", "free"));
+      assertThat(r.getOverallCode()).as("shadow mode never rejects (request %s)", i)
+          .isEqualTo(Code.OK);
+      assertThat(r.getStatuses(0).getCurrentLimit().getName()).isEqualTo("free-plan");
+      assertThat(r.getStatuses(0).getLimitRemaining()).isEqualTo(Math.max(0, 1 - i));
+    }
+    RateLimitResponse banned = ask("edge", 1, descriptor("banned", "me"));
+    assertThat(banned.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(banned.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isZero();
+  }
+
+  @Test
+  void malformedRequests_areInvalidArgument_andHealthIsServing() {
+    assertThatThrownBy(() -> ask("", 1, descriptor("remote_address", "1.2.3.4")))
+        .isInstanceOf(StatusRuntimeException.class)
+        .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+            .isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("domain must not be empty");
+    assertThatThrownBy(() -> ask("edge", 1))
+        .hasMessageContaining("at least one descriptor");
+    assertThatThrownBy(() -> ask("edge", 1, RateLimitDescriptor.getDefaultInstance()))
+        .hasMessageContaining("descriptor 0 has no entries");
+    HealthCheckResponse health = HealthGrpc.newBlockingStub(channel)
+        .check(HealthCheckRequest.getDefaultInstance());
+    assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+  }
+
+  @Test
+  void badConfiguration_isRefusedWithFileAndLine() throws Exception {
+    Path bad = dir.resolve("bad.yaml");
+    Files.writeString(bad, String.join("\n",
+        "domain: d",
+        "descriptors:",
+        "  - key: a",
+        "    rate_limit: {unit: fortnight, requests_per_unit: 5}",
+        "  - key: b",
+        "    rate_limit: {unit: second, requests_per_unit: -1}",
+        "    colour: red", ""));
+    assertThatThrownBy(() -> EnvoyConfig.load(bad, 1_000_000_000L))
+        .isInstanceOf(ConfigException.class)
+        .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactly(
+            bad + ":4: d.a: 'unit' must be second, minute, hour, day, week, month or year but"
+                + " was 'fortnight'",
+            bad + ":7: unknown key 'colour' (expected one of descriptors, detailed_metric, key,"
+                + " rate_limit, shadow_mode, sluice, unlimited, value)",
+            bad + ":6: d.b: 'requests_per_unit' must be a whole number from 0 to 1000000000000"
+                + " but was '-1'"));
+    assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)))
+        .hasMessageContaining("needs its descriptors: give envoyConfig (--envoy-config)");
+  }
+}
