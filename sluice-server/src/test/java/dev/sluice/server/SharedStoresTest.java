@@ -218,4 +218,52 @@ class SharedStoresTest {
     }
     return sum;
   }
+
+  /** Envoy's API on a shared store that goes down: the failure policy answers, not a gRPC error. */
+  @Test
+  void envoy_storeDown_failClosedIsOverLimit_failOpenIsOk(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    int port = Ports.free();
+    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+        .setting("save \"\"").setting("appendonly no").build();
+    redis.start();
+    java.nio.file.Path config = dir.resolve("edge.yaml");
+    java.nio.file.Files.writeString(config, String.join("\n", "domain: edge", "descriptors:",
+        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    String uri = "redis://127.0.0.1:" + port;
+    try (SluiceServer closed = SluiceServer.start(new Options().port(0).redis(uri).grpcPort(0)
+            .envoyConfig(config));
+        SluiceServer open = SluiceServer.start(new Options().port(0).redis(uri).grpcPort(0)
+            .envoyConfig(config).storeFailure(dev.sluice.StoreFailure.FAIL_OPEN))) {
+      assertThat(envoy(closed).getOverallCode()).isEqualTo(
+          io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
+      redis.stop();
+      assertThat(envoy(closed).getOverallCode()).as("fail closed: Envoy answers 429").isEqualTo(
+          io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OVER_LIMIT);
+      assertThat(envoy(open).getOverallCode()).as("fail open").isEqualTo(
+          io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
+    } finally {
+      if (redis.isActive()) {
+        redis.stop();
+      }
+    }
+  }
+
+  private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse envoy(SluiceServer s)
+      throws InterruptedException {
+    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress("127.0.0.1", s.grpcPort()).usePlaintext().build();
+    try {
+      return io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.newBlockingStub(channel)
+          .withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
+          .shouldRateLimit(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+              .setDomain("edge").addDescriptors(
+                  io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.newBuilder()
+                      .addEntries(io.envoyproxy.envoy.extensions.common.ratelimit.v3
+                          .RateLimitDescriptor.Entry.newBuilder().setKey("remote_address")
+                          .setValue("10.1.1.1"))).build());
+    } finally {
+      channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
 }
