@@ -46,24 +46,58 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters) {}
 
   private volatile State state;
+  private final Function<EnvoyConfig.Node, RateLimiter> limiterOf;
+  private final Metrics metrics;
 
-  EnvoyService(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf) {
-    this.state = build(config, limiterOf);
+  EnvoyService(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf,
+      Metrics metrics) {
+    this.limiterOf = limiterOf;
+    this.metrics = metrics;
+    this.state = build(config, null);
   }
 
-  static State build(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf) {
+  /**
+   * The limiters of {@code config}: a limited node whose path and limit are those of a node of
+   * {@code before} keeps that node's limiter, and so its keys' state.
+   */
+  private State build(EnvoyConfig config, State before) {
+    Map<String, Map.Entry<EnvoyConfig.Node, RateLimiter>> old = new java.util.HashMap<>();
+    if (before != null) {
+      for (Map.Entry<EnvoyConfig.Node, RateLimiter> e : before.limiters().entrySet()) {
+        old.put(e.getKey().path, e);
+      }
+    }
     Map<EnvoyConfig.Node, RateLimiter> limiters = new IdentityHashMap<>();
     for (EnvoyConfig.Node n : config.limited()) {
-      limiters.put(n, limiterOf.apply(n));
+      Map.Entry<EnvoyConfig.Node, RateLimiter> kept = old.get(n.path);
+      limiters.put(n, kept != null && kept.getKey().limit.equals(n.limit) ? kept.getValue()
+          : limiterOf.apply(n));
     }
     return new State(config, limiters);
   }
 
-  /** Replaces the configuration: the next request uses it. Returns the state replaced. */
-  State replace(State next) {
+  /**
+   * Applies a new configuration to the next request; limiters of unchanged limits are kept, the
+   * others closed.
+   */
+  void reload(EnvoyConfig next) {
     State before = state;
-    state = next;
-    return before;
+    State after = build(next, before);
+    state = after;
+    java.util.Set<RateLimiter> kept = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    kept.addAll(after.limiters().values());
+    for (RateLimiter l : before.limiters().values()) {
+      if (!kept.contains(l)) {
+        l.close();
+      }
+    }
+  }
+
+  /** Closes every limiter. */
+  void close() {
+    for (RateLimiter l : state.limiters().values()) {
+      l.close();
+    }
   }
 
   State state() {
@@ -114,6 +148,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
       EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
       DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
+      String outcome = "no_limit";
       if (node != null && !node.unlimited && node.unit != null) {
         status.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
             .setName(node.limit != null ? node.limit.name() : node.path)
@@ -138,6 +173,12 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
           status.setCode(Code.OVER_LIMIT);
           overall = Code.OVER_LIMIT;
         }
+        outcome = !over ? "ok" : node.shadow ? "shadow_over_limit" : "over_limit";
+      }
+      if (metrics != null) {
+        boolean known = s.config().domains().containsKey(request.getDomain());
+        metrics.envoy(known ? request.getDomain() : "unknown", outcome,
+            node != null && node.detailed ? node.path : null);
       }
       out.addStatuses(status);
       i++;

@@ -15,6 +15,8 @@ final class Metrics {
   private final LongAdder[] buckets = new LongAdder[BOUNDS.length + 1];
   private final LongAdder latencySum = new LongAdder();   // nanoseconds
   private final LongAdder latencyCount = new LongAdder();
+  private final ConcurrentHashMap<String, LongAdder> envoy = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, LongAdder> envoyDetailed = new ConcurrentHashMap<>();
   final LongAdder reloadsOk = new LongAdder();
   final LongAdder reloadsFailed = new LongAdder();
 
@@ -34,6 +36,19 @@ final class Metrics {
     buckets[i].increment();
     latencySum.add(nanos);
     latencyCount.increment();
+  }
+
+  /**
+   * One descriptor decided by Envoy's API: its domain (a configured one, or "unknown": request
+   * values never become labels), its outcome, and for a {@code detailed_metric} descriptor its
+   * configured path.
+   */
+  void envoy(String domain, String outcome, String detailedPath) {
+    envoy.computeIfAbsent(domain + '\u0000' + outcome, k -> new LongAdder()).increment();
+    if (detailedPath != null) {
+      envoyDetailed.computeIfAbsent(domain + '\u0000' + detailedPath + '\u0000' + outcome,
+          k -> new LongAdder()).increment();
+    }
   }
 
   void response(int status) {
@@ -88,6 +103,28 @@ final class Metrics {
       for (int i = 0; i < lease.length; i++) {
         perPolicy(b, perPolicyStoreErrorsAndDegraded, 4 + i, lease[i][0], lease[i][1], lease[i][2]);
       }
+    }
+    if (!envoy.isEmpty()) {
+      b.append("# HELP sluice_envoy_descriptors_total Descriptors Envoy's API decided, by domain"
+          + " and outcome (ok, over_limit, shadow_over_limit, no_limit).\n");
+      b.append("# TYPE sluice_envoy_descriptors_total counter\n");
+      envoy.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+        String[] k = e.getKey().split("\u0000", 2);
+        b.append("sluice_envoy_descriptors_total{domain=\"").append(escape(k[0]))
+            .append("\",outcome=\"").append(k[1]).append("\"} ").append(e.getValue().sum())
+            .append('\n');
+      });
+    }
+    if (!envoyDetailed.isEmpty()) {
+      b.append("# HELP sluice_envoy_descriptor_decisions_total Decisions of descriptors with"
+          + " detailed_metric, by their configured path and outcome.\n");
+      b.append("# TYPE sluice_envoy_descriptor_decisions_total counter\n");
+      envoyDetailed.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+        String[] k = e.getKey().split("\u0000", 3);
+        b.append("sluice_envoy_descriptor_decisions_total{domain=\"").append(escape(k[0]))
+            .append("\",descriptor=\"").append(escape(k[1])).append("\",outcome=\"")
+            .append(k[2]).append("\"} ").append(e.getValue().sum()).append('\n');
+      });
     }
     b.append("# HELP sluice_http_responses_total HTTP responses by status code.\n");
     b.append("# TYPE sluice_http_responses_total counter\n");

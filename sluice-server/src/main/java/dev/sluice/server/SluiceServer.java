@@ -84,6 +84,7 @@ public final class SluiceServer implements AutoCloseable {
   private final EnvoyService envoy;
   private io.grpc.Server grpc;
   private io.grpc.protobuf.services.HealthStatusManager health;
+  private volatile long envoyStamp;
   private final byte[] token;
   private final long requestTimeoutMillis;
   /** Requests whose body is still arriving, watched for their deadline. */
@@ -110,7 +111,9 @@ public final class SluiceServer implements AutoCloseable {
     this.codec = new CheckCodec(options, registry, JSON);
     this.envoy = options.grpcPort < 0 ? null : new EnvoyService(
         EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
-        node -> registry.limiter("envoy:" + node.path, List.of(node.limit), options.maximumKeys));
+        node -> registry.limiter("envoy:" + node.path, List.of(node.limit), options.maximumKeys),
+        metrics);
+    this.envoyStamp = envoyStamp();
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);
     threads.setName("sluice-http");
@@ -136,14 +139,21 @@ public final class SluiceServer implements AutoCloseable {
     });
     server.setHandler(graceful);
     server.setStopTimeout(options.shutdownGrace.toMillis());
-    if (options.configFile != null && !options.reloadEvery.isZero()) {
+    if ((options.configFile != null || envoy != null) && !options.reloadEvery.isZero()) {
       reloader = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-config-reload");
         t.setDaemon(true);
         return t;
       });
       long every = options.reloadEvery.toMillis();
-      reloader.scheduleWithFixedDelay(registry::reloadIfChanged, every, every, TimeUnit.MILLISECONDS);
+      reloader.scheduleWithFixedDelay(() -> {
+        if (options.configFile != null) {
+          registry.reloadIfChanged();
+        }
+        if (envoy != null) {
+          reloadEnvoyIfChanged();
+        }
+      }, every, every, TimeUnit.MILLISECONDS);
     } else {
       reloader = null;
     }
@@ -179,6 +189,55 @@ public final class SluiceServer implements AutoCloseable {
           + e.getMessage(), e);
     }
     return s;
+  }
+
+  /** Modification times and sizes of the Envoy configuration's files; -1 if unreadable. */
+  private long envoyStamp() {
+    if (options.envoyConfig == null) {
+      return 0;
+    }
+    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.isDirectory(
+        options.envoyConfig) ? java.nio.file.Files.list(options.envoyConfig)
+            : java.util.stream.Stream.of(options.envoyConfig)) {
+      long stamp = 17;
+      for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files.sorted()::iterator) {
+        stamp = stamp * 31 + f.getFileName().toString().hashCode();
+        stamp = stamp * 31 + java.nio.file.Files.getLastModifiedTime(f).toMillis();
+        stamp = stamp * 31 + java.nio.file.Files.size(f);
+      }
+      return stamp;
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Reads the Envoy configuration again now: a valid one applies to the next request (limits
+   * that did not change keep their state), an invalid one is counted and its problems thrown.
+   */
+  void reloadEnvoy() throws ConfigException {
+    try {
+      envoy.reload(EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)));
+    } catch (ConfigException e) {
+      metrics.reloadsFailed.increment();
+      throw e;
+    }
+    metrics.reloadsOk.increment();
+  }
+
+  private void reloadEnvoyIfChanged() {
+    long s = envoyStamp();
+    if (s == envoyStamp) {
+      return;
+    }
+    envoyStamp = s;
+    try {
+      reloadEnvoy();
+      LOG.log(System.Logger.Level.INFO, "reloaded {0}", options.envoyConfig);
+    } catch (ConfigException e) {
+      LOG.log(System.Logger.Level.WARNING, "{0} not reloaded, the previous configuration stays: {1}",
+          options.envoyConfig, String.join("; ", e.problems()));
+    }
   }
 
   /** The port Envoy's rate limit service (gRPC) listens on; -1 when it is off. */
@@ -494,6 +553,9 @@ public final class SluiceServer implements AutoCloseable {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
     }
     registry.closeAll();
+    if (envoy != null) {
+      envoy.close();
+    }
     if (shared != null) {
       try {
         shared.close();

@@ -195,4 +195,58 @@ class EnvoyServiceTest {
     assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)))
         .hasMessageContaining("needs its descriptors: give envoyConfig (--envoy-config)");
   }
+
+  @Test
+  void reload_keepsUnchangedLimits_appliesNewOnes_andKeepsTheOldOnABadFile() throws Exception {
+    Path config = dir.resolve("edge.yaml");
+    ask("edge", 2, descriptor("remote_address", "10.0.2.1"));
+    assertThat(ask("edge", 1, descriptor("user", "u1")).getStatuses(0).hasCurrentLimit()).isFalse();
+    Files.writeString(config, String.join("\n",
+        "domain: edge",
+        "descriptors:",
+        "  - key: remote_address",
+        "    rate_limit: {unit: hour, requests_per_unit: 3}",
+        "  - key: user",
+        "    rate_limit: {unit: hour, requests_per_unit: 1}", ""));
+    server.reloadEnvoy();
+    RateLimitResponse kept = ask("edge", 1, descriptor("remote_address", "10.0.2.1"));
+    assertThat(kept.getStatuses(0).getLimitRemaining()).as("an unchanged limit keeps its state")
+        .isZero();
+    assertThat(ask("edge", 1, descriptor("user", "u1")).getOverallCode()).isEqualTo(Code.OK);
+    assertThat(ask("edge", 1, descriptor("user", "u1")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(ask("edge", 1, descriptor("path", "/login")).getStatuses(0).hasCurrentLimit())
+        .as("removed").isFalse();
+    Files.writeString(config, "domain: edge\ndescriptors:\n  - value: no-key\n");
+    assertThatThrownBy(() -> server.reloadEnvoy()).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("a descriptor needs a non-empty 'key'");
+    assertThat(ask("edge", 1, descriptor("user", "u2")).getStatuses(0).hasCurrentLimit())
+        .as("the previous configuration stays").isTrue();
+    assertThat(metrics()).contains("sluice_config_reloads_total{result=\"ok\"} 1",
+        "sluice_config_reloads_total{result=\"error\"} 1");
+  }
+
+  @Test
+  void metrics_perDomainAndOutcome_andPerDescriptorWithDetailedMetric() throws Exception {
+    ask("edge", 1, descriptor("remote_address", "10.0.3.1"));
+    ask("edge", 1, descriptor("banned", "x"));
+    ask("other", 1, descriptor("remote_address", "10.0.3.1"));
+    for (int i = 0; i < 3; i++) {
+      ask("edge", 1, descriptor("tenant", "t", "plan", "free"));
+    }
+    assertThat(metrics()).contains(
+        "sluice_envoy_descriptors_total{domain=\"edge\",outcome=\"ok\"} 3",
+        "sluice_envoy_descriptors_total{domain=\"edge\",outcome=\"over_limit\"} 1",
+        "sluice_envoy_descriptors_total{domain=\"edge\",outcome=\"shadow_over_limit\"} 1",
+        "sluice_envoy_descriptors_total{domain=\"unknown\",outcome=\"no_limit\"} 1",
+        "sluice_envoy_descriptor_decisions_total{domain=\"edge\",descriptor=\"edge.tenant.plan_free\","
+            + "outcome=\"ok\"} 2",
+        "sluice_envoy_descriptor_decisions_total{domain=\"edge\",descriptor=\"edge.tenant.plan_free\","
+            + "outcome=\"shadow_over_limit\"} 1");
+  }
+
+  private String metrics() throws Exception {
+    return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+  }
 }
