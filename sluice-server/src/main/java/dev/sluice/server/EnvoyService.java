@@ -100,25 +100,38 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     }
   }
 
-  State state() {
-    return state;
-  }
-
+  /**
+   * Answers without holding the calling thread (a Netty event loop): each limited descriptor is
+   * decided with {@code tryAcquireAsync}, which in memory completes at once and on a shared store
+   * completes on the store's own threads; the answer is sent when every one has completed.
+   */
   @Override
   public void shouldRateLimit(RateLimitRequest request,
       StreamObserver<RateLimitResponse> responses) {
-    RateLimitResponse answer;
+    Pending pending;
     try {
-      answer = decide(request);
+      pending = start(request);
     } catch (IllegalArgumentException e) {
       responses.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
       return;
     }
-    responses.onNext(answer);
-    responses.onCompleted();
+    java.util.concurrent.CompletableFuture.allOf(pending.decisions)
+        .whenComplete((ignored, failure) -> {
+          if (failure != null) {
+            responses.onError(Status.INTERNAL.withDescription(String.valueOf(failure))
+                .asRuntimeException());
+            return;
+          }
+          responses.onNext(finish(request, pending));
+          responses.onCompleted();
+        });
   }
 
-  RateLimitResponse decide(RateLimitRequest request) {
+  /** The descriptors of a request, matched, with their decisions under way. */
+  private record Pending(State state, EnvoyConfig.Node[] nodes,
+      java.util.concurrent.CompletableFuture<?>[] decisions) {}
+
+  private Pending start(RateLimitRequest request) {
     if (request.getDomain().isEmpty()) {
       throw new IllegalArgumentException("the rate limit domain must not be empty");
     }
@@ -126,12 +139,12 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       throw new IllegalArgumentException("a rate limit request needs at least one descriptor");
     }
     State s = state;
-    RateLimitResponse.Builder out = RateLimitResponse.newBuilder();
-    Code overall = Code.OK;
-    Decision headline = null;
-    boolean headlineOver = false;
-    int i = 0;
-    for (RateLimitDescriptor descriptor : request.getDescriptorsList()) {
+    int n = request.getDescriptorsCount();
+    EnvoyConfig.Node[] nodes = new EnvoyConfig.Node[n];
+    java.util.concurrent.CompletableFuture<?>[] decisions =
+        new java.util.concurrent.CompletableFuture<?>[n];
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor descriptor = request.getDescriptors(i);
       if (descriptor.getEntriesCount() == 0) {
         throw new IllegalArgumentException("descriptor " + i + " has no entries");
       }
@@ -147,6 +160,21 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         hits = 1;
       }
       EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
+      nodes[i] = node;
+      decisions[i] = node != null && node.limits()
+          ? s.limiters().get(node).tryAcquireAsync(key.toString(), hits)
+          : java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    return new Pending(s, nodes, decisions);
+  }
+
+  private RateLimitResponse finish(RateLimitRequest request, Pending p) {
+    RateLimitResponse.Builder out = RateLimitResponse.newBuilder();
+    Code overall = Code.OK;
+    Decision headline = null;
+    boolean headlineOver = false;
+    for (int i = 0; i < p.nodes.length; i++) {
+      EnvoyConfig.Node node = p.nodes[i];
       DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
       String outcome = "no_limit";
       if (node != null && !node.unlimited && node.unit != null) {
@@ -158,7 +186,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         if (node.limit == null) {   // requests_per_unit: 0
           over = true;
         } else {
-          Decision d = s.limiters().get(node).tryAcquire(key.toString(), hits);
+          Decision d = (Decision) p.decisions[i].join();
           over = !d.isAllowed();
           status.setLimitRemaining((int) Math.min(Integer.MAX_VALUE, Math.floor(d.remaining())));
           status.setDurationUntilReset(duration(d.resetAfterNanos()));
@@ -176,22 +204,18 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         outcome = !over ? "ok" : node.shadow ? "shadow_over_limit" : "over_limit";
       }
       if (metrics != null) {
-        boolean known = s.config().domains().containsKey(request.getDomain());
+        boolean known = p.state.config().domains().containsKey(request.getDomain());
         metrics.envoy(known ? request.getDomain() : "unknown", outcome,
             node != null && node.detailed ? node.path : null);
       }
       out.addStatuses(status);
-      i++;
     }
     out.setOverallCode(overall);
-    if (headline != null) {
-      Decision shown = headlineOver && overall == Code.OK ? null : headline;
-      if (shown != null) {
-        for (Map.Entry<String, String> h
-            : RateLimitHeaders.of(shown, RateLimitHeaders.Mode.IETF).entrySet()) {
-          out.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(h.getKey())
-              .setValue(h.getValue()));
-        }
+    if (headline != null && !(headlineOver && overall == Code.OK)) {
+      for (Map.Entry<String, String> h
+          : RateLimitHeaders.of(headline, RateLimitHeaders.Mode.IETF).entrySet()) {
+        out.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(h.getKey())
+            .setValue(h.getValue()));
       }
     }
     return out.build();

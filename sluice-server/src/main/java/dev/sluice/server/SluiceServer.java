@@ -173,6 +173,7 @@ public final class SluiceServer implements AutoCloseable {
         s.health = new io.grpc.protobuf.services.HealthStatusManager();
         s.grpc = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
             .forAddress(new java.net.InetSocketAddress(options.host, options.grpcPort))
+            .directExecutor()
             .addService(s.envoy).addService(s.health.getHealthService())
             .build().start();
       }
