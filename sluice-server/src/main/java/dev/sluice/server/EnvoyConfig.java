@@ -71,6 +71,10 @@ final class EnvoyConfig {
     final boolean unlimited;
     final boolean shadow;
     final boolean detailed;
+    /** The Sluice algorithm of its limits (the {@code sluice:} extension; default leaky-bucket). */
+    String algorithm = "leaky-bucket";
+    /** Whether a request's per-descriptor {@code limit} override applies here. */
+    boolean overrides;
     /** This node's path from the domain, for names and metrics: {@code key=value.key}. */
     final String path;
     final Map<String, Node> exact = new LinkedHashMap<>();
@@ -320,6 +324,8 @@ final class EnvoyConfig {
     Limit limit = null;
     Unit unit = null;
     long perUnit = 0;
+    String algorithm = "leaky-bucket";
+    boolean overrides = false;
     org.yaml.snakeyaml.nodes.Node rl = f.get("rate_limit");
     if (rl != null) {
       if (!(rl instanceof MappingNode rm)) {
@@ -359,8 +365,18 @@ final class EnvoyConfig {
         }
         if (problems.size() == before) {
           String name = lf.containsKey("name") ? scalar(lf.get("name")) : path;
-          limit = limit(source, path, name, unit, perUnit, f.get("sluice"), ticksPerSecond,
-              problems);
+          String[] ext = extension(source, path, f.get("sluice"), problems);
+          if (ext != null) {
+            algorithm = ext[0];
+            overrides = ext[2] != null;
+            try {
+              limit = perUnit == 0 ? null : limitOf(algorithm,
+                  ext[1] == null ? perUnit : Double.parseDouble(ext[1]), perUnit, unit, name,
+                  ticksPerSecond);
+            } catch (IllegalArgumentException e) {
+              problems.add(source + ": " + path + ": " + e.getMessage());
+            }
+          }
         }
       }
     }
@@ -368,6 +384,8 @@ final class EnvoyConfig {
       return null;
     }
     Node node = new Node(key, value, limit, unit, perUnit, unlimited, shadow, detailed, path);
+    node.algorithm = algorithm;
+    node.overrides = overrides;
     if (f.containsKey("descriptors")) {
       children(source, domain, node, f.get("descriptors"), ticksPerSecond, problems);
     }
@@ -375,61 +393,66 @@ final class EnvoyConfig {
   }
 
   /**
-   * The Sluice limit of a rate limit: a leaky bucket of one unit's worth by default, or what the
-   * {@code sluice:} extension picks. 0 per unit: nothing is ever admitted (envoyproxy/ratelimit's
-   * meaning); it is a bucket of the smallest capacity nothing fits, checked by the caller.
+   * The {@code sluice:} extension: {algorithm, capacity or null, "true" or null for overrides};
+   * null after a problem.
    */
-  private static Limit limit(String source, String path, String name, Unit unit, long perUnit,
-      org.yaml.snakeyaml.nodes.Node extension, long ticksPerSecond, List<String> problems) {
-    String algorithm = "leaky-bucket";
-    double capacity = perUnit;
-    if (extension != null) {
-      if (!(extension instanceof MappingNode em)) {
-        problems.add(at(source, extension) + path + ": 'sluice' must be a mapping (algorithm,"
-            + " capacity)");
-        return null;
-      }
-      for (NodeTuple t : em.getValue()) {
-        String k = scalar(t.getKeyNode());
-        String v = scalar(t.getValueNode());
-        if ("algorithm".equals(k)) {
-          algorithm = v == null ? "" : v;
-        } else if ("capacity".equals(k)) {
-          try {
-            capacity = Double.parseDouble(v);
-          } catch (NumberFormatException | NullPointerException e) {
-            problems.add(at(source, t.getValueNode()) + path + ": sluice.capacity must be a"
-                + " number but was '" + v + "'");
-            return null;
-          }
-        } else {
-          problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
-              + "' in sluice (expected algorithm, capacity)");
-          return null;
-        }
-      }
+  private static String[] extension(String source, String path,
+      org.yaml.snakeyaml.nodes.Node extension, List<String> problems) {
+    String[] out = {"leaky-bucket", null, null};
+    if (extension == null) {
+      return out;
     }
-    if (perUnit == 0) {
-      return null;   // a node that admits nothing: see Node.limits and the service
-    }
-    try {
-      Rate rate = Rate.of(perUnit, unit.length);
-      Limit l = switch (algorithm) {
-        case "leaky-bucket" -> Limit.leakyBucket(capacity, rate);
-        case "token-bucket" -> Limit.tokenBucket(capacity, rate);
-        case "gcra" -> Limit.gcra(rate, capacity);
-        case "fixed-window" -> Limit.fixedWindow(capacity, unit.length);
-        case "sliding-window" -> Limit.slidingWindow(capacity, unit.length);
-        default -> throw new IllegalArgumentException("sluice.algorithm must be leaky-bucket,"
-            + " token-bucket, gcra, fixed-window or sliding-window but was '" + algorithm + "'");
-      };
-      l = l.named(name);
-      l.checkRepresentable(ticksPerSecond);
-      return l;
-    } catch (IllegalArgumentException e) {
-      problems.add(source + ": " + path + ": " + e.getMessage());
+    if (!(extension instanceof MappingNode em)) {
+      problems.add(at(source, extension) + path + ": 'sluice' must be a mapping (algorithm,"
+          + " capacity, overrides)");
       return null;
     }
+    for (NodeTuple t : em.getValue()) {
+      String k = scalar(t.getKeyNode());
+      String v = scalar(t.getValueNode());
+      if ("algorithm".equals(k)) {
+        out[0] = v == null ? "" : v;
+      } else if ("capacity".equals(k)) {
+        try {
+          Double.parseDouble(v);
+          out[1] = v;
+        } catch (NumberFormatException | NullPointerException e) {
+          problems.add(at(source, t.getValueNode()) + path + ": sluice.capacity must be a"
+              + " number but was '" + v + "'");
+          return null;
+        }
+      } else if ("overrides".equals(k) && ("true".equals(v) || "false".equals(v))) {
+        out[2] = "true".equals(v) ? v : null;
+      } else {
+        problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
+            + "' in sluice (expected algorithm, capacity, overrides: true|false)");
+        return null;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The Sluice limit of {@code perUnit} per {@code unit} (positive) with this algorithm and
+   * capacity: a leaky bucket holding one unit's worth keeps envoyproxy/ratelimit's long-run rate.
+   *
+   * @throws IllegalArgumentException naming the problem
+   */
+  static Limit limitOf(String algorithm, double capacity, long perUnit, Unit unit, String name,
+      long ticksPerSecond) {
+    Rate rate = Rate.of(perUnit, unit.length);
+    Limit l = switch (algorithm) {
+      case "leaky-bucket" -> Limit.leakyBucket(capacity, rate);
+      case "token-bucket" -> Limit.tokenBucket(capacity, rate);
+      case "gcra" -> Limit.gcra(rate, capacity);
+      case "fixed-window" -> Limit.fixedWindow(capacity, unit.length);
+      case "sliding-window" -> Limit.slidingWindow(capacity, unit.length);
+      default -> throw new IllegalArgumentException("sluice.algorithm must be leaky-bucket,"
+          + " token-bucket, gcra, fixed-window or sliding-window but was '" + algorithm + "'");
+    };
+    l = l.named(name);
+    l.checkRepresentable(ticksPerSecond);
+    return l;
   }
 
   private static boolean flag(String source, Map<String, org.yaml.snakeyaml.nodes.Node> f,

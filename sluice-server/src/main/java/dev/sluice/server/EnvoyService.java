@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 
 /**
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered from an
@@ -30,7 +29,8 @@ import java.util.function.Function;
  *   <li>A descriptor no limit matches, or an {@code unlimited} one: OK, without a current limit.
  *   <li>{@code shadow_mode}: decided and counted as usual, answered OK.
  *   <li>{@code requests_per_unit: 0}: always over the limit.
- *   <li>A per-descriptor {@code limit} override is not honoured (the configured limit decides).
+ *   <li>A per-descriptor {@code limit} override applies only where the node allows it
+ *       ({@code sluice: {overrides: true}}).
  *   <li>The response's headers ({@code response_headers_to_add}) are those of the HTTP API:
  *       {@code RateLimit-Policy}, {@code RateLimit}, and {@code Retry-After} when over the limit,
  *       from the descriptor over its limit with the longest wait, else the one with the least
@@ -42,17 +42,34 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   /** Joins a descriptor's entries into one limiter key. */
   static final char SEPARATOR = '\u001f';
 
-  /** The configuration and one limiter per limited node. */
-  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters) {}
+  /** The most distinct limit overrides one configuration keeps limiters for. */
+  static final int MAX_OVERRIDES = 1_000;
+
+  /**
+   * The configuration, one limiter per limited node, and the limiters of the overrides requests
+   * asked for (by node path, requests per unit and unit).
+   */
+  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters,
+      java.util.concurrent.ConcurrentHashMap<String, RateLimiter> overrides) {}
+
+  /** The limit a descriptor is held to: a node's, or an override of it. */
+  private record Applied(String name, long perUnit, EnvoyConfig.Unit unit, RateLimiter limiter) {}
 
   private volatile State state;
-  private final Function<EnvoyConfig.Node, RateLimiter> limiterOf;
+  private final java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor;
   private final Metrics metrics;
+  private final long ticksPerSecond;
 
-  EnvoyService(EnvoyConfig config, Function<EnvoyConfig.Node, RateLimiter> limiterOf,
-      Metrics metrics) {
-    this.limiterOf = limiterOf;
+  /**
+   * {@code limiterFor} makes the limiter of a limit, its keys under the given name (the store and
+   * failure policy are the caller's).
+   */
+  EnvoyService(EnvoyConfig config,
+      java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor,
+      Metrics metrics, long ticksPerSecond) {
+    this.limiterFor = limiterFor;
     this.metrics = metrics;
+    this.ticksPerSecond = ticksPerSecond;
     this.state = build(config, null);
   }
 
@@ -71,9 +88,9 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     for (EnvoyConfig.Node n : config.limited()) {
       Map.Entry<EnvoyConfig.Node, RateLimiter> kept = old.get(n.path);
       limiters.put(n, kept != null && kept.getKey().limit.equals(n.limit) ? kept.getValue()
-          : limiterOf.apply(n));
+          : limiterFor.apply("envoy:" + n.path, n.limit));
     }
-    return new State(config, limiters);
+    return new State(config, limiters, new java.util.concurrent.ConcurrentHashMap<>());
   }
 
   /**
@@ -91,6 +108,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         l.close();
       }
     }
+    before.overrides().values().forEach(RateLimiter::close);
   }
 
   /** Closes every limiter. */
@@ -98,6 +116,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     for (RateLimiter l : state.limiters().values()) {
       l.close();
     }
+    state.overrides().values().forEach(RateLimiter::close);
   }
 
   /**
@@ -128,7 +147,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   }
 
   /** The descriptors of a request, matched, with their decisions under way. */
-  private record Pending(State state, EnvoyConfig.Node[] nodes,
+  private record Pending(State state, EnvoyConfig.Node[] nodes, Applied[] applied,
       java.util.concurrent.CompletableFuture<?>[] decisions) {}
 
   private Pending start(RateLimitRequest request) {
@@ -141,6 +160,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     State s = state;
     int n = request.getDescriptorsCount();
     EnvoyConfig.Node[] nodes = new EnvoyConfig.Node[n];
+    Applied[] applied = new Applied[n];
     java.util.concurrent.CompletableFuture<?>[] decisions =
         new java.util.concurrent.CompletableFuture<?>[n];
     for (int i = 0; i < n; i++) {
@@ -161,11 +181,56 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
       EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
       nodes[i] = node;
-      decisions[i] = node != null && node.limits()
-          ? s.limiters().get(node).tryAcquireAsync(key.toString(), hits)
+      Applied a = node == null || node.unlimited || node.unit == null ? null
+          : new Applied(node.limit != null ? node.limit.name() : node.path, node.requestsPerUnit,
+              node.unit, node.limit != null ? s.limiters().get(node) : null);
+      if (a != null && descriptor.hasLimit() && node.overrides) {
+        a = override(s, node, descriptor.getLimit(), i);
+      }
+      applied[i] = a;
+      decisions[i] = a != null && a.limiter() != null
+          ? a.limiter().tryAcquireAsync(key.toString(), hits)
           : java.util.concurrent.CompletableFuture.completedFuture(null);
     }
-    return new Pending(s, nodes, decisions);
+    return new Pending(s, nodes, applied, decisions);
+  }
+
+  /**
+   * A request's {@code limit} override of a node that allows them ({@code sluice: {overrides:
+   * true}}): a limiter of its own per distinct override, at most {@link #MAX_OVERRIDES} per
+   * configuration, with the node's algorithm and one unit's worth of capacity.
+   */
+  private Applied override(State s, EnvoyConfig.Node node,
+      RateLimitDescriptor.RateLimitOverride o, int i) {
+    EnvoyConfig.Unit unit;
+    try {
+      unit = EnvoyConfig.Unit.valueOf(o.getUnit().name());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("descriptor " + i + ": the limit override's unit must"
+          + " be second, minute, hour, day, week, month or year but was " + o.getUnit());
+    }
+    long perUnit = Integer.toUnsignedLong(o.getRequestsPerUnit());
+    String name = node.path + "/override/" + perUnit + "-per-" + unit.name().toLowerCase(
+        java.util.Locale.ROOT);
+    if (perUnit == 0) {
+      return new Applied(name, 0, unit, null);
+    }
+    RateLimiter limiter = s.overrides().get(name);
+    if (limiter == null) {
+      if (s.overrides().size() >= MAX_OVERRIDES) {
+        throw new IllegalArgumentException("descriptor " + i + ": more than " + MAX_OVERRIDES
+            + " distinct limit overrides; the configuration's limits still apply");
+      }
+      dev.sluice.Limit limit;
+      try {
+        limit = EnvoyConfig.limitOf(node.algorithm, perUnit, perUnit, unit, name, ticksPerSecond);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("descriptor " + i + ": limit override: "
+            + e.getMessage());
+      }
+      limiter = s.overrides().computeIfAbsent(name, k -> limiterFor.apply("envoy:" + k, limit));
+    }
+    return new Applied(name, perUnit, unit, limiter);
   }
 
   private RateLimitResponse finish(RateLimitRequest request, Pending p) {
@@ -175,15 +240,16 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     boolean headlineOver = false;
     for (int i = 0; i < p.nodes.length; i++) {
       EnvoyConfig.Node node = p.nodes[i];
+      Applied a = p.applied[i];
       DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
       String outcome = "no_limit";
-      if (node != null && !node.unlimited && node.unit != null) {
+      if (a != null) {
         status.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
-            .setName(node.limit != null ? node.limit.name() : node.path)
-            .setRequestsPerUnit((int) Math.min(Integer.MAX_VALUE, node.requestsPerUnit))
-            .setUnit(RateLimitResponse.RateLimit.Unit.valueOf(node.unit.name())));
+            .setName(a.name())
+            .setRequestsPerUnit((int) Math.min(Integer.MAX_VALUE, a.perUnit()))
+            .setUnit(RateLimitResponse.RateLimit.Unit.valueOf(a.unit().name())));
         boolean over;
-        if (node.limit == null) {   // requests_per_unit: 0
+        if (a.limiter() == null) {   // requests_per_unit: 0
           over = true;
         } else {
           Decision d = (Decision) p.decisions[i].join();

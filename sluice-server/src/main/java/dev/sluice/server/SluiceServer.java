@@ -111,8 +111,8 @@ public final class SluiceServer implements AutoCloseable {
     this.codec = new CheckCodec(options, registry, JSON);
     this.envoy = options.grpcPort < 0 ? null : new EnvoyService(
         EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
-        node -> registry.limiter("envoy:" + node.path, List.of(node.limit), options.maximumKeys),
-        metrics);
+        (name, limit) -> registry.limiter(name, List.of(limit), options.maximumKeys),
+        metrics, SharedStore.ticksPerSecond(options));
     this.envoyStamp = envoyStamp();
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);

@@ -249,4 +249,29 @@ class EnvoyServiceTest {
             java.net.URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build(),
         java.net.http.HttpResponse.BodyHandlers.ofString()).body();
   }
+
+  @Test
+  void limitOverrides_applyWhereTheConfigurationAllowsThem() {
+    RateLimitDescriptor.RateLimitOverride oneAnHour = RateLimitDescriptor.RateLimitOverride
+        .newBuilder().setRequestsPerUnit(1).setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.HOUR).build();
+    RateLimitDescriptor key = descriptor("api_key", "k1").toBuilder().setLimit(oneAnHour).build();
+    RateLimitResponse first = ask("edge", 1, key);
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(1);
+    assertThat(first.getStatuses(0).getCurrentLimit().getName())
+        .isEqualTo("edge.api_key/override/1-per-hour");
+    assertThat(ask("edge", 1, key).getOverallCode()).as("the override's 1 an hour")
+        .isEqualTo(Code.OVER_LIMIT);
+    assertThat(ask("edge", 1, descriptor("api_key", "k1")).getStatuses(0).getLimitRemaining())
+        .as("without the override: the configured 100, a bucket of its own").isEqualTo(99);
+    RateLimitDescriptor address = descriptor("remote_address", "10.0.4.1").toBuilder()
+        .setLimit(oneAnHour).build();
+    RateLimitResponse ignored = ask("edge", 1, address);
+    assertThat(ignored.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
+        .as("remote_address does not allow overrides").isEqualTo(3);
+    RateLimitDescriptor unknownUnit = descriptor("api_key", "k2").toBuilder().setLimit(
+        oneAnHour.toBuilder().setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.UNKNOWN)).build();
+    assertThatThrownBy(() -> ask("edge", 1, unknownUnit))
+        .hasMessageContaining("the limit override's unit must be second");
+  }
 }
