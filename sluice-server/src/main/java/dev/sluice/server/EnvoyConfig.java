@@ -44,7 +44,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  */
 final class EnvoyConfig {
   private static final Set<String> NODE_KEYS = Set.of("key", "value", "rate_limit", "unlimited",
-      "shadow_mode", "detailed_metric", "descriptors", "sluice");
+      "shadow_mode", "detailed_metric", "descriptors", "sluice", "policy");
   private static final Set<String> LIMIT_KEYS = Set.of("unit", "requests_per_unit", "name",
       "replaces");
 
@@ -75,6 +75,8 @@ final class EnvoyConfig {
     String algorithm = "leaky-bucket";
     /** Whether a request's per-descriptor {@code limit} override applies here. */
     boolean overrides;
+    /** The Sluice policy this node is held to (in Sluice's policies file), or null. */
+    String policy;
     /** This node's path from the domain, for names and metrics: {@code key=value.key}. */
     final String path;
     final Map<String, Node> exact = new LinkedHashMap<>();
@@ -127,6 +129,11 @@ final class EnvoyConfig {
 
   private EnvoyConfig(Map<String, Node> domains) {
     this.domains = domains;
+  }
+
+  /** No domain at all. */
+  static EnvoyConfig none() {
+    return new EnvoyConfig(Map.of());
   }
 
   /** The domains, each a root node whose children are its descriptors. */
@@ -215,7 +222,6 @@ final class EnvoyConfig {
 
   private static void domain(String source, String text, long ticksPerSecond,
       Map<String, Node> domains, List<String> problems) {
-    Node root;
     org.yaml.snakeyaml.nodes.Node yaml;
     try (Reader r = new StringReader(text)) {
       LoaderOptions options = new LoaderOptions();
@@ -234,6 +240,53 @@ final class EnvoyConfig {
       problems.add(source + ":1: expected a mapping with 'domain' and 'descriptors'");
       return;
     }
+    domain(source, top, ticksPerSecond, domains, problems, null);
+  }
+
+  /**
+   * The {@code envoy:} section of Sluice's policies file: a list of domains in Envoy's format
+   * whose descriptors may also say {@code policy: <name>} to be held to one of the file's
+   * policies (several limits, groups: anything a policy is). Problems go to {@code problems}.
+   */
+  static EnvoyConfig section(String source, org.yaml.snakeyaml.nodes.Node list,
+      long ticksPerSecond, Set<String> policies, List<String> problems) {
+    Map<String, Node> domains = new LinkedHashMap<>();
+    if (!(list instanceof SequenceNode seq)) {
+      problems.add(at(source, list) + "'envoy' must be a list of domains ({domain, descriptors})");
+      return new EnvoyConfig(domains);
+    }
+    for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
+      if (!(item instanceof MappingNode m)) {
+        problems.add(at(source, item) + "an 'envoy' domain must be a mapping (domain, descriptors)");
+      } else {
+        domain(source, m, ticksPerSecond, domains, problems, policies);
+      }
+    }
+    return new EnvoyConfig(domains);
+  }
+
+  /**
+   * Both configurations' domains; null if both are.
+   *
+   * @throws ConfigException if a domain is in both
+   */
+  static EnvoyConfig merge(EnvoyConfig a, EnvoyConfig b) throws ConfigException {
+    if (a == null || b == null) {
+      return a == null ? b : a;
+    }
+    Map<String, Node> all = new LinkedHashMap<>(a.domains);
+    for (Map.Entry<String, Node> e : b.domains.entrySet()) {
+      if (all.putIfAbsent(e.getKey(), e.getValue()) != null) {
+        throw new ConfigException(List.of("domain '" + e.getKey() + "' is in both the Envoy"
+            + " configuration (--envoy-config) and the policies file's 'envoy' section"));
+      }
+    }
+    return new EnvoyConfig(all);
+  }
+
+  private static void domain(String source, MappingNode top, long ticksPerSecond,
+      Map<String, Node> domains, List<String> problems, Set<String> policies) {
+    Node root;
     String domain = null;
     org.yaml.snakeyaml.nodes.Node descriptors = null;
     for (NodeTuple t : top.getValue()) {
@@ -261,19 +314,20 @@ final class EnvoyConfig {
     }
     root = new Node(null, null, null, null, 0, false, false, false, domain);
     if (descriptors != null) {
-      children(source, domain, root, descriptors, ticksPerSecond, problems);
+      children(source, domain, root, descriptors, ticksPerSecond, problems, policies);
     }
     domains.put(domain, root);
   }
 
   private static void children(String source, String domain, Node parent,
-      org.yaml.snakeyaml.nodes.Node list, long ticksPerSecond, List<String> problems) {
+      org.yaml.snakeyaml.nodes.Node list, long ticksPerSecond, List<String> problems,
+      Set<String> policies) {
     if (!(list instanceof SequenceNode seq)) {
       problems.add(at(source, list) + "'descriptors' must be a list");
       return;
     }
     for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
-      Node child = node(source, domain, parent, item, ticksPerSecond, problems);
+      Node child = node(source, domain, parent, item, ticksPerSecond, problems, policies);
       if (child == null) {
         continue;
       }
@@ -291,7 +345,8 @@ final class EnvoyConfig {
   }
 
   private static Node node(String source, String domain, Node parent,
-      org.yaml.snakeyaml.nodes.Node item, long ticksPerSecond, List<String> problems) {
+      org.yaml.snakeyaml.nodes.Node item, long ticksPerSecond, List<String> problems,
+      Set<String> policies) {
     if (!(item instanceof MappingNode m)) {
       problems.add(at(source, item) + "a descriptor must be a mapping (key, value, rate_limit, ...)");
       return null;
@@ -380,14 +435,28 @@ final class EnvoyConfig {
         }
       }
     }
+    String policy = f.containsKey("policy") ? scalar(f.get("policy")) : null;
+    if (policy != null) {
+      if (policies == null) {
+        problems.add(at(source, f.get("policy")) + path + ": 'policy' names a policy of Sluice's"
+            + " policies file, and is only valid there (in its 'envoy:' section)");
+      } else if (!policies.contains(policy)) {
+        problems.add(at(source, f.get("policy")) + path + ": no policy '" + policy + "' (the"
+            + " file has " + new java.util.TreeSet<>(policies) + ")");
+      } else if (rl != null) {
+        problems.add(at(source, f.get("policy")) + path + ": give 'rate_limit' or 'policy', not"
+            + " both");
+      }
+    }
     if (problems.size() > before) {
       return null;
     }
     Node node = new Node(key, value, limit, unit, perUnit, unlimited, shadow, detailed, path);
+    node.policy = policy;
     node.algorithm = algorithm;
     node.overrides = overrides;
     if (f.containsKey("descriptors")) {
-      children(source, domain, node, f.get("descriptors"), ticksPerSecond, problems);
+      children(source, domain, node, f.get("descriptors"), ticksPerSecond, problems, policies);
     }
     return node;
   }
@@ -477,5 +546,23 @@ final class EnvoyConfig {
 
   private static String at(String source, org.yaml.snakeyaml.nodes.Node n) {
     return source + ":" + (n.getStartMark().getLine() + 1) + ": ";
+  }
+
+  /**
+   * A Sluice limit as Envoy's {@code current_limit} shows it: its rate (a window's: the limit per
+   * window) in the smallest unit, from a second to a day, in which it is a whole number of
+   * requests; else per day, rounded down (at least 1).
+   */
+  static Object[] envoyRate(Limit l) {
+    double perSecond = l.rate() != null ? l.rate().perSecond()
+        : l.capacity() / (l.window().toNanos() / 1e9);
+    for (Unit u : new Unit[] {Unit.SECOND, Unit.MINUTE, Unit.HOUR, Unit.DAY}) {
+      double n = perSecond * u.length.getSeconds();
+      long whole = Math.round(n);
+      if (whole >= 1 && Math.abs(n - whole) <= 1e-9 * Math.max(1, n)) {
+        return new Object[] {whole, u};
+      }
+    }
+    return new Object[] {Math.max(1, (long) Math.floor(perSecond * 86_400)), Unit.DAY};
   }
 }

@@ -59,6 +59,8 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   private final java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor;
   private final Metrics metrics;
   private final long ticksPerSecond;
+  /** The policies of Sluice's policies file, by name, for descriptors that name one. */
+  private final java.util.function.Function<String, PolicyRegistry.Policy> policies;
 
   /**
    * {@code limiterFor} makes the limiter of a limit, its keys under the given name (the store and
@@ -66,7 +68,9 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    */
   EnvoyService(EnvoyConfig config,
       java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor,
-      Metrics metrics, long ticksPerSecond) {
+      Metrics metrics, long ticksPerSecond,
+      java.util.function.Function<String, PolicyRegistry.Policy> policies) {
+    this.policies = policies;
     this.limiterFor = limiterFor;
     this.metrics = metrics;
     this.ticksPerSecond = ticksPerSecond;
@@ -181,9 +185,20 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
       EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
       nodes[i] = node;
-      Applied a = node == null || node.unlimited || node.unit == null ? null
-          : new Applied(node.limit != null ? node.limit.name() : node.path, node.requestsPerUnit,
-              node.unit, node.limit != null ? s.limiters().get(node) : null);
+      Applied a;
+      if (node != null && !node.unlimited && node.policy != null) {
+        PolicyRegistry.Policy policy = policies.apply(node.policy);
+        if (policy == null) {
+          throw new IllegalStateException("policy " + node.policy + " is gone");
+        }
+        Object[] rate = EnvoyConfig.envoyRate(policy.limits().get(0));
+        a = new Applied(policy.name(), (Long) rate[0], (EnvoyConfig.Unit) rate[1],
+            policy.limiter());
+      } else {
+        a = node == null || node.unlimited || node.unit == null ? null
+            : new Applied(node.limit != null ? node.limit.name() : node.path, node.requestsPerUnit,
+                node.unit, node.limit != null ? s.limiters().get(node) : null);
+      }
       if (a != null && descriptor.hasLimit() && node.overrides) {
         a = override(s, node, descriptor.getLimit(), i);
       }

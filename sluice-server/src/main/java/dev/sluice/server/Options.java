@@ -298,10 +298,6 @@ public final class Options {
     if (token != null && token.isBlank()) {
       problems.add("token must not be blank");
     }
-    if (grpcPort >= 0 && envoyConfig == null) {
-      problems.add("grpcPort (--grpc-port) serves Envoy's rate limit service, which needs its"
-          + " descriptors: give envoyConfig (--envoy-config)");
-    }
     if (grpcPort < 0 && envoyConfig != null) {
       problems.add("envoyConfig (--envoy-config) is served on grpcPort (--grpc-port), which is"
           + " off");

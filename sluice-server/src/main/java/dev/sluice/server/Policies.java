@@ -52,6 +52,11 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  *       reserve: 500               # optional: parent capacity only assured traffic fills (default: half)
  *       key: prefix                # all: one group (default) | prefix: the key up to the separator
  *       separator: "/"             # with key: prefix (default "/"): "acme/user-1" is in group "acme"
+ * envoy:                           # optional: Envoy's rate limit service (--grpc-port), docs/envoy.md
+ *   - domain: edge
+ *     descriptors:
+ *       - {key: remote_address, policy: api}                      # held to a policy of this file
+ *       - {key: path, value: /login, rate_limit: {unit: minute, requests_per_unit: 5}}
  * store:                           # optional: settings of the shared store (--redis, --postgres)
  *   timeout: 250ms                 # the longest one decision may take
  *   failure: closed                # closed | open | fallback | local-share (with --leases)
@@ -99,6 +104,13 @@ public final class Policies {
     this.maximumKeys = maximumKeys;
     this.groups = groups;
     this.store = store;
+  }
+
+  private EnvoyConfig envoy;
+
+  /** The file's {@code envoy:} section (Envoy domains and descriptors), or null. */
+  EnvoyConfig envoy() {
+    return envoy;
   }
 
   /** The policy's group, or null if it is not a group. */
@@ -165,6 +177,7 @@ public final class Policies {
       throw new ConfigException(List.of(source + ":1: expected a mapping with a 'policies' key"));
     }
     Node policiesNode = null;
+    Node envoyNode = null;
     StoreSettings store = StoreSettings.NONE;
     for (NodeTuple t : top.getValue()) {
       String k = scalar(t.getKeyNode());
@@ -172,9 +185,11 @@ public final class Policies {
         policiesNode = t.getValueNode();
       } else if ("store".equals(k)) {
         store = store(source, t.getValueNode(), problems);
+      } else if ("envoy".equals(k)) {
+        envoyNode = t.getValueNode();
       } else {
-        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected 'policies'"
-            + " or 'store')");
+        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected 'policies',"
+            + " 'store' or 'envoy')");
       }
     }
     Map<String, List<Limit>> out = new LinkedHashMap<>();
@@ -235,12 +250,16 @@ public final class Policies {
         }
       }
     }
+    EnvoyConfig envoy = envoyNode == null ? null
+        : EnvoyConfig.section(source, envoyNode, ticksPerSecond, out.keySet(), problems);
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new Policies(java.util.Collections.unmodifiableMap(out),
+    Policies p = new Policies(java.util.Collections.unmodifiableMap(out),
         java.util.Collections.unmodifiableMap(keys), java.util.Collections.unmodifiableMap(groups),
         store);
+    p.envoy = envoy;
+    return p;
   }
 
   private static Node groupNode(Node policy) {

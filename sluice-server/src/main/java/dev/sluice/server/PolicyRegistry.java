@@ -37,6 +37,10 @@ final class PolicyRegistry {
   private final CircuitBreakerSettings breaker;
   private final Metrics metrics;
   private volatile Map<String, Policy> policies;
+  /** The policies file's {@code envoy:} section now in force, or null. */
+  private volatile EnvoyConfig envoySection;
+  /** Run after every successful reload (the server re-merges the Envoy configuration). */
+  private volatile Runnable onReload = () -> { };
   private volatile long configStamp;
 
   PolicyRegistry(Options options, DecisionStore store, StoreFailure storeFailure,
@@ -48,6 +52,16 @@ final class PolicyRegistry {
     this.metrics = metrics;
     this.configStamp = stamp();
     this.policies = build(initial, Map.of());
+    this.envoySection = initial.envoy();
+  }
+
+  /** The policies file's {@code envoy:} section now in force, or null. */
+  EnvoyConfig envoySection() {
+    return envoySection;
+  }
+
+  void onReload(Runnable r) {
+    this.onReload = r;
   }
 
   /** Where the policies come from: the file, or the bundled sample. */
@@ -232,6 +246,8 @@ final class PolicyRegistry {
       Policies p = load(options);
       checkHeap(p, options);
       policies = build(p, policies);
+      envoySection = p.envoy();
+      onReload.run();
     } catch (ConfigException e) {
       metrics.reloadsFailed.increment();
       throw e;

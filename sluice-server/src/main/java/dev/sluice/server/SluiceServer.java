@@ -109,10 +109,30 @@ public final class SluiceServer implements AutoCloseable {
     this.store = shared == null ? null : shared.store();
     this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial);
     this.codec = new CheckCodec(options, registry, JSON);
-    this.envoy = options.grpcPort < 0 ? null : new EnvoyService(
-        EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+    EnvoyConfig envoyConfig = null;
+    if (options.grpcPort >= 0) {
+      envoyConfig = EnvoyConfig.merge(options.envoyConfig == null ? null
+          : EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+          initial.envoy());
+      if (envoyConfig == null) {
+        throw new ConfigException(List.of("--grpc-port serves Envoy's rate limit service, which"
+            + " needs descriptors: give --envoy-config, or an 'envoy' section in the policies"
+            + " file"));
+      }
+    }
+    this.envoy = envoyConfig == null ? null : new EnvoyService(envoyConfig,
         (name, limit) -> registry.limiter(name, List.of(limit), options.maximumKeys),
-        metrics, SharedStore.ticksPerSecond(options));
+        metrics, SharedStore.ticksPerSecond(options), registry::get);
+    if (envoy != null) {
+      registry.onReload(() -> {
+        try {
+          reloadEnvoy();
+        } catch (ConfigException e) {
+          LOG.log(System.Logger.Level.WARNING, "the Envoy configuration was not reloaded with the"
+              + " policies, the previous one stays: {0}", String.join("; ", e.problems()));
+        }
+      });
+    }
     this.envoyStamp = envoyStamp();
 
     QueuedThreadPool threads = new QueuedThreadPool(options.maxThreads, 8);
@@ -218,7 +238,10 @@ public final class SluiceServer implements AutoCloseable {
    */
   void reloadEnvoy() throws ConfigException {
     try {
-      envoy.reload(EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)));
+      EnvoyConfig next = EnvoyConfig.merge(options.envoyConfig == null ? null
+          : EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+          registry.envoySection());
+      envoy.reload(next == null ? EnvoyConfig.none() : next);
     } catch (ConfigException e) {
       metrics.reloadsFailed.increment();
       throw e;

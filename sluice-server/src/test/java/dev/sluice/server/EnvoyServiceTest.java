@@ -188,12 +188,13 @@ class EnvoyServiceTest {
         .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactly(
             bad + ":4: d.a: 'unit' must be second, minute, hour, day, week, month or year but"
                 + " was 'fortnight'",
-            bad + ":7: unknown key 'colour' (expected one of descriptors, detailed_metric, key,"
+            bad + ":7: unknown key 'colour' (expected one of descriptors, detailed_metric, key, policy,"
                 + " rate_limit, shadow_mode, sluice, unlimited, value)",
             bad + ":6: d.b: 'requests_per_unit' must be a whole number from 0 to 1000000000000"
                 + " but was '-1'"));
     assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)))
-        .hasMessageContaining("needs its descriptors: give envoyConfig (--envoy-config)");
+        .hasMessageContaining("needs descriptors: give --envoy-config, or an 'envoy' section in"
+            + " the policies file");
   }
 
   @Test
@@ -273,5 +274,60 @@ class EnvoyServiceTest {
         oneAnHour.toBuilder().setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.UNKNOWN)).build();
     assertThatThrownBy(() -> ask("edge", 1, unknownUnit))
         .hasMessageContaining("the limit override's unit must be second");
+  }
+
+  @Test
+  void policiesFile_envoySection_holdsDescriptorsToItsPolicies() throws Exception {
+    Path policies = dir.resolve("policies.yaml");
+    Files.writeString(policies, String.join("\n",
+        "policies:",
+        "  api:",
+        "    limits:",
+        "      - {algorithm: token-bucket, capacity: 2, rate: 90/1m}",
+        "      - {algorithm: sliding-window, limit: 1000, window: 1h}",
+        "envoy:",
+        "  - domain: shop",
+        "    descriptors:",
+        "      - key: user",
+        "        policy: api",
+        "      - key: path",
+        "        value: /cart",
+        "        rate_limit: {unit: minute, requests_per_unit: 1}", ""));
+    try (SluiceServer s = SluiceServer.start(new Options().port(0).grpcPort(0).config(policies))) {
+      ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", s.grpcPort()).usePlaintext()
+          .build();
+      try {
+        RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc
+            .newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS);
+        RateLimitRequest user = RateLimitRequest.newBuilder().setDomain("shop")
+            .addDescriptors(descriptor("user", "u1")).build();
+        RateLimitResponse first = stub.shouldRateLimit(user);
+        assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+        assertThat(first.getStatuses(0).getCurrentLimit().getName()).isEqualTo("api");
+        assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
+            .as("90 a minute is 1.5 a second: shown per minute").isEqualTo(90);
+        assertThat(first.getStatuses(0).getCurrentLimit().getUnit())
+            .isEqualTo(RateLimitResponse.RateLimit.Unit.MINUTE);
+        assertThat(stub.shouldRateLimit(user).getOverallCode()).isEqualTo(Code.OK);
+        assertThat(stub.shouldRateLimit(user).getOverallCode()).as("the policy's burst of 2")
+            .isEqualTo(Code.OVER_LIMIT);
+        RateLimitRequest cart = RateLimitRequest.newBuilder().setDomain("shop")
+            .addDescriptors(descriptor("path", "/cart")).build();
+        assertThat(stub.shouldRateLimit(cart).getOverallCode()).isEqualTo(Code.OK);
+        assertThat(stub.shouldRateLimit(cart).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+      } finally {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    }
+    Files.writeString(policies, String.join("\n",
+        "policies:",
+        "  api: {algorithm: leaky-bucket, capacity: 2, rate: 1/s}",
+        "envoy:",
+        "  - domain: shop",
+        "    descriptors:",
+        "      - {key: user, policy: nope}", ""));
+    assertThatThrownBy(() -> Policies.load(policies))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(":6: shop.user: no policy 'nope' (the file has [api])");
   }
 }
