@@ -249,6 +249,67 @@ class SharedStoresTest {
     }
   }
 
+  /**
+   * A client whose deadline passes while the store stalls gets DEADLINE_EXCEEDED; the service
+   * keeps answering once the store does.
+   */
+  @Test
+  void envoy_deadlineExceededWhileTheStoreStalls_thenAnswersAgain(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path dir) throws Exception {
+    int port = Ports.free();
+    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+        .setting("save \"\"").setting("appendonly no").build();
+    redis.start();
+    java.nio.file.Path config = dir.resolve("edge.yaml");
+    java.nio.file.Files.writeString(config, String.join("\n", "domain: edge", "descriptors:",
+        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    String uri = "redis://127.0.0.1:" + port;
+    io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(uri);
+    try (SluiceServer s = SluiceServer.start(new Options().port(0).redis(uri).grpcPort(0)
+            .envoyConfig(config).storeTimeout(java.time.Duration.ofSeconds(2)));
+        io.lettuce.core.api.StatefulRedisConnection<String, String> admin = client.connect()) {
+      assertThat(envoy(s).getOverallCode()).isEqualTo(
+          io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
+      // DEBUG SLEEP 1: the server stops answering for a second
+      var sleeping = admin.async().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
+          new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+          new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+              .add("SLEEP").add("1"));
+      Thread.sleep(50);   // (ordering, as in RedisFaultsTest: DEBUG SLEEP reaches Redis first)
+      io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+          .forAddress("127.0.0.1", s.grpcPort()).usePlaintext().build();
+      try {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+                io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc
+                    .newBlockingStub(channel)
+                    .withDeadlineAfter(200, java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .shouldRateLimit(request("10.2.2.2")))
+            .isInstanceOf(io.grpc.StatusRuntimeException.class)
+            .satisfies(e -> assertThat(((io.grpc.StatusRuntimeException) e).getStatus().getCode())
+                .isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED));
+      } finally {
+        channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      }
+      sleeping.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(envoy(s).getOverallCode()).as("answers again once the store does").isEqualTo(
+          io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
+    } finally {
+      client.shutdown();
+      if (redis.isActive()) {
+        redis.stop();
+      }
+    }
+  }
+
+  private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request(String address) {
+    return io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+        .setDomain("edge").addDescriptors(
+            io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.newBuilder()
+                .addEntries(io.envoyproxy.envoy.extensions.common.ratelimit.v3
+                    .RateLimitDescriptor.Entry.newBuilder().setKey("remote_address")
+                    .setValue(address))).build();
+  }
+
   private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse envoy(SluiceServer s)
       throws InterruptedException {
     io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
