@@ -1,0 +1,235 @@
+package dev.sluice.micrometer;
+
+import dev.sluice.Decision;
+import dev.sluice.LeaseStats;
+import dev.sluice.Limit;
+import dev.sluice.LimiterStats;
+import dev.sluice.RateLimiter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Micrometer meters for a {@link RateLimiter}, tagged {@code limiter=<name>}.
+ *
+ * <pre>{@code
+ * RateLimiter limiter = SluiceMetrics.monitor(
+ *     Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(5))).build(), "api", registry);
+ * }</pre>
+ *
+ * <p>{@link #monitor} wraps a limiter so that each decision is counted and timed:
+ * <ul>
+ *   <li>{@code sluice.decisions} (counter) {@code {limiter, operation, outcome, degraded, limit}}:
+ *       operation {@code tryAcquire | check | fillUp | reserve | acquire}; outcome
+ *       {@code allowed | rejected} ({@code fillUp}: {@code rejected} when it reached capacity);
+ *       degraded {@code true} when the store failed and the failure policy answered; limit the
+ *       deciding limit's name;
+ *   <li>{@code sluice.decision.duration} (timer) {@code {limiter, operation}}: the whole call,
+ *       store round trip included (for the asynchronous operations, until the future completes).
+ * </ul>
+ *
+ * <p>{@link #binder} (also bound by {@code monitor}) reads the limiter's {@link LimiterStats}:
+ * {@code sluice.store.errors}, {@code sluice.decisions.degraded}, {@code sluice.denied.locally},
+ * {@code sluice.evictions{kind=idle|busy}} (counters), {@code sluice.circuit.open} (1 while the
+ * breaker keeps calls away from the store), {@code sluice.keys} (held in memory), and in fleet
+ * mode {@code sluice.lease.calls}, {@code sluice.lease.units.granted},
+ * {@code sluice.lease.units.returned}, {@code sluice.lease.units.stranded},
+ * {@code sluice.lease.units.spent}, {@code sluice.lease.local.rejections},
+ * {@code sluice.lease.units.reconciled} (counters), {@code sluice.lease.units.held},
+ * {@code sluice.lease.keys} and {@code sluice.lease.instances} (gauges).
+ */
+public final class SluiceMetrics {
+  private SluiceMetrics() {}
+
+  /**
+   * The limiter, its decisions counted and timed in {@code registry}, its stats bound too.
+   *
+   * @throws IllegalArgumentException if {@code name} is blank
+   */
+  public static RateLimiter monitor(RateLimiter limiter, String name, MeterRegistry registry) {
+    Objects.requireNonNull(limiter, "limiter");
+    Objects.requireNonNull(registry, "registry");
+    binder(limiter, name).bindTo(registry);
+    return new Metered(limiter, name, registry);
+  }
+
+  /**
+   * A binder of the limiter's stats (no per-decision meters: for a limiter whose calls cannot be
+   * wrapped).
+   *
+   * @throws IllegalArgumentException if {@code name} is blank
+   */
+  public static MeterBinder binder(RateLimiter limiter, String name) {
+    Objects.requireNonNull(limiter, "limiter");
+    Objects.requireNonNull(name, "name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank");
+    }
+    return registry -> {
+      Tags tags = Tags.of("limiter", name);
+      counter(registry, "sluice.store.errors", "Calls to the shared store that failed", tags,
+          limiter, l -> l.stats().storeErrors());
+      counter(registry, "sluice.decisions.degraded", "Decisions the failure policy answered",
+          tags, limiter, l -> l.stats().degradedDecisions());
+      counter(registry, "sluice.denied.locally", "Rejections answered by the local deny cache",
+          tags, limiter, l -> l.stats().deniedLocally());
+      counter(registry, "sluice.evictions", "In-memory keys evicted", tags.and("kind", "idle"),
+          limiter, l -> l.stats().evictedIdle());
+      counter(registry, "sluice.evictions", "In-memory keys evicted", tags.and("kind", "busy"),
+          limiter, l -> l.stats().evictedBusy());
+      gauge(registry, "sluice.circuit.open", "1 while the circuit breaker keeps calls away from"
+          + " the store", tags, limiter, l -> l.stats().breakerOpen() ? 1 : 0);
+      gauge(registry, "sluice.keys", "Keys held in memory", tags, limiter,
+          l -> l.stats().keysHeld());
+      ToDoubleFunction<RateLimiter> calls = l -> lease(l).leaseCalls();
+      counter(registry, "sluice.lease.calls", "Lease and release calls (fleet mode)", tags,
+          limiter, calls);
+      counter(registry, "sluice.lease.units.granted", "Units granted by leases", tags, limiter,
+          l -> lease(l).unitsGranted());
+      counter(registry, "sluice.lease.units.returned", "Units given back unspent", tags, limiter,
+          l -> lease(l).unitsReturned());
+      counter(registry, "sluice.lease.units.stranded", "Units neither spent nor given back",
+          tags, limiter, l -> lease(l).unitsStranded());
+      counter(registry, "sluice.lease.units.spent", "Units admitted from leases", tags, limiter,
+          l -> lease(l).unitsSpent());
+      counter(registry, "sluice.lease.local.rejections", "Rejections of hot keys answered"
+          + " locally", tags, limiter, l -> lease(l).localRejections());
+      counter(registry, "sluice.lease.units.reconciled", "Units admitted during an outage and"
+          + " charged afterwards", tags, limiter, l -> lease(l).unitsReconciled());
+      gauge(registry, "sluice.lease.units.held", "Units held now", tags, limiter,
+          l -> lease(l).unitsHeld());
+      gauge(registry, "sluice.lease.keys", "Keys with a lease", tags, limiter,
+          l -> lease(l).keysLeased());
+      gauge(registry, "sluice.lease.instances", "Instances the fleet counts", tags, limiter,
+          l -> lease(l).instances());
+    };
+  }
+
+  private static LeaseStats lease(RateLimiter l) {
+    LeaseStats s = l.stats().leases();
+    return s == null ? LeaseStats.NONE : s;
+  }
+
+  private static void counter(MeterRegistry registry, String name, String help, Tags tags,
+      RateLimiter limiter, ToDoubleFunction<RateLimiter> f) {
+    FunctionCounter.builder(name, limiter, f).description(help).tags(tags).register(registry);
+  }
+
+  private static void gauge(MeterRegistry registry, String name, String help, Tags tags,
+      RateLimiter limiter, ToDoubleFunction<RateLimiter> f) {
+    Gauge.builder(name, limiter, f).description(help).tags(tags).strongReference(true)
+        .register(registry);
+  }
+
+  /** A limiter whose decisions are counted and timed. */
+  private static final class Metered implements RateLimiter {
+    private final RateLimiter delegate;
+    private final String name;
+    private final MeterRegistry registry;
+    private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+
+    Metered(RateLimiter delegate, String name, MeterRegistry registry) {
+      this.delegate = delegate;
+      this.name = name;
+      this.registry = registry;
+    }
+
+    private Decision record(String operation, long start, Decision d) {
+      timer(operation).record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+      boolean allowed = operation.equals("fillUp") ? !d.reachedCapacity() : d.isAllowed();
+      String outcome = allowed ? "allowed" : "rejected";
+      String limit = d.limit().name();
+      String key = operation + '\u0000' + outcome + '\u0000' + d.isDegraded() + '\u0000' + limit;
+      counters.computeIfAbsent(key, k -> Counter.builder("sluice.decisions")
+          .description("Decisions by operation, outcome, degraded and deciding limit")
+          .tags("limiter", name, "operation", operation, "outcome", outcome, "degraded",
+              Boolean.toString(d.isDegraded()), "limit", limit)
+          .register(registry)).increment();
+      return d;
+    }
+
+    private Timer timer(String operation) {
+      return timers.computeIfAbsent(operation, o -> Timer.builder("sluice.decision.duration")
+          .description("Time of one decision, store round trip included")
+          .tags("limiter", name, "operation", o).register(registry));
+    }
+
+    @Override
+    public Decision tryAcquire(String key, double cost) {
+      long start = System.nanoTime();
+      return record("tryAcquire", start, delegate.tryAcquire(key, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
+      long start = System.nanoTime();
+      return delegate.tryAcquireAsync(key, cost).thenApply(d -> record("tryAcquire", start, d));
+    }
+
+    @Override
+    public Decision check(String key, double cost) {
+      long start = System.nanoTime();
+      return record("check", start, delegate.check(key, cost));
+    }
+
+    @Override
+    public Decision fillUp(String key, double cost) {
+      long start = System.nanoTime();
+      return record("fillUp", start, delegate.fillUp(key, cost));
+    }
+
+    @Override
+    public Decision reserve(String key, double cost) {
+      long start = System.nanoTime();
+      return record("reserve", start, delegate.reserve(key, cost));
+    }
+
+    @Override
+    public Decision acquire(String key, double cost, Duration timeout) throws InterruptedException {
+      long start = System.nanoTime();
+      return record("acquire", start, delegate.acquire(key, cost, timeout));
+    }
+
+    @Override
+    public CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout) {
+      long start = System.nanoTime();
+      return delegate.acquireAsync(key, cost, timeout).thenApply(d -> record("acquire", start, d));
+    }
+
+    @Override
+    public void reset(String key) {
+      delegate.reset(key);
+    }
+
+    @Override
+    public List<Limit> limits() {
+      return delegate.limits();
+    }
+
+    @Override
+    public LimiterStats stats() {
+      return delegate.stats();
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
+
+    @Override
+    public String toString() {
+      return "metered(" + name + ", " + delegate + ")";
+    }
+  }
+}
