@@ -167,6 +167,10 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     Applied[] applied = new Applied[n];
     java.util.concurrent.CompletableFuture<?>[] decisions =
         new java.util.concurrent.CompletableFuture<?>[n];
+    String[] keys = new String[n];
+    long[] hitsOf = new long[n];
+    // First every descriptor is checked and matched; only then is any charged, so a request
+    // refused as malformed charges nothing.
     for (int i = 0; i < n; i++) {
       RateLimitDescriptor descriptor = request.getDescriptors(i);
       if (descriptor.getEntriesCount() == 0) {
@@ -183,6 +187,13 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       if (hits == 0) {
         hits = 1;
       }
+      String problem = dev.sluice.spi.StoreKeys.problem(key.toString());
+      if (problem != null) {
+        throw new IllegalArgumentException("descriptor " + i + ": its domain and entries as a"
+            + " key " + problem);
+      }
+      keys[i] = key.toString();
+      hitsOf[i] = hits;
       EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
       nodes[i] = node;
       Applied a;
@@ -203,8 +214,11 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         a = override(s, node, descriptor.getLimit(), i);
       }
       applied[i] = a;
+    }
+    for (int i = 0; i < n; i++) {
+      Applied a = applied[i];
       decisions[i] = a != null && a.limiter() != null
-          ? a.limiter().tryAcquireAsync(key.toString(), hits)
+          ? a.limiter().tryAcquireAsync(keys[i], hitsOf[i])
           : java.util.concurrent.CompletableFuture.completedFuture(null);
     }
     return new Pending(s, nodes, applied, decisions);

@@ -167,6 +167,13 @@ class EnvoyServiceTest {
         .hasMessageContaining("at least one descriptor");
     assertThatThrownBy(() -> ask("edge", 1, RateLimitDescriptor.getDefaultInstance()))
         .hasMessageContaining("descriptor 0 has no entries");
+    assertThatThrownBy(() -> ask("edge", 1, descriptor("remote_address", "10.9.9.9"),
+        RateLimitDescriptor.getDefaultInstance()))
+        .hasMessageContaining("descriptor 1 has no entries");
+    assertThatThrownBy(() -> ask("edge", 1, descriptor("remote_address", "bad\u0000value")))
+        .hasMessageContaining("descriptor 0: its domain and entries as a key must not contain U+0000");
+    assertThat(ask("edge", 1, descriptor("remote_address", "10.9.9.9")).getStatuses(0)
+        .getLimitRemaining()).as("the refused request charged nothing").isEqualTo(2);
     HealthCheckResponse health = HealthGrpc.newBlockingStub(channel)
         .check(HealthCheckRequest.getDefaultInstance());
     assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
