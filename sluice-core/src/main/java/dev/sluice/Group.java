@@ -188,8 +188,13 @@ public final class Group {
     return g;
   }
 
-  /** The limits in the order decisions list them: assured, the ceilings, the parent. */
-  List<Limit> limits() {
+  /**
+   * The limits in the order decisions list them ({@link Decision#perLimit()}): assured, the
+   * ceilings, the parent.
+   *
+   * @throws IllegalStateException if no assured limit was set
+   */
+  public List<Limit> limits() {
     requireAssured();
     List<Limit> all = new ArrayList<>();
     all.add(assured);

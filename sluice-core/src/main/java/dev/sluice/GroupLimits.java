@@ -155,10 +155,12 @@ final class GroupLimits {
     Decision[] each = new Decision[n];
     // the two paths' room and wait: assured = every limit; borrowed = ceilings and `borrow`
     double roomAssured = Double.POSITIVE_INFINITY;
-    double roomBorrowed = borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now));
-    long retryAssured = 0;
-    long retryBorrowed = allowed ? 0
+    double borrowRoom = borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now));
+    long borrowRetry = allowed ? 0
         : borrow.nanos(retryAfter(borrow, s, offsets[p], now, quanta[p]));
+    double roomBorrowed = borrowRoom;
+    long retryAssured = 0;
+    long retryBorrowed = borrowRetry;
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
       int o = offsets[i];
@@ -181,11 +183,10 @@ final class GroupLimits {
       boolean threshold = i == p && viaBorrowing;   // the parent, as borrowers see it
       double score;
       if (allowed) {
-        score = threshold ? -(borrow.units(borrow.rules.remaining(borrow, s, offsets[p], now))
-            / borrow.units(borrow.capacity)) : -(each[i].remaining() / limits[i].limit.capacity());
+        score = threshold ? -(borrowRoom / borrow.units(borrow.capacity))
+            : -(each[i].remaining() / limits[i].limit.capacity());
       } else {
-        score = threshold ? borrow.nanos(retryAfter(borrow, s, offsets[p], now, quanta[p]))
-            : each[i].retryAfterNanos();
+        score = threshold ? borrowRetry : each[i].retryAfterNanos();
       }
       if (deciding < 0 || score > best) {
         best = score;

@@ -16,8 +16,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -224,10 +222,7 @@ final class EnvoyConfig {
       Map<String, Node> domains, List<String> problems) {
     org.yaml.snakeyaml.nodes.Node yaml;
     try (Reader r = new StringReader(text)) {
-      LoaderOptions options = new LoaderOptions();
-      options.setAllowDuplicateKeys(false);
-      options.setMaxAliasesForCollections(10);
-      yaml = new Yaml(options).compose(r);
+      yaml = Policies.yaml().compose(r);
     } catch (MarkedYAMLException e) {
       int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
       problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());

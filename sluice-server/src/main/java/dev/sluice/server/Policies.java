@@ -152,6 +152,14 @@ public final class Policies {
     return parse(file.toString(), text, ticksPerSecond);
   }
 
+  /** The YAML reader of configuration files: no duplicate keys, few aliases (no alias bombs). */
+  static Yaml yaml() {
+    LoaderOptions options = new LoaderOptions();
+    options.setAllowDuplicateKeys(false);
+    options.setMaxAliasesForCollections(10);
+    return new Yaml(options);
+  }
+
   /** Validates YAML text for the in-memory store; {@code source} names it in messages. */
   public static Policies parse(String source, String text) throws ConfigException {
     return parse(source, text, 1_000_000_000L);
@@ -163,10 +171,7 @@ public final class Policies {
     List<String> problems = new ArrayList<>();
     Node root;
     try (Reader r = new StringReader(text)) {
-      LoaderOptions options = new LoaderOptions();
-      options.setAllowDuplicateKeys(false);
-      options.setMaxAliasesForCollections(10);
-      root = new Yaml(options).compose(r);
+      root = yaml().compose(r);
     } catch (MarkedYAMLException e) {
       int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
       throw new ConfigException(List.of(source + ":" + line + ": not valid YAML: " + e.getProblem()));
@@ -240,7 +245,7 @@ public final class Policies {
           GroupPolicy g = group(source, name, groupNode, ticksPerSecond, problems);
           if (g != null) {
             groups.put(name, g);
-            out.put(name, groupLimits(g.group()));
+            out.put(name, g.group().limits());
           }
           continue;
         }
@@ -271,15 +276,6 @@ public final class Policies {
       }
     }
     return null;
-  }
-
-  /** A group's limits in the order its decisions list them: assured, ceilings, parent. */
-  private static List<Limit> groupLimits(Group g) {
-    List<Limit> all = new ArrayList<>();
-    all.add(g.assured());
-    all.addAll(g.ceilings());
-    all.add(g.parent());
-    return List.copyOf(all);
   }
 
   private static GroupPolicy group(String source, String name, Node node, long ticksPerSecond,

@@ -224,12 +224,8 @@ class SharedStoresTest {
   void envoy_storeDown_failClosedIsOverLimit_failOpenIsOk(@org.junit.jupiter.api.io.TempDir
       java.nio.file.Path dir) throws Exception {
     int port = Ports.free();
-    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
-        .setting("save \"\"").setting("appendonly no").build();
-    redis.start();
-    java.nio.file.Path config = dir.resolve("edge.yaml");
-    java.nio.file.Files.writeString(config, String.join("\n", "domain: edge", "descriptors:",
-        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    RedisServer redis = startRedis(port);
+    java.nio.file.Path config = edgeConfig(dir);
     String uri = "redis://127.0.0.1:" + port;
     try (SluiceServer closed = SluiceServer.start(new Options().port(0).redis(uri).grpcPort(0)
             .envoyConfig(config));
@@ -257,12 +253,8 @@ class SharedStoresTest {
   void envoy_deadlineExceededWhileTheStoreStalls_thenAnswersAgain(@org.junit.jupiter.api.io.TempDir
       java.nio.file.Path dir) throws Exception {
     int port = Ports.free();
-    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
-        .setting("save \"\"").setting("appendonly no").build();
-    redis.start();
-    java.nio.file.Path config = dir.resolve("edge.yaml");
-    java.nio.file.Files.writeString(config, String.join("\n", "domain: edge", "descriptors:",
-        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    RedisServer redis = startRedis(port);
+    java.nio.file.Path config = edgeConfig(dir);
     String uri = "redis://127.0.0.1:" + port;
     io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(uri);
     try (SluiceServer s = SluiceServer.start(new Options().port(0).redis(uri).grpcPort(0)
@@ -301,6 +293,21 @@ class SharedStoresTest {
     }
   }
 
+  private static RedisServer startRedis(int port) throws java.io.IOException {
+    RedisServer redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+        .setting("save \"\"").setting("appendonly no").build();
+    redis.start();
+    return redis;
+  }
+
+  /** Envoy's domain "edge": 100 an hour per remote address. */
+  private static java.nio.file.Path edgeConfig(java.nio.file.Path dir) throws java.io.IOException {
+    java.nio.file.Path config = dir.resolve("edge.yaml");
+    java.nio.file.Files.writeString(config, String.join("\n", "domain: edge", "descriptors:",
+        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    return config;
+  }
+
   private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request(String address) {
     return io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
         .setDomain("edge").addDescriptors(
@@ -317,12 +324,7 @@ class SharedStoresTest {
     try {
       return io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.newBlockingStub(channel)
           .withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
-          .shouldRateLimit(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
-              .setDomain("edge").addDescriptors(
-                  io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.newBuilder()
-                      .addEntries(io.envoyproxy.envoy.extensions.common.ratelimit.v3
-                          .RateLimitDescriptor.Entry.newBuilder().setKey("remote_address")
-                          .setValue("10.1.1.1"))).build());
+          .shouldRateLimit(request("10.1.1.1"));
     } finally {
       channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
     }

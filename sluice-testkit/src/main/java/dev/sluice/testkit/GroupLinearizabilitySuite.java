@@ -4,12 +4,9 @@ import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
-import org.jetbrains.kotlinx.lincheck.LinChecker;
 import org.jetbrains.kotlinx.lincheck.annotations.Operation;
 import org.jetbrains.kotlinx.lincheck.annotations.Param;
 import org.jetbrains.kotlinx.lincheck.paramgen.IntGen;
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
-import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,19 +47,13 @@ public abstract class GroupLinearizabilitySuite {
     limiter.reset(key(k));
   }
 
-  private static int iterations() {
-    return Integer.getInteger("sluice.lincheck.iterations", 30);
-  }
-
   @Test
   public void linearizable_underModelChecking() {
-    LinChecker.check(getClass(), new ModelCheckingOptions()
-        .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+    LinearizabilitySuite.modelCheck(getClass());
   }
 
   @Test
   public void linearizable_underStress() {
-    LinChecker.check(getClass(), new StressOptions()
-        .iterations(iterations()).invocationsPerIteration(2_000).threads(3).actorsPerThread(3));
+    LinearizabilitySuite.stress(getClass());
   }
 }

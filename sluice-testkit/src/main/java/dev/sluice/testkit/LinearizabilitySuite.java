@@ -81,13 +81,23 @@ public abstract class LinearizabilitySuite {
 
   @Test
   public void linearizable_underModelChecking() {
-    LinChecker.check(getClass(), new ModelCheckingOptions()
-        .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+    modelCheck(getClass());
   }
 
   @Test
   public void linearizable_underStress() {
-    LinChecker.check(getClass(), new StressOptions()
+    stress(getClass());
+  }
+
+  /** Lincheck's model checking of a suite's operations, at the sizes every suite uses. */
+  static void modelCheck(Class<?> suite) {
+    LinChecker.check(suite, new ModelCheckingOptions()
+        .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+  }
+
+  /** Lincheck's stress run of a suite's operations, at the sizes every suite uses. */
+  static void stress(Class<?> suite) {
+    LinChecker.check(suite, new StressOptions()
         .iterations(iterations()).invocationsPerIteration(2_000).threads(3).actorsPerThread(3));
   }
 }
