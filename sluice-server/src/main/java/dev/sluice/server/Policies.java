@@ -3,7 +3,7 @@ package dev.sluice.server;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Group;
 import dev.sluice.Limit;
-import dev.sluice.Rate;
+import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
 import java.io.IOException;
 import java.io.Reader;
@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -65,9 +64,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  */
 public final class Policies {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
-  private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
-  private static final Set<String> LIMIT_KEYS =
-      Set.of("algorithm", "capacity", "burst", "rate", "limit", "window", "penalty", "name");
+  private static final Set<String> LIMIT_KEYS = LimitSpec.FIELDS;
 
   private static final Set<String> BREAKER_KEYS =
       Set.of("failureRate", "minimumCalls", "window", "consecutiveUnavailable", "openFor");
@@ -410,13 +407,7 @@ public final class Policies {
         }
         case "failure" -> {
           String f = scalar(v);
-          failure = f == null ? null : switch (f) {
-            case "closed" -> StoreFailure.FAIL_CLOSED;
-            case "open" -> StoreFailure.FAIL_OPEN;
-            case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
-            case "local-share" -> StoreFailure.LOCAL_SHARE;
-            default -> null;
-          };
+          failure = LimitSpec.storeFailure(f);
           if (failure == null) {
             problems.add(at(source, v) + "store: 'failure' must be closed, open, fallback or local-share but was '"
                 + f + "'");
@@ -570,166 +561,25 @@ public final class Policies {
     if (problems.size() > before) {
       return null;
     }
-    Node alg = f.get("algorithm");
-    if (alg == null) {
-      problems.add(at(source, m) + what + ": 'algorithm' is missing (leaky-bucket, token-bucket,"
-          + " gcra, fixed-window or sliding-window)");
-      return null;
-    }
-    String algorithm = scalar(alg).toLowerCase(Locale.ROOT);
-    boolean bucket = switch (algorithm) {
-      case "leaky-bucket", "token-bucket", "gcra" -> true;
-      case "fixed-window", "sliding-window" -> false;
-      default -> {
-        problems.add(at(source, alg) + what + ": unknown algorithm '" + scalar(alg) + "' (expected"
-            + " leaky-bucket, token-bucket, gcra, fixed-window or sliding-window)");
-        yield false;
-      }
-    };
-    if (problems.size() > before) {
-      // still check what can be checked without the algorithm, so every problem shows at once
-      for (String k : new String[] {"capacity", "burst", "limit"}) {
-        if (f.containsKey(k)) {
-          number(source, what, k, f.get(k), problems);
-        }
-      }
-      if (f.containsKey("rate")) {
-        rate(source, what, f.get("rate"), problems);
-      }
-      for (String k : new String[] {"window", "penalty"}) {
-        if (f.containsKey(k)) {
-          duration(source, what, k, f.get(k), problems);
-        }
-      }
-      return null;
-    }
-    try {
-      Limit l;
-      if (bucket) {
-        for (String wrong : new String[] {"limit", "window"}) {
-          if (f.containsKey(wrong)) {
-            problems.add(at(source, f.get(wrong)) + what + ": '" + wrong + "' is for windows; a "
-                + algorithm + " takes 'capacity' and 'rate'");
-            return null;
-          }
-        }
-        Node cap = f.containsKey("capacity") ? f.get("capacity") : f.get("burst");
-        Node rate = f.get("rate");
-        if (cap == null || rate == null) {
-          problems.add(at(source, m) + what + ": a " + algorithm + " needs 'capacity' and 'rate'");
-          return null;
-        }
-        double c = number(source, what, "capacity", cap, problems);
-        Rate r = rate(source, what, rate, problems);
-        if (problems.size() > before) {
-          return null;
-        }
-        l = switch (algorithm) {
-          case "leaky-bucket" -> Limit.leakyBucket(c, r);
-          case "token-bucket" -> Limit.tokenBucket(c, r);
-          default -> Limit.gcra(r, c);
-        };
-      } else {
-        for (String wrong : new String[] {"capacity", "rate", "burst"}) {
-          if (f.containsKey(wrong)) {
-            problems.add(at(source, f.get(wrong)) + what + ": '" + wrong + "' is for buckets; a "
-                + algorithm + " takes 'limit' and 'window'");
-            return null;
-          }
-        }
-        Node lim = f.get("limit");
-        Node win = f.get("window");
-        if (lim == null || win == null) {
-          problems.add(at(source, m) + what + ": a " + algorithm + " needs 'limit' and 'window'");
-          return null;
-        }
-        double n = number(source, what, "limit", lim, problems);
-        Duration w = duration(source, what, "window", win, problems);
-        if (problems.size() > before) {
-          return null;
-        }
-        l = algorithm.equals("fixed-window") ? Limit.fixedWindow(n, w) : Limit.slidingWindow(n, w);
-      }
-      if (f.containsKey("penalty")) {
-        Duration p = duration(source, what, "penalty", f.get("penalty"), problems);
-        if (p == null) {
-          return null;
-        }
-        l = l.withPenalty(p);
-      }
-      l = l.named(f.containsKey("name") ? scalar(f.get("name")) : defaultName);
-      l.checkRepresentable(ticksPerSecond);   // e.g. capacity 1e30, rate 1/100000d
-      return l;
-    } catch (IllegalArgumentException e) {
-      problems.add(at(source, m) + what + ": " + e.getMessage());
-      return null;
-    }
+    Map<String, String> fields = new LinkedHashMap<>();
+    f.forEach((k, v) -> fields.put(k, scalar(v)));
+    return LimitSpec.parse(fields, defaultName, ticksPerSecond, (field, message) ->
+        problems.add(at(source, field == null ? m : f.get(field)) + what + ": " + message));
   }
 
   private static double number(String source, String what, String key, Node n, List<String> problems) {
-    try {
-      double v = Double.parseDouble(scalar(n));
-      if (Double.isFinite(v)) {
-        return v;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    problems.add(at(source, n) + what + ": '" + key + "' must be a number but was '" + scalar(n) + "'");
-    return Double.NaN;
-  }
-
-  private static Rate rate(String source, String what, Node n, List<String> problems) {
-    String s = scalar(n).trim();
-    int slash = s.indexOf('/');
-    if (slash > 0) {
-      try {
-        double amount = Double.parseDouble(s.substring(0, slash).trim());
-        String per = s.substring(slash + 1).trim();
-        Duration period = parseDuration(Character.isDigit(per.isEmpty() ? 'x' : per.charAt(0)) ? per : "1" + per);
-        if (period != null && Double.isFinite(amount)) {
-          return Rate.of(amount, period);
-        }
-      } catch (NumberFormatException e) {
-        // reported below
-      } catch (IllegalArgumentException e) {
-        problems.add(at(source, n) + what + ": 'rate' " + e.getMessage());
-        return null;
-      }
-    }
-    problems.add(at(source, n) + what + ": 'rate' must look like 10/s, 100/1m, 1.5/s or 5/250ms"
-        + " but was '" + s + "'");
-    return null;
+    return LimitSpec.number(key, scalar(n), (field, message) ->
+        problems.add(at(source, n) + what + ": " + message));
   }
 
   private static Duration duration(String source, String what, String key, Node n, List<String> problems) {
-    Duration d = parseDuration(scalar(n).trim());
-    if (d == null) {
-      problems.add(at(source, n) + what + ": '" + key + "' must be a duration such as 250ms, 30s,"
-          + " 5m, 1h or 1d but was '" + scalar(n) + "'");
-    }
-    return d;
+    return LimitSpec.duration(key, scalar(n), (field, message) ->
+        problems.add(at(source, n) + what + ": " + message));
   }
 
   /** {@code 250ms}, {@code 30s}, {@code 1.5m}, {@code 1h}, {@code 7d}; null if not one. */
   public static Duration parseDuration(String s) {
-    Matcher m = DURATION.matcher(s);
-    if (!m.matches()) {
-      return null;
-    }
-    double v = Double.parseDouble(m.group(1));
-    long unitNanos = switch (m.group(2)) {
-      case "ms" -> 1_000_000L;
-      case "s" -> 1_000_000_000L;
-      case "m" -> 60_000_000_000L;
-      case "h" -> 3_600_000_000_000L;
-      default -> 86_400_000_000_000L;
-    };
-    double nanos = v * unitNanos;
-    if (nanos < 1 || nanos > 9.2e18) {
-      return null;
-    }
-    return Duration.ofNanos(Math.round(nanos));
+    return LimitSpec.parseDuration(s);
   }
 
   private static String scalar(Node n) {

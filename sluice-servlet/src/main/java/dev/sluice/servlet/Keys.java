@@ -1,6 +1,9 @@
 package dev.sluice.servlet;
 
+import dev.sluice.http.ClientAddress;
+import dev.sluice.http.RequestKeys;
 import java.security.Principal;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -25,27 +28,25 @@ public final class Keys {
    * @throws IllegalArgumentException naming a block that is not an IP literal or CIDR block
    */
   public static KeyResolver clientIp(List<String> trustedProxies, int ipv6PrefixBits) {
-    ClientAddress resolver = new ClientAddress(trustedProxies, ipv6PrefixBits);
-    return request -> "ip:" + resolver.clientKey(request);
+    ClientAddress resolver = ClientAddress.trusting(trustedProxies, ipv6PrefixBits);
+    return request -> RequestKeys.ip(resolver.clientKey(request.getRemoteAddr(),
+        name -> {
+          java.util.Enumeration<String> values = request.getHeaders(name);
+          return values == null ? List.of() : Collections.list(values);
+        }));
   }
 
   /** The value of a request header (such as an API key), or null when absent or blank. */
   public static KeyResolver header(String name) {
-    Objects.requireNonNull(name, "name");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException("header name must not be blank");
-    }
-    return request -> {
-      String v = request.getHeader(name);
-      return v == null || v.isBlank() ? null : name.toLowerCase(java.util.Locale.ROOT) + ":" + v.trim();
-    };
+    RequestKeys.headerName(name);
+    return request -> RequestKeys.header(name, request.getHeader(name));
   }
 
   /** The authenticated principal's name, or null for an anonymous request. */
   public static KeyResolver principal() {
     return request -> {
       Principal p = request.getUserPrincipal();
-      return p == null || p.getName() == null ? null : "user:" + p.getName();
+      return p == null ? null : RequestKeys.user(p.getName());
     };
   }
 
@@ -53,7 +54,7 @@ public final class Keys {
    * The character between a group and a member in a {@link #inGroup grouped key}: U+001F, the
    * ASCII unit separator, which no HTTP header value or address holds.
    */
-  public static final char GROUP_SEPARATOR = '\u001f';
+  public static final char GROUP_SEPARATOR = RequestKeys.GROUP_SEPARATOR;
 
   /**
    * A key for a {@link dev.sluice.Group group} limiter: the group (a tenant from a header, say)
@@ -72,8 +73,7 @@ public final class Keys {
     Objects.requireNonNull(member, "member");
     return request -> {
       String g = group.key(request);
-      String m = g == null ? null : member.key(request);
-      return m == null ? null : g.replace(GROUP_SEPARATOR, ' ') + GROUP_SEPARATOR + m;
+      return g == null ? null : RequestKeys.inGroup(g, member.key(request));
     };
   }
 
@@ -84,11 +84,6 @@ public final class Keys {
    * @throws IllegalArgumentException if the key has no separator (it was not made by inGroup)
    */
   public static String groupOf(String key) {
-    int at = key.indexOf(GROUP_SEPARATOR);
-    if (at <= 0) {
-      throw new IllegalArgumentException("key \"" + key + "\" has no group: make it with"
-          + " Keys.inGroup(group, member)");
-    }
-    return key.substring(0, at);
+    return RequestKeys.groupOf(key);
   }
 }

@@ -1,7 +1,9 @@
 package dev.sluice.servlet;
 
 import dev.sluice.Decision;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RateLimitProblem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -132,10 +134,9 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    for (Map.Entry<String, String> h : RateLimitHeaders.of(d, headers).entrySet()) {
+    for (Map.Entry<String, String> h : RateLimitProblem.headers(d, headers).entrySet()) {
       response.setHeader(h.getKey(), h.getValue());
     }
-    response.setHeader("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(headers));
     if (d.isAllowed()) {
       if (rule.queue() && d.delayNanos() > 0) {
         try {
@@ -149,55 +150,19 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    if (d.isDegraded()) {
-      unavailable.incrementAndGet();
-      response.setHeader("Retry-After", "1");
-      problem(response, 503, "Rate limiter unavailable", "the rate limiter's store cannot be"
-          + " reached and its failure policy refuses requests meanwhile");
-      return;
-    }
-    rejected.incrementAndGet();
-    if (d.isNeverAdmissible()) {
-      problem(response, 429, "Too Many Requests", "this request's cost (" + cost + ") is more"
-          + " than the limit " + d.limit().name() + " can ever admit");
-    } else {
-      problem(response, 429, "Too Many Requests", "rate limit " + d.limit().name()
-          + " exceeded; retry after " + RateLimitHeaders.retryAfter(d) + " s");
-    }
+    (d.isDegraded() ? unavailable : rejected).incrementAndGet();
+    RateLimitProblem p = RateLimitProblem.of(d, cost);
+    problem(response, p.status(), p.title(), p.detail());
   }
 
   private static void problem(HttpServletResponse response, int status, String title, String detail)
       throws IOException {
     response.setStatus(status);
-    response.setContentType("application/problem+json");
+    response.setContentType(RateLimitProblem.MEDIA_TYPE);
     response.setCharacterEncoding("UTF-8");
-    String body = "{\"type\":\"about:blank\",\"title\":" + json(title) + ",\"status\":" + status
-        + ",\"detail\":" + json(detail) + "}";
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    byte[] bytes = RateLimitProblem.json(status, title, detail).getBytes(StandardCharsets.UTF_8);
     response.setContentLength(bytes.length);
     response.getOutputStream().write(bytes);
-  }
-
-  static String json(String s) {
-    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> b.append("\\\"");
-        case '\\' -> b.append("\\\\");
-        case '\n' -> b.append("\\n");
-        case '\r' -> b.append("\\r");
-        case '\t' -> b.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            b.append(String.format("\\u%04x", (int) c));
-          } else {
-            b.append(c);
-          }
-        }
-      }
-    }
-    return b.append('"').toString();
   }
 
   /** Requests answered 429 since start. */

@@ -9,6 +9,7 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;

@@ -1,17 +1,33 @@
-package dev.sluice.server;
+package dev.sluice.spi;
 
-import dev.sluice.spi.DecisionStore;
-import dev.sluice.spi.Observation;
-import dev.sluice.spi.StoreRequest;
 import java.util.concurrent.CompletableFuture;
 
-/** One policy's view of a shared store: its keys carry the policy's name. Closing does nothing. */
-final class PrefixedStore implements DecisionStore {
+/**
+ * One policy's view of a shared store: its keys carry the policy's name ({@code policy/key}), so
+ * several limiters with different limits share one store without sharing buckets. It forwards
+ * groups, failure domains (a Redis Cluster's breakers stay per node) and pings. Closing does
+ * nothing: the store belongs to whoever made it.
+ *
+ * <pre>{@code
+ * RateLimiter api = Sluice.builder().limit(apiLimit).store(new PrefixedStore(redis, "api")).build();
+ * RateLimiter login = Sluice.builder().limit(loginLimit).store(new PrefixedStore(redis, "login")).build();
+ * }</pre>
+ */
+public final class PrefixedStore implements DecisionStore {
   private final DecisionStore store;
   private final String prefix;
 
-  PrefixedStore(DecisionStore store, String policy) {
-    this.store = store;
+  /**
+   * The view of {@code store} for {@code policy}.
+   *
+   * @throws IllegalArgumentException if the policy name is empty
+   */
+  public PrefixedStore(DecisionStore store, String policy) {
+    this.store = java.util.Objects.requireNonNull(store, "store");
+    if (policy == null || policy.isEmpty()) {
+      throw new IllegalArgumentException("a policy name must not be empty but was "
+          + (policy == null ? "null" : "''"));
+    }
     this.prefix = policy + "/";
   }
 
@@ -74,5 +90,10 @@ final class PrefixedStore implements DecisionStore {
   @Override
   public void ping() {
     store.ping();
+  }
+
+  @Override
+  public String toString() {
+    return prefix + " of " + store;
   }
 }

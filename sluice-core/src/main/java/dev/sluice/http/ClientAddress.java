@@ -1,19 +1,26 @@
-package dev.sluice.servlet;
+package dev.sluice.http;
 
-import jakarta.servlet.http.HttpServletRequest;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
- * Finds the client address of a request behind trusted proxies, without DNS: only IP literals
- * are ever parsed.
+ * Finds the client address of an HTTP request behind trusted proxies, without DNS: only IP
+ * literals are ever parsed. {@code Forwarded} (else {@code X-Forwarded-For}) is read only when the
+ * connection comes from a trusted proxy, walking back through trusted hops; IPv6 addresses are
+ * grouped by a prefix (a /64 is usually one subscriber). Framework-free, so the servlet filter and
+ * the WebFlux filter key clients the same way.
+ *
+ * <pre>{@code
+ * ClientAddress resolver = ClientAddress.trusting(List.of("10.0.0.0/8"), 64);
+ * String key = resolver.clientKey(request.getRemoteAddr(), name -> headerValues(request, name));
+ * }</pre>
  */
-final class ClientAddress {
+public final class ClientAddress {
   private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
   private static final Pattern IPV6 = Pattern.compile("[0-9a-fA-F:.]+(%[0-9a-zA-Z]+)?");
 
@@ -21,7 +28,18 @@ final class ClientAddress {
   private final List<Integer> prefixes = new ArrayList<>();
   private final int ipv6PrefixBits;
 
-  ClientAddress(List<String> trustedProxies, int ipv6PrefixBits) {
+  /**
+   * A resolver that trusts {@code trustedProxies} (CIDR blocks such as {@code 10.0.0.0/8} or
+   * single addresses) and groups IPv6 clients by their first {@code ipv6PrefixBits} bits.
+   *
+   * @throws IllegalArgumentException naming a block that is not an IP literal or CIDR block, or
+   *     a prefix outside 1 to 128
+   */
+  public static ClientAddress trusting(List<String> trustedProxies, int ipv6PrefixBits) {
+    return new ClientAddress(trustedProxies, ipv6PrefixBits);
+  }
+
+  private ClientAddress(List<String> trustedProxies, int ipv6PrefixBits) {
     if (ipv6PrefixBits < 1 || ipv6PrefixBits > 128) {
       throw new IllegalArgumentException("ipv6PrefixBits must be between 1 and 128 but was "
           + ipv6PrefixBits);
@@ -49,15 +67,21 @@ final class ClientAddress {
     }
   }
 
-  /** The client's address as a key: an IPv4 address, or an IPv6 prefix such as {@code 2001:db8::/64}. */
-  String clientKey(HttpServletRequest request) {
-    InetAddress remote = literal(request.getRemoteAddr());
+  /**
+   * The client's address as a key: an IPv4 address, or an IPv6 prefix such as
+   * {@code 2001:db8::/64}.
+   *
+   * @param remoteAddress the address of the connection's peer
+   * @param headers every value of a request header by name (empty or null when absent)
+   */
+  public String clientKey(String remoteAddress, Function<String, ? extends Iterable<String>> headers) {
+    InetAddress remote = literal(remoteAddress);
     if (remote == null) {
-      return request.getRemoteAddr();
+      return remoteAddress;
     }
     InetAddress client = remote;
     if (trusted(remote)) {
-      List<String> hops = forwardedHops(request);
+      List<String> hops = forwardedHops(headers);
       for (int i = hops.size() - 1; i >= 0; i--) {
         InetAddress hop = literal(hops.get(i));
         if (hop == null) {
@@ -72,11 +96,11 @@ final class ClientAddress {
     return format(client);
   }
 
-  private static List<String> forwardedHops(HttpServletRequest request) {
+  private static List<String> forwardedHops(Function<String, ? extends Iterable<String>> headers) {
     List<String> hops = new ArrayList<>();
-    Enumeration<String> forwarded = request.getHeaders("Forwarded");
-    while (forwarded != null && forwarded.hasMoreElements()) {
-      for (String element : forwarded.nextElement().split(",")) {
+    Iterable<String> forwarded = headers.apply("Forwarded");
+    for (String value : forwarded == null ? List.<String>of() : forwarded) {
+      for (String element : value.split(",")) {
         for (String pair : element.split(";")) {
           String p = pair.trim();
           if (p.regionMatches(true, 0, "for=", 0, 4)) {
@@ -88,9 +112,9 @@ final class ClientAddress {
     if (!hops.isEmpty()) {
       return hops;
     }
-    Enumeration<String> xff = request.getHeaders("X-Forwarded-For");
-    while (xff != null && xff.hasMoreElements()) {
-      for (String h : xff.nextElement().split(",")) {
+    Iterable<String> xff = headers.apply("X-Forwarded-For");
+    for (String value : xff == null ? List.<String>of() : xff) {
+      for (String h : value.split(",")) {
         hops.add(h.trim());
       }
     }

@@ -1,0 +1,246 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A limit written as words, the way Sluice's configuration files write it: the service's policies
+ * YAML, its Envoy section and the Spring Boot starter's {@code application.yml} all read limits
+ * through this one class, so one format is learned once and every file reports the same problems
+ * in the same words.
+ *
+ * <pre>
+ * algorithm: leaky-bucket | token-bucket | gcra | fixed-window | sliding-window
+ * capacity:  10          # buckets (burst is a synonym for GCRA's)
+ * rate:      10/s        # buckets: amount/period (10/s, 100/1m, 1.5/s, 5/250ms, 1000/30d)
+ * limit:     1000        # windows
+ * window:    1h          # windows: 250ms, 30s, 1.5m, 1h, 7d
+ * penalty:   30s         # optional: refuse everything this long after a refusal
+ * name:      api-burst   # optional: the limit's name in headers and metrics
+ * </pre>
+ */
+public final class LimitSpec {
+  /** The fields a limit may have. */
+  public static final Set<String> FIELDS =
+      Set.of("algorithm", "capacity", "burst", "rate", "limit", "window", "penalty", "name");
+
+  private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
+
+  /** Where the problems of a limit go. */
+  @FunctionalInterface
+  public interface Problems {
+    /**
+     * One problem.
+     *
+     * @param field the field it is about, or null when it is about the limit as a whole
+     * @param message what is wrong, quoting the field and the value
+     */
+    void report(String field, String message);
+  }
+
+  private LimitSpec() {}
+
+  /**
+   * The limit {@code fields} describe, or null after reporting every problem found.
+   *
+   * @param fields field to value (only {@link #FIELDS}; the caller reports others)
+   * @param defaultName the limit's name when {@code name} is not given
+   * @param ticksPerSecond the resolution of the store's clock the limit must fit
+   *     (1,000,000,000 in memory, 1,000,000 for Redis and PostgreSQL)
+   */
+  public static Limit parse(Map<String, String> fields, String defaultName, long ticksPerSecond,
+      Problems problems) {
+    int[] count = {0};
+    Problems p = (field, message) -> {
+      count[0]++;
+      problems.report(field, message);
+    };
+    String alg = fields.get("algorithm");
+    if (alg == null) {
+      p.report(null, "'algorithm' is missing (leaky-bucket, token-bucket, gcra, fixed-window or"
+          + " sliding-window)");
+      return null;
+    }
+    String algorithm = alg.trim().toLowerCase(Locale.ROOT);
+    boolean bucket = switch (algorithm) {
+      case "leaky-bucket", "token-bucket", "gcra" -> true;
+      case "fixed-window", "sliding-window" -> false;
+      default -> {
+        p.report("algorithm", "unknown algorithm '" + alg + "' (expected leaky-bucket,"
+            + " token-bucket, gcra, fixed-window or sliding-window)");
+        yield false;
+      }
+    };
+    if (count[0] > 0) {
+      // still check what can be checked without the algorithm, so every problem shows at once
+      for (String k : new String[] {"capacity", "burst", "limit"}) {
+        if (fields.containsKey(k)) {
+          number(k, fields.get(k), p);
+        }
+      }
+      if (fields.containsKey("rate")) {
+        rate(fields.get("rate"), p);
+      }
+      for (String k : new String[] {"window", "penalty"}) {
+        if (fields.containsKey(k)) {
+          duration(k, fields.get(k), p);
+        }
+      }
+      return null;
+    }
+    try {
+      Limit l;
+      if (bucket) {
+        for (String wrong : new String[] {"limit", "window"}) {
+          if (fields.containsKey(wrong)) {
+            p.report(wrong, "'" + wrong + "' is for windows; a " + algorithm + " takes 'capacity'"
+                + " and 'rate'");
+            return null;
+          }
+        }
+        String capField = fields.containsKey("capacity") ? "capacity" : "burst";
+        String cap = fields.get(capField);
+        String rate = fields.get("rate");
+        if (cap == null || rate == null) {
+          p.report(null, "a " + algorithm + " needs 'capacity' and 'rate'");
+          return null;
+        }
+        double c = number(capField, cap, p);
+        Rate r = rate(rate, p);
+        if (count[0] > 0) {
+          return null;
+        }
+        l = switch (algorithm) {
+          case "leaky-bucket" -> Limit.leakyBucket(c, r);
+          case "token-bucket" -> Limit.tokenBucket(c, r);
+          default -> Limit.gcra(r, c);
+        };
+      } else {
+        for (String wrong : new String[] {"capacity", "rate", "burst"}) {
+          if (fields.containsKey(wrong)) {
+            p.report(wrong, "'" + wrong + "' is for buckets; a " + algorithm + " takes 'limit'"
+                + " and 'window'");
+            return null;
+          }
+        }
+        String lim = fields.get("limit");
+        String win = fields.get("window");
+        if (lim == null || win == null) {
+          p.report(null, "a " + algorithm + " needs 'limit' and 'window'");
+          return null;
+        }
+        double n = number("limit", lim, p);
+        Duration w = duration("window", win, p);
+        if (count[0] > 0) {
+          return null;
+        }
+        l = algorithm.equals("fixed-window") ? Limit.fixedWindow(n, w) : Limit.slidingWindow(n, w);
+      }
+      if (fields.containsKey("penalty")) {
+        Duration d = duration("penalty", fields.get("penalty"), p);
+        if (d == null) {
+          return null;
+        }
+        l = l.withPenalty(d);
+      }
+      String name = fields.get("name");
+      l = l.named(name != null ? name : defaultName);
+      l.checkRepresentable(ticksPerSecond);   // e.g. capacity 1e30, rate 1/100000d
+      return l;
+    } catch (IllegalArgumentException e) {
+      p.report(null, e.getMessage());
+      return null;
+    }
+  }
+
+  /** A finite number, or NaN after reporting that {@code field} is not one. */
+  public static double number(String field, String text, Problems problems) {
+    try {
+      double v = Double.parseDouble(text == null ? "" : text.trim());
+      if (Double.isFinite(v)) {
+        return v;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problems.report(field, "'" + field + "' must be a number but was '" + text + "'");
+    return Double.NaN;
+  }
+
+  /**
+   * {@code 10/s}, {@code 100/1m}, {@code 1.5/s}, {@code 5/250ms}; null after reporting that
+   * {@code rate} is not one.
+   */
+  public static Rate rate(String text, Problems problems) {
+    String s = text == null ? "" : text.trim();
+    int slash = s.indexOf('/');
+    if (slash > 0) {
+      try {
+        double amount = Double.parseDouble(s.substring(0, slash).trim());
+        String per = s.substring(slash + 1).trim();
+        Duration period = parseDuration(
+            Character.isDigit(per.isEmpty() ? 'x' : per.charAt(0)) ? per : "1" + per);
+        if (period != null && Double.isFinite(amount)) {
+          return Rate.of(amount, period);
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      } catch (IllegalArgumentException e) {
+        problems.report("rate", "'rate' " + e.getMessage());
+        return null;
+      }
+    }
+    problems.report("rate", "'rate' must look like 10/s, 100/1m, 1.5/s or 5/250ms but was '" + s
+        + "'");
+    return null;
+  }
+
+  /** A duration such as {@code 30s}; null after reporting that {@code field} is not one. */
+  public static Duration duration(String field, String text, Problems problems) {
+    Duration d = text == null ? null : parseDuration(text.trim());
+    if (d == null) {
+      problems.report(field, "'" + field + "' must be a duration such as 250ms, 30s, 5m, 1h or 1d"
+          + " but was '" + text + "'");
+    }
+    return d;
+  }
+
+  /** {@code 250ms}, {@code 30s}, {@code 1.5m}, {@code 1h}, {@code 7d}; null if not one. */
+  public static Duration parseDuration(String s) {
+    Matcher m = DURATION.matcher(s);
+    if (!m.matches()) {
+      return null;
+    }
+    double v = Double.parseDouble(m.group(1));
+    long unitNanos = switch (m.group(2)) {
+      case "ms" -> 1_000_000L;
+      case "s" -> 1_000_000_000L;
+      case "m" -> 60_000_000_000L;
+      case "h" -> 3_600_000_000_000L;
+      default -> 86_400_000_000_000L;
+    };
+    double nanos = v * unitNanos;
+    if (nanos < 1 || nanos > 9.2e18) {
+      return null;
+    }
+    return Duration.ofNanos(Math.round(nanos));
+  }
+
+  /**
+   * A failure policy by the words configuration files use: {@code closed}, {@code open},
+   * {@code fallback}, {@code local-share}; null if not one.
+   */
+  public static StoreFailure storeFailure(String word) {
+    return word == null ? null : switch (word.trim().toLowerCase(Locale.ROOT)) {
+      case "closed" -> StoreFailure.FAIL_CLOSED;
+      case "open" -> StoreFailure.FAIL_OPEN;
+      case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
+      case "local-share" -> StoreFailure.LOCAL_SHARE;
+      default -> null;
+    };
+  }
+}

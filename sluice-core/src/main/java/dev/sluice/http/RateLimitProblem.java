@@ -1,0 +1,105 @@
+package dev.sluice.http;
+
+import dev.sluice.Decision;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What an HTTP server answers for a {@link Decision}: the response header fields, and for a
+ * refusal its status and an RFC 9457 problem document ({@code application/problem+json}). The
+ * servlet filter, the WebFlux filter and the Spring Boot starter's exception handlers all answer
+ * through it, so they answer alike:
+ *
+ * <ul>
+ *   <li>{@code 429 Too Many Requests} when a limit refuses the request, with {@code Retry-After}
+ *       (whole seconds, rounded up, at least 1) unless no retry can ever fit it;
+ *   <li>{@code 503 Service Unavailable} with {@code Retry-After: 1} when the limiter's store is
+ *       down and its failure policy refuses ({@linkplain Decision#isDegraded() degraded});
+ *   <li>on every limited response the rate-limit fields of {@link RateLimitHeaders} in the chosen
+ *       mode, and {@code Access-Control-Expose-Headers} naming them.
+ * </ul>
+ *
+ * @param status 429 or 503
+ * @param title the problem's title
+ * @param detail the problem's detail, naming the limit
+ */
+public record RateLimitProblem(int status, String title, String detail) {
+  /** The media type of {@link #body()}. */
+  public static final String MEDIA_TYPE = "application/problem+json";
+
+  /**
+   * The refusal {@code d} stands for ({@code cost} is the request's, for the message when no
+   * retry can fit it).
+   *
+   * @throws IllegalArgumentException if {@code d} admits the request
+   */
+  public static RateLimitProblem of(Decision d, double cost) {
+    if (d.isAllowed()) {
+      throw new IllegalArgumentException("an admitted request is no problem: " + d);
+    }
+    if (d.isDegraded()) {
+      return new RateLimitProblem(503, "Rate limiter unavailable", "the rate limiter's store cannot"
+          + " be reached and its failure policy refuses requests meanwhile");
+    }
+    if (d.isNeverAdmissible()) {
+      return new RateLimitProblem(429, "Too Many Requests", "this request's cost (" + cost
+          + ") is more than the limit " + d.limit().name() + " can ever admit");
+    }
+    return new RateLimitProblem(429, "Too Many Requests", "rate limit " + d.limit().name()
+        + " exceeded; retry after " + RateLimitHeaders.retryAfter(d) + " s");
+  }
+
+  /**
+   * Every header field a response for {@code d} carries, in sending order: the rate-limit fields
+   * of {@code mode}, {@code Access-Control-Expose-Headers}, and {@code Retry-After} on a refusal
+   * that a retry can fix ({@code 1} when the store is down).
+   */
+  public static Map<String, String> headers(Decision d, RateLimitHeaders.Mode mode) {
+    Map<String, String> h = new LinkedHashMap<>(RateLimitHeaders.of(d, mode));
+    h.put("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(mode));
+    if (!d.isAllowed() && d.isDegraded()) {
+      h.put("Retry-After", "1");
+    }
+    return h;
+  }
+
+  /** The problem document: {@code type} {@code about:blank}, title, status, detail. */
+  public String json() {
+    return json(status, title, detail);
+  }
+
+  /** {@link #json()} in UTF-8. */
+  public byte[] body() {
+    return json().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A problem document with {@code type} {@code about:blank}. */
+  public static String json(int status, String title, String detail) {
+    return "{\"type\":\"about:blank\",\"title\":" + quote(title) + ",\"status\":" + status
+        + ",\"detail\":" + quote(detail) + "}";
+  }
+
+  /** {@code s} as a JSON string literal. */
+  public static String quote(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\r' -> b.append("\\r");
+        case '\t' -> b.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format("\\u%04x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+}
