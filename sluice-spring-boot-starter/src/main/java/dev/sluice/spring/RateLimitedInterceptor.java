@@ -1,0 +1,166 @@
+package dev.sluice.spring;
+
+import dev.sluice.Decision;
+import dev.sluice.LimitSpec;
+import dev.sluice.RateLimiter;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ExpressionException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+
+/** Decides each call of a {@link RateLimited} method before it runs. */
+final class RateLimitedInterceptor implements MethodInterceptor {
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+  private static final boolean REACTOR = ClassUtils.isPresent("reactor.core.publisher.Mono",
+      RateLimitedInterceptor.class.getClassLoader());
+
+  /** A method's annotation, parsed once. */
+  record Target(String policy, Expression key, String fixedKey, Expression cost, Duration maxWait,
+      String where) {}
+
+  private final Supplier<SluiceLimiters> limiters;
+  private final Map<Method, Target> targets = new ConcurrentHashMap<>();
+
+  RateLimitedInterceptor(Supplier<SluiceLimiters> limiters) {
+    this.limiters = limiters;
+  }
+
+  /**
+   * The parsed annotation of {@code method}, checked against the policies.
+   *
+   * @throws SluiceConfigurationException naming the method and the problem
+   */
+  static Target parse(Method method, RateLimited a, java.util.Set<String> policies) {
+    String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName();
+    java.util.List<String> problems = new java.util.ArrayList<>();
+    if (!policies.contains(a.policy())) {
+      problems.add(where + ": policy: no policy '" + a.policy() + "' under sluice.policies (there"
+          + " are " + new java.util.TreeSet<>(policies) + ")");
+    }
+    Expression key = null;
+    Expression cost = null;
+    try {
+      key = a.key().isBlank() ? null : PARSER.parseExpression(a.key());
+    } catch (ExpressionException e) {
+      problems.add(where + ": key: not a SpEL expression: '" + a.key() + "': " + e.getMessage());
+    }
+    try {
+      cost = PARSER.parseExpression(a.cost());
+    } catch (ExpressionException e) {
+      problems.add(where + ": cost: not a SpEL expression: '" + a.cost() + "': " + e.getMessage());
+    }
+    Duration wait = null;
+    if (!a.maxWait().isBlank()) {
+      wait = LimitSpec.parseDuration(a.maxWait().trim());
+      if (wait == null) {
+        problems.add(where + ": maxWait: must be a duration such as 250ms, 5s or 1m but was '"
+            + a.maxWait() + "'");
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new SluiceConfigurationException(problems);
+    }
+    return new Target(a.policy(), key,
+        method.getDeclaringClass().getSimpleName() + "." + method.getName(), cost, wait, where);
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Method method = invocation.getMethod();
+    Target t = targets.computeIfAbsent(method, m -> {
+      Method specific = AopUtils.getMostSpecificMethod(m, invocation.getThis() == null ? m.getDeclaringClass()
+          : invocation.getThis().getClass());
+      RateLimited a = AnnotatedElementUtils.findMergedAnnotation(specific, RateLimited.class);
+      return parse(specific, a, limiters.get().all().keySet());
+    });
+    RateLimiter limiter = limiters.get().get(t.policy());
+    MethodBasedEvaluationContext context =
+        new MethodBasedEvaluationContext(invocation.getThis(), method, invocation.getArguments(), NAMES);
+    String key = key(t, context);
+    double cost = cost(t, context);
+    Class<?> returns = method.getReturnType();
+    if (REACTOR && Reactive.handles(returns)) {
+      return Reactive.limit(returns, limiter, t, key, cost, invocation);
+    }
+    if (CompletionStage.class.isAssignableFrom(returns)) {
+      return decide(limiter, t, key, cost).thenCompose(d -> {
+        if (!d.isAllowed()) {
+          return CompletableFuture.failedFuture(new RateLimitExceededException(t.policy(), key, cost, d));
+        }
+        try {
+          return (CompletionStage<?>) invocation.proceed();
+        } catch (Throwable e) {
+          return CompletableFuture.failedFuture(e);
+        }
+      });
+    }
+    Decision d = t.maxWait() == null ? limiter.tryAcquire(key, cost)
+        : limiter.acquire(key, cost, t.maxWait());
+    if (!d.isAllowed()) {
+      throw new RateLimitExceededException(t.policy(), key, cost, d);
+    }
+    return invocation.proceed();
+  }
+
+  /** The asynchronous decision: {@code tryAcquireAsync}, or {@code acquireAsync} with a wait. */
+  static CompletableFuture<Decision> decide(RateLimiter limiter, Target t, String key, double cost) {
+    return t.maxWait() == null ? limiter.tryAcquireAsync(key, cost)
+        : limiter.acquireAsync(key, cost, t.maxWait());
+  }
+
+  private static String key(Target t, MethodBasedEvaluationContext context) {
+    if (t.key() == null) {
+      return t.fixedKey();
+    }
+    Object v;
+    try {
+      v = t.key().getValue(context);
+    } catch (ExpressionException e) {
+      throw new IllegalArgumentException(t.where() + ": key '" + t.key().getExpressionString()
+          + "' could not be evaluated: " + e.getMessage(), e);
+    }
+    if (v == null) {
+      throw new IllegalArgumentException(t.where() + ": key '" + t.key().getExpressionString()
+          + "' is null for this call");
+    }
+    return v.toString();
+  }
+
+  private static double cost(Target t, MethodBasedEvaluationContext context) {
+    Object v;
+    try {
+      v = t.cost().getValue(context);
+    } catch (ExpressionException e) {
+      throw new IllegalArgumentException(t.where() + ": cost '" + t.cost().getExpressionString()
+          + "' could not be evaluated: " + e.getMessage(), e);
+    }
+    double c = v instanceof Number n ? n.doubleValue() : Double.NaN;
+    if (v instanceof String s) {
+      try {
+        c = Double.parseDouble(s.trim());
+      } catch (NumberFormatException e) {
+        c = Double.NaN;
+      }
+    }
+    if (!(c > 0) || Double.isInfinite(c)) {
+      throw new IllegalArgumentException(t.where() + ": cost '" + t.cost().getExpressionString()
+          + "' must give a positive number but gave " + v);
+    }
+    return c;
+  }
+}

@@ -1,0 +1,36 @@
+package dev.sluice.spring;
+
+import dev.sluice.RateLimiter;
+import org.aopalliance.intercept.MethodInvocation;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** {@link RateLimited} methods returning {@code Mono} or {@code Flux}: decided without blocking. */
+final class Reactive {
+  private Reactive() {}
+
+  static boolean handles(Class<?> returns) {
+    return Mono.class.isAssignableFrom(returns) || Flux.class.isAssignableFrom(returns);
+  }
+
+  static Object limit(Class<?> returns, RateLimiter limiter, RateLimitedInterceptor.Target t,
+      String key, double cost, MethodInvocation invocation) {
+    Mono<Boolean> admitted = Mono.defer(() ->
+        Mono.fromFuture(RateLimitedInterceptor.decide(limiter, t, key, cost))).flatMap(d ->
+            d.isAllowed() ? Mono.just(true)
+                : Mono.error(new RateLimitExceededException(t.policy(), key, cost, d)));
+    if (Mono.class.isAssignableFrom(returns)) {
+      return admitted.flatMap(ok -> Reactive.<Mono<Object>>proceed(invocation, Mono.class));
+    }
+    return admitted.flatMapMany(ok -> Reactive.<Flux<Object>>proceed(invocation, Flux.class));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <P> P proceed(MethodInvocation invocation, Class<?> type) {
+    try {
+      return (P) invocation.proceed();
+    } catch (Throwable e) {
+      return (P) (type == Mono.class ? Mono.error(e) : Flux.error(e));
+    }
+  }
+}

@@ -1,0 +1,163 @@
+package dev.sluice.spring;
+
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.StoreFailure;
+import dev.sluice.micrometer.SluiceMetrics;
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.PrefixedStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Sluice's auto-configuration: a {@link SluiceLimiters} with one limiter per policy of
+ * {@code sluice.policies}, on the store {@code sluice.store.type} names (by default Redis when
+ * the application has Spring Data Redis and {@code sluice-redis}, PostgreSQL when it has a
+ * {@code DataSource} and {@code sluice-postgres}, else memory); {@link RateLimited} methods;
+ * the servlet filter or the WebFlux filter for {@code sluice.rules}; Micrometer meters when
+ * there is a {@code MeterRegistry}. {@code sluice.enabled=false} turns it all off.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.export.prometheus.PrometheusMetricsExportAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
+@ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(SluiceProperties.class)
+@Import({SluiceWebConfigurations.Servlet.class, SluiceWebConfigurations.Reactive.class})
+public class SluiceAutoConfiguration {
+  private static final Log LOG = LogFactory.getLog(SluiceAutoConfiguration.class);
+
+  /** The limiters of every policy, on the chosen store. */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public SluiceLimiters sluiceLimiters(SluiceProperties properties, ApplicationContext context,
+      ObjectProvider<DataSource> dataSource, ObjectProvider<MeterRegistry> registry) {
+    // Check what does not depend on the store first, so a bad file fails before connecting
+    SluiceSettings.of(properties, 1_000_000L);
+    SluiceProperties.Store s = properties.getStore();
+    String type = s.getType().trim().toLowerCase(java.util.Locale.ROOT);
+    ClassLoader loader = context.getClassLoader();
+    boolean redisModule = ClassUtils.isPresent("dev.sluice.redis.RedisStore", loader);
+    boolean postgresModule = ClassUtils.isPresent("dev.sluice.postgres.PostgresStore", loader);
+    boolean redisSettings = s.getRedis().getUri() != null || !s.getRedis().getCluster().isEmpty();
+    Object springRedis = redisModule && ClassUtils.isPresent(
+        "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory", loader)
+        ? springDataFactory(context, loader) : null;
+    DataSource ds = dataSource.getIfUnique();
+    if (type.equals("auto")) {
+      type = redisModule && (redisSettings || springRedis != null) ? "redis"
+          : postgresModule && ds != null ? "postgres" : "memory";
+    }
+    DecisionStore store = null;
+    AutoCloseable resources = null;
+    switch (type) {
+      case "redis" -> {
+        if (!redisModule) {
+          throw new SluiceConfigurationException(List.of("sluice.store.type: redis needs"
+              + " dev.sluice:sluice-redis on the classpath"));
+        }
+        RedisStores.Opened o;
+        if (redisSettings) {
+          try {
+            o = RedisStores.fromProperties(s.getRedis(), s.getTimeout());
+          } catch (IllegalArgumentException e) {
+            throw new SluiceConfigurationException(List.of("sluice.store.redis: " + e.getMessage()));
+          }
+        } else if (springRedis != null) {
+          o = SpringDataRedis.open(springRedis, s.getRedis(), s.getTimeout());
+        } else {
+          throw new SluiceConfigurationException(List.of("sluice.store.redis.uri: is missing:"
+              + " set it (or sluice.store.redis.cluster), or configure Spring Data Redis"
+              + " (spring.data.redis.*)"));
+        }
+        store = o.store();
+        resources = o.resources();
+      }
+      case "postgres" -> {
+        if (!postgresModule) {
+          throw new SluiceConfigurationException(List.of("sluice.store.type: postgres needs"
+              + " dev.sluice:sluice-postgres on the classpath"));
+        }
+        if (ds == null) {
+          throw new SluiceConfigurationException(List.of("sluice.store.type: postgres needs one"
+              + " DataSource bean (spring.datasource.*)"));
+        }
+        var pg = PostgresStores.open(ds, s.getPostgres(), s.getTimeout());
+        store = pg;
+        resources = pg;
+      }
+      default -> { }
+    }
+    SluiceSettings settings;
+    try {
+      settings = SluiceSettings.of(properties, store == null ? 1_000_000_000L : store.ticksPerSecond());
+    } catch (RuntimeException e) {
+      close(resources);
+      throw e;
+    }
+    MeterRegistry meters = registry.getIfUnique();
+    Map<String, RateLimiter> limiters = new LinkedHashMap<>();
+    for (Map.Entry<String, List<Limit>> e : settings.policies.entrySet()) {
+      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0]));
+      if (store == null || settings.failure == StoreFailure.FALLBACK_IN_MEMORY) {
+        b.maximumKeys(properties.getMaximumKeys());
+      }
+      if (store != null) {
+        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(settings.failure);
+      }
+      RateLimiter l = b.build();
+      limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));
+    }
+    LOG.info("Sluice: " + limiters.size() + " policies " + limiters.keySet() + " on the " + type
+        + " store" + (store == null ? "" : " (" + store + ")") + ", " + settings.rules.size()
+        + " rules" + (properties.isDryRun() ? ", dry run" : ""));
+    return new SluiceLimiters(limiters, store, type, resources, settings);
+  }
+
+  /** Calls of {@link RateLimited} methods are decided before they run. */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  public static RateLimitedPostProcessor sluiceRateLimitedPostProcessor(
+      ObjectProvider<SluiceLimiters> limiters) {
+    return new RateLimitedPostProcessor(limiters::getObject);
+  }
+
+  private static Object springDataFactory(ApplicationContext context, ClassLoader loader) {
+    try {
+      Class<?> type = ClassUtils.forName(
+          "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory", loader);
+      return context.getBeanProvider(type).getIfUnique();
+    } catch (ClassNotFoundException | LinkageError e) {
+      return null;
+    }
+  }
+
+  private static void close(AutoCloseable resources) {
+    if (resources != null) {
+      try {
+        resources.close();
+      } catch (Exception ignored) {
+        // the configuration error is what matters
+      }
+    }
+  }
+}

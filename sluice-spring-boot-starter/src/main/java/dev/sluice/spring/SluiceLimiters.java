@@ -1,0 +1,84 @@
+package dev.sluice.spring;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.spi.DecisionStore;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * The application's limiters, one per policy under {@code sluice.policies}, on the shared store
+ * when there is one (each policy's keys apart: {@code policy/key}). Inject it to limit work by
+ * hand:
+ *
+ * <pre>{@code
+ * @Service
+ * class Exports {
+ *   private final RateLimiter exports;
+ *
+ *   Exports(SluiceLimiters limiters) {
+ *     this.exports = limiters.get("exports");
+ *   }
+ * }
+ * }</pre>
+ */
+public final class SluiceLimiters implements AutoCloseable {
+  private final Map<String, RateLimiter> limiters;
+  private final DecisionStore store;
+  private final String storeName;
+  private final AutoCloseable resources;
+  final SluiceSettings settings;
+
+  SluiceLimiters(Map<String, RateLimiter> limiters, DecisionStore store, String storeName,
+      AutoCloseable resources, SluiceSettings settings) {
+    this.settings = settings;
+    this.limiters = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(limiters));
+    this.store = store;
+    this.storeName = storeName;
+    this.resources = resources;
+  }
+
+  /**
+   * The limiter of a policy.
+   *
+   * @throws IllegalArgumentException naming the policies there are, if there is no such policy
+   */
+  public RateLimiter get(String policy) {
+    RateLimiter l = limiters.get(policy);
+    if (l == null) {
+      throw new IllegalArgumentException("no Sluice policy '" + policy + "' (sluice.policies has "
+          + new TreeSet<>(limiters.keySet()) + ")");
+    }
+    return l;
+  }
+
+  /** Every limiter, by policy. */
+  public Map<String, RateLimiter> all() {
+    return limiters;
+  }
+
+  /** The shared store, or empty for the in-memory store. */
+  public Optional<DecisionStore> store() {
+    return Optional.ofNullable(store);
+  }
+
+  /** {@code memory}, {@code redis} or {@code postgres}. */
+  public String storeName() {
+    return storeName;
+  }
+
+  /** Closes the limiters, then the store Sluice opened (never one the application gave it). */
+  @Override
+  public void close() {
+    for (RateLimiter l : limiters.values()) {
+      l.close();
+    }
+    if (resources != null) {
+      try {
+        resources.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("Sluice's store did not close: " + e, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,440 @@
+package dev.sluice.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Sluice's settings in {@code application.yml}. Policies are written as in the rate-limit
+ * service's policies file ({@code algorithm}, {@code capacity}, {@code rate}, {@code limit},
+ * {@code window}, {@code penalty}, several {@code limits}); rules say which requests are held to
+ * which policy.
+ *
+ * <pre>
+ * sluice:
+ *   policies:
+ *     api: {algorithm: token-bucket, capacity: 10, rate: 10/s}
+ *   rules:
+ *     - {path: /api/**, policy: api, key: header:X-Api-Key}
+ * </pre>
+ */
+@ConfigurationProperties(prefix = "sluice", ignoreUnknownFields = false)
+public class SluiceProperties {
+  /** Whether Sluice is configured at all. */
+  private boolean enabled = true;
+  /** Shadow mode: decide, count and log, but never reject a request or add headers. */
+  private boolean dryRun = false;
+  /** Which rate-limit response fields to send: ietf (RateLimit, RateLimit-Policy), legacy (X-RateLimit-*) or none. */
+  private String headers = "ietf";
+  /** What a request without a key gets: reject (400), allow (unlimited) or shared (one key for all). */
+  private String missingKey = "reject";
+  /** Proxies whose Forwarded / X-Forwarded-For headers are believed (CIDR blocks or addresses). */
+  private List<String> trustedProxies = new ArrayList<>();
+  /** IPv6 clients are keyed by this many leading bits of their address (a /64 is usually one subscriber). */
+  private int ipv6PrefixBits = 64;
+  /** The order of the servlet filter or WebFlux filter among the application's filters. */
+  private int filterOrder = -100;
+  /** Keys each policy holds in memory (the in-memory store, and the fallback failure policy). */
+  private long maximumKeys = 1_000_000;
+  /** Named policies: one limit inline, or several under 'limits' (all must admit). */
+  private Map<String, Policy> policies = new LinkedHashMap<>();
+  /** Which requests are held to which policy; the first rule that matches a request decides it. */
+  private List<Rule> rules = new ArrayList<>();
+  /** The store the limiters share. */
+  private Store store = new Store();
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public boolean isDryRun() {
+    return dryRun;
+  }
+
+  public void setDryRun(boolean dryRun) {
+    this.dryRun = dryRun;
+  }
+
+  public String getHeaders() {
+    return headers;
+  }
+
+  public void setHeaders(String headers) {
+    this.headers = headers;
+  }
+
+  public String getMissingKey() {
+    return missingKey;
+  }
+
+  public void setMissingKey(String missingKey) {
+    this.missingKey = missingKey;
+  }
+
+  public List<String> getTrustedProxies() {
+    return trustedProxies;
+  }
+
+  public void setTrustedProxies(List<String> trustedProxies) {
+    this.trustedProxies = trustedProxies;
+  }
+
+  public int getIpv6PrefixBits() {
+    return ipv6PrefixBits;
+  }
+
+  public void setIpv6PrefixBits(int ipv6PrefixBits) {
+    this.ipv6PrefixBits = ipv6PrefixBits;
+  }
+
+  public int getFilterOrder() {
+    return filterOrder;
+  }
+
+  public void setFilterOrder(int filterOrder) {
+    this.filterOrder = filterOrder;
+  }
+
+  public long getMaximumKeys() {
+    return maximumKeys;
+  }
+
+  public void setMaximumKeys(long maximumKeys) {
+    this.maximumKeys = maximumKeys;
+  }
+
+  public Map<String, Policy> getPolicies() {
+    return policies;
+  }
+
+  public void setPolicies(Map<String, Policy> policies) {
+    this.policies = policies;
+  }
+
+  public List<Rule> getRules() {
+    return rules;
+  }
+
+  public void setRules(List<Rule> rules) {
+    this.rules = rules;
+  }
+
+  public Store getStore() {
+    return store;
+  }
+
+  public void setStore(Store store) {
+    this.store = store;
+  }
+
+  /** One limit, in the words of the service's policies file. */
+  public static class LimitProperties {
+    /** leaky-bucket, token-bucket, gcra, fixed-window or sliding-window. */
+    private String algorithm;
+    /** Buckets: how much the bucket holds (GCRA: the burst). */
+    private String capacity;
+    /** GCRA: a synonym of capacity. */
+    private String burst;
+    /** Buckets: amount/period, such as 10/s, 100/1m, 1.5/s or 5/250ms. */
+    private String rate;
+    /** Windows: how much one window admits. */
+    private String limit;
+    /** Windows: the window's length, such as 250ms, 30s, 5m, 1h or 1d. */
+    private String window;
+    /** After a refusal, refuse everything for this long (such as 30s). */
+    private String penalty;
+    /** The limit's name in headers and metrics (default: the policy's name). */
+    private String name;
+
+    public String getAlgorithm() {
+      return algorithm;
+    }
+
+    public void setAlgorithm(String algorithm) {
+      this.algorithm = algorithm;
+    }
+
+    public String getCapacity() {
+      return capacity;
+    }
+
+    public void setCapacity(String capacity) {
+      this.capacity = capacity;
+    }
+
+    public String getBurst() {
+      return burst;
+    }
+
+    public void setBurst(String burst) {
+      this.burst = burst;
+    }
+
+    public String getRate() {
+      return rate;
+    }
+
+    public void setRate(String rate) {
+      this.rate = rate;
+    }
+
+    public String getLimit() {
+      return limit;
+    }
+
+    public void setLimit(String limit) {
+      this.limit = limit;
+    }
+
+    public String getWindow() {
+      return window;
+    }
+
+    public void setWindow(String window) {
+      this.window = window;
+    }
+
+    public String getPenalty() {
+      return penalty;
+    }
+
+    public void setPenalty(String penalty) {
+      this.penalty = penalty;
+    }
+
+    public String getName() {
+      return name;
+    }
+
+    public void setName(String name) {
+      this.name = name;
+    }
+
+    /** The fields that are set, by the names {@link dev.sluice.LimitSpec} reads. */
+    Map<String, String> fields() {
+      Map<String, String> f = new LinkedHashMap<>();
+      put(f, "algorithm", algorithm);
+      put(f, "capacity", capacity);
+      put(f, "burst", burst);
+      put(f, "rate", rate);
+      put(f, "limit", limit);
+      put(f, "window", window);
+      put(f, "penalty", penalty);
+      put(f, "name", name);
+      return f;
+    }
+
+    private static void put(Map<String, String> f, String k, String v) {
+      if (v != null) {
+        f.put(k, v);
+      }
+    }
+  }
+
+  /** A named policy: one limit inline, or several under {@code limits}. */
+  public static class Policy extends LimitProperties {
+    /** Several limits, all of which must admit a request (instead of one inline limit). */
+    private List<LimitProperties> limits = new ArrayList<>();
+
+    public List<LimitProperties> getLimits() {
+      return limits;
+    }
+
+    public void setLimits(List<LimitProperties> limits) {
+      this.limits = limits;
+    }
+  }
+
+  /** Which requests are held to which policy. */
+  public static class Rule {
+    /** A path pattern: * within a segment, /** for everything under a path. */
+    private String path;
+    /** HTTP methods the rule applies to (default: all). */
+    private List<String> methods = new ArrayList<>();
+    /** The policy the requests are held to. */
+    private String policy;
+    /** The key: ip (the client address), header:NAME (a header's value) or principal (the user). */
+    private String key = "ip";
+    /** A request's cost: a number, or header:NAME (a header holding a number). */
+    private String cost = "1";
+    /** Queue mode: a request that does not fit yet waits up to this long (bucket limits only). */
+    private Duration queue;
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+
+    public List<String> getMethods() {
+      return methods;
+    }
+
+    public void setMethods(List<String> methods) {
+      this.methods = methods;
+    }
+
+    public String getPolicy() {
+      return policy;
+    }
+
+    public void setPolicy(String policy) {
+      this.policy = policy;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    public String getCost() {
+      return cost;
+    }
+
+    public void setCost(String cost) {
+      this.cost = cost;
+    }
+
+    public Duration getQueue() {
+      return queue;
+    }
+
+    public void setQueue(Duration queue) {
+      this.queue = queue;
+    }
+  }
+
+  /** The store the limiters share. */
+  public static class Store {
+    /** auto (Redis or PostgreSQL when the application has one, else memory), memory, redis or postgres. */
+    private String type = "auto";
+    /** The longest one decision may take on a shared store. */
+    private Duration timeout = Duration.ofMillis(250);
+    /** What requests get while the shared store fails: closed (refused), open (admitted) or fallback (decided in memory). */
+    private String failure = "closed";
+    /** Redis settings (when not taken from Spring Data Redis). */
+    private Redis redis = new Redis();
+    /** PostgreSQL settings (the DataSource is the application's). */
+    private Postgres postgres = new Postgres();
+
+    public String getType() {
+      return type;
+    }
+
+    public void setType(String type) {
+      this.type = type;
+    }
+
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
+    }
+
+    public String getFailure() {
+      return failure;
+    }
+
+    public void setFailure(String failure) {
+      this.failure = failure;
+    }
+
+    public Redis getRedis() {
+      return redis;
+    }
+
+    public void setRedis(Redis redis) {
+      this.redis = redis;
+    }
+
+    public Postgres getPostgres() {
+      return postgres;
+    }
+
+    public void setPostgres(Postgres postgres) {
+      this.postgres = postgres;
+    }
+  }
+
+  /** Redis settings. */
+  public static class Redis {
+    /** redis://, rediss:// or redis-sentinel:// URI (default: Spring Data Redis's connection settings). */
+    private String uri;
+    /** Seed nodes of a Redis Cluster (redis://host:port), instead of uri. */
+    private List<String> cluster = new ArrayList<>();
+    /** The prefix of Sluice's keys. */
+    private String prefix = "sluice:";
+
+    public String getUri() {
+      return uri;
+    }
+
+    public void setUri(String uri) {
+      this.uri = uri;
+    }
+
+    public List<String> getCluster() {
+      return cluster;
+    }
+
+    public void setCluster(List<String> cluster) {
+      this.cluster = cluster;
+    }
+
+    public String getPrefix() {
+      return prefix;
+    }
+
+    public void setPrefix(String prefix) {
+      this.prefix = prefix;
+    }
+  }
+
+  /** PostgreSQL settings. */
+  public static class Postgres {
+    /** The table of buckets. */
+    private String table = "sluice_buckets";
+    /** Create the table and functions when they are missing. */
+    private boolean createSchema = true;
+    /** How often expired buckets are deleted. */
+    private Duration pruneEvery = Duration.ofMinutes(1);
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public boolean isCreateSchema() {
+      return createSchema;
+    }
+
+    public void setCreateSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+    }
+
+    public Duration getPruneEvery() {
+      return pruneEvery;
+    }
+
+    public void setPruneEvery(Duration pruneEvery) {
+      this.pruneEvery = pruneEvery;
+    }
+  }
+}

@@ -1,0 +1,276 @@
+package dev.sluice.spring;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Limit;
+import dev.sluice.LimitSpec;
+import dev.sluice.StoreFailure;
+import dev.sluice.http.ClientAddress;
+import dev.sluice.http.MissingKey;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RequestKeys;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * {@link SluiceProperties} checked and turned into Sluice's model: every problem is collected,
+ * named by its property, and thrown together as a {@link SluiceConfigurationException}.
+ */
+final class SluiceSettings {
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+
+  /** Where a rule's key comes from. */
+  record KeySource(String kind, String header) {
+    static final KeySource IP = new KeySource("ip", null);
+  }
+
+  /** A rule's cost: a constant, or the number a header holds (1 when the header is absent). */
+  record CostSource(double constant, String header) {
+    double of(String headerValue) {
+      if (header == null) {
+        return constant;
+      }
+      if (headerValue == null || headerValue.isBlank()) {
+        return 1;
+      }
+      try {
+        return Double.parseDouble(headerValue.trim());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("header " + header + " must hold a number but held '"
+            + headerValue + "'");
+      }
+    }
+  }
+
+  /** A checked rule. */
+  record RuleSpec(String path, List<String> methods, String policy, KeySource key, CostSource cost,
+      Duration queue) {}
+
+  final Map<String, List<Limit>> policies;
+  final List<RuleSpec> rules;
+  final RateLimitHeaders.Mode headers;
+  final MissingKey missingKey;
+  final StoreFailure failure;
+  final String storeType;
+
+  private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
+      RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType) {
+    this.policies = policies;
+    this.rules = rules;
+    this.headers = headers;
+    this.missingKey = missingKey;
+    this.failure = failure;
+    this.storeType = storeType;
+  }
+
+  /** The store types {@code sluice.store.type} takes. */
+  static final List<String> STORE_TYPES = List.of("auto", "memory", "redis", "postgres");
+
+  /**
+   * Checks the properties; {@code ticksPerSecond} is the resolution of the chosen store's clock.
+   *
+   * @throws SluiceConfigurationException listing every problem
+   */
+  static SluiceSettings of(SluiceProperties p, long ticksPerSecond) {
+    List<String> problems = new ArrayList<>();
+    RateLimitHeaders.Mode headers = switch (lower(p.getHeaders())) {
+      case "ietf" -> RateLimitHeaders.Mode.IETF;
+      case "legacy" -> RateLimitHeaders.Mode.LEGACY;
+      case "none" -> RateLimitHeaders.Mode.NONE;
+      default -> {
+        problems.add("sluice.headers: must be ietf, legacy or none but was '" + p.getHeaders() + "'");
+        yield null;
+      }
+    };
+    MissingKey missingKey = switch (lower(p.getMissingKey())) {
+      case "reject" -> MissingKey.REJECT;
+      case "allow" -> MissingKey.ALLOW;
+      case "shared" -> MissingKey.SHARED;
+      default -> {
+        problems.add("sluice.missing-key: must be reject, allow or shared but was '"
+            + p.getMissingKey() + "'");
+        yield null;
+      }
+    };
+    try {
+      ClientAddress.trusting(p.getTrustedProxies(), p.getIpv6PrefixBits());
+    } catch (IllegalArgumentException e) {
+      problems.add((e.getMessage().startsWith("ipv6") ? "sluice.ipv6-prefix-bits: "
+          : "sluice.trusted-proxies: ") + e.getMessage());
+    }
+    if (p.getMaximumKeys() < 1 || p.getMaximumKeys() > 1_000_000_000L) {
+      problems.add("sluice.maximum-keys: must be from 1 to 1000000000 but was " + p.getMaximumKeys());
+    }
+    SluiceProperties.Store store = p.getStore();
+    String storeType = lower(store.getType());
+    if (!STORE_TYPES.contains(storeType)) {
+      problems.add("sluice.store.type: must be auto, memory, redis or postgres but was '"
+          + store.getType() + "'");
+    }
+    StoreFailure failure = LimitSpec.storeFailure(store.getFailure());
+    if (failure == null || failure == StoreFailure.LOCAL_SHARE) {
+      problems.add("sluice.store.failure: must be closed, open or fallback but was '"
+          + store.getFailure() + "'");
+    }
+    Duration timeout = store.getTimeout();
+    if (timeout == null || timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+      problems.add("sluice.store.timeout: must be between 1ms and 1m but was " + timeout);
+    }
+
+    Map<String, List<Limit>> policies = new LinkedHashMap<>();
+    p.getPolicies().forEach((name, policy) -> {
+      String at = "sluice.policies." + name;
+      if (!NAME.matcher(name).matches()) {
+        problems.add(at + ": a policy name must be 1 to 64 of A-Z a-z 0-9 _ . - but was '" + name
+            + "'");
+        return;
+      }
+      List<Limit> limits = policy(at, name, policy, ticksPerSecond, problems);
+      if (limits != null) {
+        policies.put(name, List.copyOf(limits));
+      }
+    });
+
+    List<RuleSpec> rules = new ArrayList<>();
+    for (int i = 0; i < p.getRules().size(); i++) {
+      RuleSpec r = rule("sluice.rules[" + i + "]", p.getRules().get(i), p.getPolicies().keySet(),
+          policies, problems);
+      if (r != null) {
+        rules.add(r);
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new SluiceConfigurationException(problems);
+    }
+    return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
+        headers, missingKey, failure, storeType);
+  }
+
+  private static List<Limit> policy(String at, String name, SluiceProperties.Policy policy,
+      long ticksPerSecond, List<String> problems) {
+    Map<String, String> inline = policy.fields();
+    List<SluiceProperties.LimitProperties> many = policy.getLimits();
+    if (!many.isEmpty() && !inline.isEmpty()) {
+      problems.add(at + ": has 'limits' and also " + String.join(", ", inline.keySet())
+          + "; put every limit's settings under 'limits'");
+      return null;
+    }
+    if (many.isEmpty() && inline.isEmpty()) {
+      problems.add(at + ": has no limit (give algorithm, capacity and rate, or 'limits')");
+      return null;
+    }
+    List<Limit> limits = new ArrayList<>();
+    int before = problems.size();
+    if (many.isEmpty()) {
+      Limit l = LimitSpec.parse(inline, name, ticksPerSecond,
+          (field, message) -> problems.add(at + (field == null ? "" : "." + field) + ": " + message));
+      if (l != null) {
+        limits.add(l);
+      }
+    } else {
+      for (int i = 0; i < many.size(); i++) {
+        String where = at + ".limits[" + i + "]";
+        Limit l = LimitSpec.parse(many.get(i).fields(), many.size() == 1 ? name : name + "/" + (i + 1),
+            ticksPerSecond,
+            (field, message) -> problems.add(where + (field == null ? "" : "." + field) + ": " + message));
+        if (l != null) {
+          limits.add(l);
+        }
+      }
+    }
+    return problems.size() == before ? limits : null;
+  }
+
+  private static RuleSpec rule(String at, SluiceProperties.Rule r, java.util.Set<String> declared,
+      Map<String, List<Limit>> policies, List<String> problems) {
+    int before = problems.size();
+    String path = r.getPath();
+    if (path == null || !path.startsWith("/")) {
+      problems.add(at + ".path: a path pattern starts with '/' but was "
+          + (path == null ? "missing" : "'" + path + "'"));
+    }
+    List<String> methods = new ArrayList<>();
+    for (String m : r.getMethods()) {
+      if (m == null || !m.matches("[A-Za-z]+")) {
+        problems.add(at + ".methods: not an HTTP method: '" + m + "'");
+      } else {
+        methods.add(m.toUpperCase(Locale.ROOT));
+      }
+    }
+    String policy = r.getPolicy();
+    if (policy == null) {
+      problems.add(at + ".policy: is missing (one of " + declared + ")");
+    } else if (!declared.contains(policy)) {
+      problems.add(at + ".policy: no policy '" + policy + "' under sluice.policies (there are "
+          + declared + ")");
+    }
+    KeySource key = key(at + ".key", r.getKey(), problems);
+    CostSource cost = cost(at + ".cost", r.getCost(), problems);
+    Duration queue = r.getQueue();
+    if (queue != null) {
+      if (queue.isNegative() || queue.isZero()) {
+        problems.add(at + ".queue: a queue's longest wait must be positive but was " + queue);
+      } else if (policy != null && policies.containsKey(policy)) {
+        for (Limit l : policies.get(policy)) {
+          if (l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW) {
+            problems.add(at + ".queue: queue mode needs bucket limits (leaky bucket, token bucket,"
+                + " GCRA) but policy " + policy + " has " + l.name());
+          }
+        }
+      }
+    }
+    return problems.size() == before
+        ? new RuleSpec(path, List.copyOf(methods), policy, key, cost, queue) : null;
+  }
+
+  /** {@code ip}, {@code principal} or {@code header:NAME}. */
+  static KeySource key(String at, String text, List<String> problems) {
+    String s = text == null ? "" : text.trim();
+    if (s.equals("ip") || s.equals("principal")) {
+      return new KeySource(s, null);
+    }
+    if (s.startsWith("header:")) {
+      String name = s.substring("header:".length()).trim();
+      try {
+        return new KeySource("header", RequestKeys.headerName(name));
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ": " + e.getMessage());
+        return null;
+      }
+    }
+    problems.add(at + ": must be ip, principal or header:NAME but was '" + text + "'");
+    return null;
+  }
+
+  /** A number, or {@code header:NAME}. */
+  static CostSource cost(String at, String text, List<String> problems) {
+    String s = text == null ? "" : text.trim();
+    if (s.startsWith("header:")) {
+      String name = s.substring("header:".length()).trim();
+      try {
+        return new CostSource(0, RequestKeys.headerName(name));
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ": " + e.getMessage());
+        return null;
+      }
+    }
+    try {
+      double c = Double.parseDouble(s);
+      if (Double.isFinite(c) && c > 0) {
+        return new CostSource(c, null);
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    problems.add(at + ": must be a positive number or header:NAME but was '" + text + "'");
+    return null;
+  }
+
+  private static String lower(String s) {
+    return s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
+  }
+}

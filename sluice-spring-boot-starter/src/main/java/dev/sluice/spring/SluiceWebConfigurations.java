@@ -1,0 +1,213 @@
+package dev.sluice.spring;
+
+import dev.sluice.Decision;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RateLimitProblem;
+import dev.sluice.servlet.KeyResolver;
+import dev.sluice.servlet.Keys;
+import dev.sluice.servlet.Rule;
+import dev.sluice.servlet.SluiceFilter;
+import dev.sluice.webflux.SluiceWebFilter;
+import dev.sluice.webflux.WebKeyResolver;
+import dev.sluice.webflux.WebKeys;
+import dev.sluice.webflux.WebRule;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+import reactor.core.publisher.Mono;
+
+/** The servlet filter or the WebFlux filter for {@code sluice.rules}, and the 429 answers. */
+final class SluiceWebConfigurations {
+  private SluiceWebConfigurations() {}
+
+  /** Servlet applications (Spring MVC on Tomcat, Jetty, Undertow). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass({jakarta.servlet.Filter.class, HandlerExceptionResolver.class})
+  static class Servlet {
+    /** The filter, at {@code sluice.filter-order}, for every path. */
+    @Bean
+    @ConditionalOnProperty(prefix = "sluice.rules[0]", name = "path")
+    FilterRegistrationBean<SluiceFilter> sluiceFilter(SluiceLimiters limiters, SluiceProperties p) {
+      SluiceSettings s = limiters.settings;
+      SluiceFilter.Builder b = SluiceFilter.builder().headers(s.headers).onMissingKey(s.missingKey)
+          .dryRun(p.isDryRun());
+      for (SluiceSettings.RuleSpec r : s.rules) {
+        Rule.Builder rule = Rule.path(r.path()).limiter(limiters.get(r.policy()))
+            .key(servletKey(r.key(), p));
+        if (!r.methods().isEmpty()) {
+          rule.methods(r.methods().toArray(new String[0]));
+        }
+        SluiceSettings.CostSource cost = r.cost();
+        rule.cost(cost.header() == null ? req -> cost.constant()
+            : req -> cost.of(req.getHeader(cost.header())));
+        if (r.queue() != null) {
+          rule.queue();
+        }
+        b.rule(rule.build());
+      }
+      FilterRegistrationBean<SluiceFilter> reg = new FilterRegistrationBean<>(b.build());
+      reg.setName("sluiceFilter");
+      reg.setOrder(p.getFilterOrder());
+      reg.addUrlPatterns("/*");
+      return reg;
+    }
+
+    /** Answers {@link RateLimitExceededException} from a handler with 429 (or 503). */
+    @Bean
+    HandlerExceptionResolver sluiceExceptionResolver(SluiceLimiters limiters) {
+      RateLimitHeaders.Mode mode = limiters.settings.headers;
+      return new OrderedResolver(mode);
+    }
+
+    private static KeyResolver servletKey(SluiceSettings.KeySource k, SluiceProperties p) {
+      return switch (k.kind()) {
+        case "principal" -> Keys.principal();
+        case "header" -> Keys.header(k.header());
+        default -> Keys.clientIp(p.getTrustedProxies(), p.getIpv6PrefixBits());
+      };
+    }
+  }
+
+  /** The MVC resolver of {@link RateLimitExceededException}, before every other. */
+  static final class OrderedResolver implements HandlerExceptionResolver, Ordered {
+    private final RateLimitHeaders.Mode mode;
+
+    OrderedResolver(RateLimitHeaders.Mode mode) {
+      this.mode = mode;
+    }
+
+    @Override
+    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response,
+        Object handler, Exception ex) {
+      if (!(ex instanceof RateLimitExceededException e) || response.isCommitted()) {
+        return null;
+      }
+      Decision d = e.decision();
+      for (Map.Entry<String, String> h : RateLimitProblem.headers(d, mode).entrySet()) {
+        response.setHeader(h.getKey(), h.getValue());
+      }
+      RateLimitProblem p = e.problem();
+      byte[] body = p.body();
+      response.setStatus(p.status());
+      response.setContentType(RateLimitProblem.MEDIA_TYPE);
+      response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+      response.setContentLength(body.length);
+      try {
+        response.getOutputStream().write(body);
+      } catch (java.io.IOException io) {
+        return null;
+      }
+      return new ModelAndView();
+    }
+
+    @Override
+    public int getOrder() {
+      return Ordered.HIGHEST_PRECEDENCE + 1;
+    }
+  }
+
+  /** Reactive applications (Spring WebFlux on Netty). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass({WebFilter.class, Mono.class})
+  static class Reactive {
+    /** The filter, at {@code sluice.filter-order}. */
+    @Bean
+    @ConditionalOnProperty(prefix = "sluice.rules[0]", name = "path")
+    OrderedWebFilter sluiceWebFilter(SluiceLimiters limiters, SluiceProperties p) {
+      SluiceSettings s = limiters.settings;
+      SluiceWebFilter.Builder b = SluiceWebFilter.builder().headers(s.headers)
+          .onMissingKey(s.missingKey).dryRun(p.isDryRun());
+      for (SluiceSettings.RuleSpec r : s.rules) {
+        WebRule.Builder rule = WebRule.path(r.path()).limiter(limiters.get(r.policy()))
+            .key(webKey(r.key(), p));
+        if (!r.methods().isEmpty()) {
+          rule.methods(r.methods().toArray(new String[0]));
+        }
+        SluiceSettings.CostSource cost = r.cost();
+        rule.cost(cost.header() == null ? req -> cost.constant()
+            : req -> cost.of(req.getHeaders().getFirst(cost.header())));
+        if (r.queue() != null) {
+          rule.queue(r.queue());
+        }
+        b.rule(rule.build());
+      }
+      return new OrderedWebFilter(b.build(), p.getFilterOrder());
+    }
+
+    /** Answers {@link RateLimitExceededException} with 429 (or 503), before Boot's handler. */
+    @Bean
+    @Order(-2)
+    WebExceptionHandler sluiceWebExceptionHandler(SluiceLimiters limiters) {
+      RateLimitHeaders.Mode mode = limiters.settings.headers;
+      return (exchange, ex) -> {
+        if (!(ex instanceof RateLimitExceededException e) || exchange.getResponse().isCommitted()) {
+          return Mono.error(ex);
+        }
+        ServerHttpResponse response = exchange.getResponse();
+        for (Map.Entry<String, String> h : RateLimitProblem.headers(e.decision(), mode).entrySet()) {
+          response.getHeaders().set(h.getKey(), h.getValue());
+        }
+        RateLimitProblem p = e.problem();
+        byte[] body = p.body();
+        response.setStatusCode(HttpStatus.valueOf(p.status()));
+        response.getHeaders().setContentType(MediaType.parseMediaType(RateLimitProblem.MEDIA_TYPE));
+        response.getHeaders().setContentLength(body.length);
+        return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+      };
+    }
+
+    private static WebKeyResolver webKey(SluiceSettings.KeySource k, SluiceProperties p) {
+      return switch (k.kind()) {
+        case "principal" -> WebKeys.principal();
+        case "header" -> WebKeys.header(k.header());
+        default -> WebKeys.clientIp(p.getTrustedProxies(), p.getIpv6PrefixBits());
+      };
+    }
+  }
+
+  /** The WebFlux filter with its order. */
+  static final class OrderedWebFilter implements WebFilter, Ordered {
+    private final SluiceWebFilter filter;
+    private final int order;
+
+    OrderedWebFilter(SluiceWebFilter filter, int order) {
+      this.filter = filter;
+      this.order = order;
+    }
+
+    /** The filter itself, for its counters. */
+    SluiceWebFilter filter() {
+      return filter;
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+      return filter.filter(exchange, chain);
+    }
+
+    @Override
+    public int getOrder() {
+      return order;
+    }
+  }
+}

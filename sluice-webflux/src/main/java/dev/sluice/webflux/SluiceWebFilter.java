@@ -1,0 +1,220 @@
+package dev.sluice.webflux;
+
+import dev.sluice.Decision;
+import dev.sluice.http.MissingKey;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RateLimitProblem;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * The reactive twin of the servlet {@code SluiceFilter}: a Spring WebFlux {@link WebFilter} that
+ * holds requests to rate limits without ever blocking an event-loop thread. It decides with
+ * {@link dev.sluice.RateLimiter#tryAcquireAsync} (a meter) or
+ * {@link dev.sluice.RateLimiter#acquireAsync} (a {@link WebRule.Builder#queue queue}), so a
+ * shared store's round trip, or a queued request's wait, holds no thread.
+ *
+ * <p>The first {@link WebRule} that matches a request decides it; a request no rule matches
+ * passes. A rejected request gets {@code 429 Too Many Requests} with {@code Retry-After} and an
+ * {@code application/problem+json} body; every limited response carries the rate-limit fields
+ * ({@link RateLimitHeaders}); when the store is down and its failure policy refuses, the answer
+ * is {@code 503} with {@code Retry-After: 1}. The answers are the servlet filter's, word for word
+ * ({@link RateLimitProblem}).
+ *
+ * <pre>{@code
+ * @Bean
+ * WebFilter sluice(RateLimiter limiter) {
+ *   return SluiceWebFilter.builder()
+ *       .rule(WebRule.path("/api/**").limiter(limiter).key(WebKeys.header("X-Api-Key")).build())
+ *       .build();
+ * }
+ * }</pre>
+ */
+public final class SluiceWebFilter implements WebFilter {
+  private static final System.Logger LOG = System.getLogger(SluiceWebFilter.class.getName());
+  private static final String SHARED_KEY = "shared:no-key";
+  /** Stands for "this request has no key" (compared by identity). */
+  private static final String NO_KEY = new String("no key");
+  private static final MediaType PROBLEM = MediaType.parseMediaType(RateLimitProblem.MEDIA_TYPE);
+
+  private final List<WebRule> rules;
+  private final RateLimitHeaders.Mode headers;
+  private final MissingKey missingKey;
+  private final boolean dryRun;
+  private final AtomicLong rejected = new AtomicLong();
+  private final AtomicLong wouldReject = new AtomicLong();
+  private final AtomicLong unavailable = new AtomicLong();
+
+  private SluiceWebFilter(Builder b) {
+    this.rules = List.copyOf(b.rules);
+    this.headers = b.headers;
+    this.missingKey = b.missingKey;
+    this.dryRun = b.dryRun;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    ServerHttpRequest request = exchange.getRequest();
+    PathContainer path = request.getPath().pathWithinApplication();
+    String method = request.getMethod().name();
+    WebRule rule = null;
+    for (WebRule r : rules) {
+      if (r.matches(method, path)) {
+        rule = r;
+        break;
+      }
+    }
+    if (rule == null) {
+      return chain.filter(exchange);
+    }
+    WebRule matched = rule;
+    return rule.key().key(exchange).defaultIfEmpty(NO_KEY)
+        .flatMap(key -> key == NO_KEY ? withoutKey(exchange, chain, matched)
+            : limit(exchange, chain, matched, key));
+  }
+
+  private Mono<Void> withoutKey(ServerWebExchange exchange, WebFilterChain chain, WebRule rule) {
+    return switch (missingKey) {
+      case ALLOW -> chain.filter(exchange);
+      case SHARED -> limit(exchange, chain, rule, SHARED_KEY);
+      case REJECT -> {
+        if (dryRun) {
+          LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} has no rate-limit key and would be"
+              + " refused", exchange.getRequest().getMethod(), exchange.getRequest().getPath());
+          yield chain.filter(exchange);
+        }
+        yield problem(exchange.getResponse(), 400, "Missing rate-limit key", "this request"
+            + " carries no key that the rate limit of " + rule + " could be applied to");
+      }
+    };
+  }
+
+  private Mono<Void> limit(ServerWebExchange exchange, WebFilterChain chain, WebRule rule,
+      String key) {
+    ServerHttpResponse response = exchange.getResponse();
+    double cost;
+    try {
+      cost = rule.cost().applyAsDouble(exchange.getRequest());
+    } catch (RuntimeException e) {
+      return problem(response, 400, "Invalid request cost", "the request's cost could not be"
+          + " computed: " + e.getMessage());
+    }
+    CompletableFuture<Decision> decided;
+    try {
+      decided = rule.queue() != null ? rule.limiter().acquireAsync(key, cost, rule.queue())
+          : rule.limiter().tryAcquireAsync(key, cost);
+    } catch (IllegalArgumentException e) {
+      return problem(response, 400, "Invalid rate-limit input", e.getMessage());
+    }
+    return Mono.fromFuture(decided)
+        .flatMap(d -> respond(exchange, chain, d, cost))
+        .onErrorResume(IllegalArgumentException.class,
+            e -> problem(response, 400, "Invalid rate-limit input", e.getMessage()));
+  }
+
+  private Mono<Void> respond(ServerWebExchange exchange, WebFilterChain chain, Decision d,
+      double cost) {
+    if (dryRun) {
+      if (!d.isAllowed()) {
+        wouldReject.incrementAndGet();
+        LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} would be rejected ({2})",
+            exchange.getRequest().getMethod(), exchange.getRequest().getPath(), d);
+      }
+      return chain.filter(exchange);
+    }
+    HttpHeaders h = exchange.getResponse().getHeaders();
+    for (Map.Entry<String, String> e : RateLimitProblem.headers(d, headers).entrySet()) {
+      h.set(e.getKey(), e.getValue());
+    }
+    if (d.isAllowed()) {
+      return chain.filter(exchange);
+    }
+    (d.isDegraded() ? unavailable : rejected).incrementAndGet();
+    RateLimitProblem p = RateLimitProblem.of(d, cost);
+    return problem(exchange.getResponse(), p.status(), p.title(), p.detail());
+  }
+
+  /** Writes an {@code application/problem+json} answer. */
+  static Mono<Void> problem(ServerHttpResponse response, int status, String title, String detail) {
+    byte[] body = RateLimitProblem.json(status, title, detail).getBytes(StandardCharsets.UTF_8);
+    response.setStatusCode(HttpStatus.valueOf(status));
+    response.getHeaders().setContentType(PROBLEM);
+    response.getHeaders().setContentLength(body.length);
+    return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+  }
+
+  /** Requests answered 429 since start. */
+  public long rejectedRequests() {
+    return rejected.get();
+  }
+
+  /** Requests a dry run would have rejected (dry-run mode only). */
+  public long dryRunRejections() {
+    return wouldReject.get();
+  }
+
+  /** Requests answered 503 because the store was down and its policy refuses. */
+  public long unavailableResponses() {
+    return unavailable.get();
+  }
+
+  /** Settings of a {@link SluiceWebFilter}. */
+  public static final class Builder {
+    private final List<WebRule> rules = new ArrayList<>();
+    private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
+    private MissingKey missingKey = MissingKey.REJECT;
+    private boolean dryRun;
+
+    private Builder() {}
+
+    /** Adds a rule; the first rule that matches a request decides it. */
+    public Builder rule(WebRule rule) {
+      rules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /** Which rate-limit fields to send (default the IETF draft's). */
+    public Builder headers(RateLimitHeaders.Mode mode) {
+      this.headers = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /** What a request without a key gets (default {@link MissingKey#REJECT}). */
+    public Builder onMissingKey(MissingKey rule) {
+      this.missingKey = Objects.requireNonNull(rule, "rule");
+      return this;
+    }
+
+    /** Shadow mode: decide, count and log, but never reject or add headers. */
+    public Builder dryRun(boolean on) {
+      this.dryRun = on;
+      return this;
+    }
+
+    public SluiceWebFilter build() {
+      if (rules.isEmpty()) {
+        throw new IllegalArgumentException("a SluiceWebFilter needs at least one rule");
+      }
+      return new SluiceWebFilter(this);
+    }
+  }
+}

@@ -1,0 +1,166 @@
+package dev.sluice.webflux;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.ToDoubleFunction;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
+
+/**
+ * Which requests (methods, a path pattern) are held to which limiter, under which key, at which
+ * cost, as a meter (reject at once) or a queue (wait, without a thread, until the request fits).
+ *
+ * <pre>{@code
+ * WebRule.path("/api/**").methods("POST").limiter(limiter).key(WebKeys.header("X-Api-Key"))
+ *     .cost(req -> Double.parseDouble(req.getHeaders().getFirst("X-Rows"))).build();
+ * }</pre>
+ *
+ * Path patterns are Spring's {@link PathPattern}s, matched against the path within the
+ * application, the way WebFlux's own handler mappings match it: {@code *} is any run of
+ * characters within one segment, {@code /api/**} matches {@code /api} and everything under it,
+ * {@code {id}} captures a segment.
+ */
+public final class WebRule {
+  private final String pattern;
+  private final PathPattern path;
+  private final Set<String> methods;
+  private final RateLimiter limiter;
+  private final WebKeyResolver key;
+  private final ToDoubleFunction<ServerHttpRequest> cost;
+  private final Duration queue;
+
+  private WebRule(Builder b) {
+    this.pattern = b.pattern;
+    this.path = b.path;
+    this.methods = b.methods;
+    this.limiter = Objects.requireNonNull(b.limiter, "rule for " + b.pattern + " needs a limiter");
+    this.key = b.key;
+    this.cost = b.cost;
+    this.queue = b.queue;
+    if (queue != null) {
+      for (Limit l : limiter.limits()) {
+        if (l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW) {
+          throw new IllegalArgumentException("queue mode needs bucket limits (leaky bucket, token"
+              + " bucket, GCRA) but rule " + b.pattern + " has " + l.name());
+        }
+      }
+    }
+  }
+
+  /** A rule for requests whose path matches {@code pattern} (starting with {@code /}). */
+  public static Builder path(String pattern) {
+    return new Builder(pattern);
+  }
+
+  boolean matches(String method, PathContainer path) {
+    return (methods.isEmpty() || methods.contains(method)) && this.path.matches(path);
+  }
+
+  RateLimiter limiter() {
+    return limiter;
+  }
+
+  WebKeyResolver key() {
+    return key;
+  }
+
+  ToDoubleFunction<ServerHttpRequest> cost() {
+    return cost;
+  }
+
+  /** The longest a queued request waits, or null for a meter. */
+  Duration queue() {
+    return queue;
+  }
+
+  @Override
+  public String toString() {
+    return (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern;
+  }
+
+  /** Settings of a {@link WebRule}. */
+  public static final class Builder {
+    private final String pattern;
+    private final PathPattern path;
+    private Set<String> methods = Set.of();
+    private RateLimiter limiter;
+    private WebKeyResolver key = WebKeys.clientIp();
+    private ToDoubleFunction<ServerHttpRequest> cost = r -> 1;
+    private Duration queue;
+
+    private Builder(String pattern) {
+      if (pattern == null || !pattern.startsWith("/")) {
+        throw new IllegalArgumentException("a path pattern starts with '/' but was "
+            + (pattern == null ? "null" : "'" + pattern + "'"));
+      }
+      this.pattern = pattern;
+      try {
+        this.path = PathPatternParser.defaultInstance.parse(pattern);
+      } catch (PatternParseException e) {
+        throw new IllegalArgumentException("not a path pattern: '" + pattern + "': "
+            + e.getMessage(), e);
+      }
+    }
+
+    /** HTTP methods this rule applies to (default: all). */
+    public Builder methods(String... methods) {
+      TreeSet<String> m = new TreeSet<>();
+      for (String s : methods) {
+        if (s == null || !s.matches("[A-Za-z]+")) {
+          throw new IllegalArgumentException("not an HTTP method: '" + s + "' in "
+              + Arrays.toString(methods));
+        }
+        m.add(s.toUpperCase(Locale.ROOT));
+      }
+      this.methods = Set.copyOf(m);
+      return this;
+    }
+
+    /** The limiter (with one or several limits) these requests are held to. */
+    public Builder limiter(RateLimiter limiter) {
+      this.limiter = Objects.requireNonNull(limiter, "limiter");
+      return this;
+    }
+
+    /** The key (default: the client IP, no proxy trusted). */
+    public Builder key(WebKeyResolver key) {
+      this.key = Objects.requireNonNull(key, "key");
+      return this;
+    }
+
+    /** A request's cost (default 1), e.g. the number of rows a batch request inserts. */
+    public Builder cost(ToDoubleFunction<ServerHttpRequest> cost) {
+      this.cost = Objects.requireNonNull(cost, "cost");
+      return this;
+    }
+
+    /**
+     * Queue mode: a request that does not fit yet waits until it does, up to {@code maxWait}
+     * ({@link RateLimiter#acquireAsync}: no thread is held while it waits), so requests reach the
+     * application at the limit's rate; one that cannot fit within {@code maxWait} is rejected at
+     * once. Bucket limits only.
+     */
+    public Builder queue(Duration maxWait) {
+      Objects.requireNonNull(maxWait, "maxWait");
+      if (maxWait.isNegative() || maxWait.isZero()) {
+        throw new IllegalArgumentException("a queue's maxWait must be positive but was " + maxWait);
+      }
+      this.queue = maxWait;
+      return this;
+    }
+
+    public WebRule build() {
+      return new WebRule(this);
+    }
+  }
+}
