@@ -24,6 +24,7 @@ import org.springframework.util.ClassUtils;
 
 /** Decides each call of a {@link RateLimited} method before it runs. */
 final class RateLimitedInterceptor implements MethodInterceptor {
+  private static final System.Logger LOG = System.getLogger(RateLimitedInterceptor.class.getName());
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
   private static final boolean REACTOR = ClassUtils.isPresent("reactor.core.publisher.Mono",
@@ -95,11 +96,11 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     double cost = cost(t, context);
     Class<?> returns = method.getReturnType();
     if (REACTOR && Reactive.handles(returns)) {
-      return Reactive.limit(returns, limiter, t, key, cost, invocation);
+      return Reactive.limit(returns, limiter, t, key, cost, invocation, this);
     }
     if (CompletionStage.class.isAssignableFrom(returns)) {
       return decide(limiter, t, key, cost).thenCompose(d -> {
-        if (!d.isAllowed()) {
+        if (!admits(d, t, key)) {
           return CompletableFuture.failedFuture(new RateLimitExceededException(t.policy(), key, cost, d));
         }
         try {
@@ -109,12 +110,33 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         }
       });
     }
+    if (REACTOR && limiters.get().store().isPresent() && Reactive.onNonBlockingThread()) {
+      // As Reactor's block() does: say so, rather than stall an event loop on a round trip
+      throw new IllegalStateException(t.where() + " returns " + returns.getSimpleName()
+          + " and was called on the non-blocking thread " + Thread.currentThread().getName()
+          + ": its decision on the shared store would block that thread. Return Mono, Flux or"
+          + " CompletionStage (decided without blocking), or call it on a thread that may block"
+          + " (Schedulers.boundedElastic())");
+    }
     Decision d = t.maxWait() == null ? limiter.tryAcquire(key, cost)
         : limiter.acquire(key, cost, t.maxWait());
-    if (!d.isAllowed()) {
+    if (!admits(d, t, key)) {
       throw new RateLimitExceededException(t.policy(), key, cost, d);
     }
     return invocation.proceed();
+  }
+
+  /** Whether the call goes ahead: admitted, or refused in a dry run (logged, not enforced). */
+  boolean admits(Decision d, Target t, String key) {
+    if (d.isAllowed()) {
+      return true;
+    }
+    if (limiters.get().settings.dryRun) {
+      LOG.log(System.Logger.Level.INFO, "dry run: {0} key {1} would be refused ({2})", t.where(),
+          key, d);
+      return true;
+    }
+    return false;
   }
 
   /** The asynchronous decision: {@code tryAcquireAsync}, or {@code acquireAsync} with a wait. */

@@ -4,20 +4,26 @@ import dev.sluice.RateLimiter;
 import org.aopalliance.intercept.MethodInvocation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** {@link RateLimited} methods returning {@code Mono} or {@code Flux}: decided without blocking. */
 final class Reactive {
   private Reactive() {}
+
+  /** Whether this thread is one that must never block (a Netty event loop, a parallel worker). */
+  static boolean onNonBlockingThread() {
+    return Schedulers.isInNonBlockingThread();
+  }
 
   static boolean handles(Class<?> returns) {
     return Mono.class.isAssignableFrom(returns) || Flux.class.isAssignableFrom(returns);
   }
 
   static Object limit(Class<?> returns, RateLimiter limiter, RateLimitedInterceptor.Target t,
-      String key, double cost, MethodInvocation invocation) {
+      String key, double cost, MethodInvocation invocation, RateLimitedInterceptor interceptor) {
     Mono<Boolean> admitted = Mono.defer(() ->
         Mono.fromFuture(RateLimitedInterceptor.decide(limiter, t, key, cost))).flatMap(d ->
-            d.isAllowed() ? Mono.just(true)
+            interceptor.admits(d, t, key) ? Mono.just(true)
                 : Mono.error(new RateLimitExceededException(t.policy(), key, cost, d)));
     if (Mono.class.isAssignableFrom(returns)) {
       return admitted.flatMap(ok -> Reactive.<Mono<Object>>proceed(invocation, Mono.class));

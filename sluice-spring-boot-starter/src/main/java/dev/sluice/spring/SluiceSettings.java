@@ -56,9 +56,12 @@ final class SluiceSettings {
   final MissingKey missingKey;
   final StoreFailure failure;
   final String storeType;
+  final boolean dryRun;
 
   private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
-      RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType) {
+      RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType,
+      boolean dryRun) {
+    this.dryRun = dryRun;
     this.policies = policies;
     this.rules = rules;
     this.headers = headers;
@@ -147,7 +150,7 @@ final class SluiceSettings {
       throw new SluiceConfigurationException(problems);
     }
     return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
-        headers, missingKey, failure, storeType);
+        headers, missingKey, failure, storeType, p.isDryRun());
   }
 
   private static List<Limit> policy(String at, String name, SluiceProperties.Policy policy,

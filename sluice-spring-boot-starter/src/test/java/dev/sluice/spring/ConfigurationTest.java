@@ -1,0 +1,211 @@
+package dev.sluice.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Limit;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** Properties to model, and every bad property failing startup with its name and the problem. */
+class ConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+      .withPropertyValues("sluice.store.type=memory");
+
+  @Test
+  void policiesAreReadAsTheServicesPoliciesFileReadsThem() {
+    runner.withPropertyValues(
+        "sluice.policies.api.algorithm=gcra", "sluice.policies.api.burst=5",
+        "sluice.policies.api.rate=1.5/s",
+        "sluice.policies.login.limits[0].algorithm=fixed-window",
+        "sluice.policies.login.limits[0].limit=5", "sluice.policies.login.limits[0].window=1m",
+        "sluice.policies.login.limits[0].penalty=30s",
+        "sluice.policies.login.limits[1].algorithm=leaky-bucket",
+        "sluice.policies.login.limits[1].capacity=2", "sluice.policies.login.limits[1].rate=10/1m")
+        .run(context -> {
+          SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
+          Limit api = limiters.get("api").limits().get(0);
+          assertThat(api.algorithm()).isEqualTo(Algorithm.GCRA);
+          assertThat(api.capacity()).isEqualTo(5);
+          assertThat(api.rate().perSecond()).isEqualTo(1.5);
+          assertThat(api.name()).isEqualTo("api");
+          assertThat(limiters.get("login").limits()).extracting(Limit::name)
+              .containsExactly("login/1", "login/2");
+          assertThat(limiters.get("login").limits().get(0).penalty()).isEqualTo(Duration.ofSeconds(30));
+          assertThat(limiters.storeName()).isEqualTo("memory");
+        });
+  }
+
+  @Test
+  void everyBadPropertyFailsStartup_namingTheProperty_andTheProblem() {
+    runner.withPropertyValues(
+        "sluice.policies.api.algorithm=leaky-bucket", "sluice.policies.api.capacity=ten",
+        "sluice.policies.api.rate=10 per second",
+        "sluice.policies.win.algorithm=fixed-window", "sluice.policies.win.capacity=5",
+        "sluice.policies.bad.algorithm=sliding-windows",
+        "sluice.policies.both.algorithm=gcra", "sluice.policies.both.limits[0].algorithm=gcra",
+        "sluice.headers=ietf2", "sluice.missing-key=drop",
+        "sluice.trusted-proxies=10.0.0.0/33",
+        "sluice.store.failure=maybe", "sluice.store.timeout=5m",
+        "sluice.rules[0].path=api/**", "sluice.rules[0].policy=nope",
+        "sluice.rules[0].key=cookie:x", "sluice.rules[0].cost=-2",
+        "sluice.policies.w2.algorithm=fixed-window", "sluice.policies.w2.limit=5",
+        "sluice.policies.w2.window=1s",
+        "sluice.rules[1].path=/w", "sluice.rules[1].policy=w2", "sluice.rules[1].queue=1s")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(root).isInstanceOf(SluiceConfigurationException.class);
+          assertThat(((SluiceConfigurationException) root).problems()).containsExactlyInAnyOrder(
+              "sluice.headers: must be ietf, legacy or none but was 'ietf2'",
+              "sluice.missing-key: must be reject, allow or shared but was 'drop'",
+              "sluice.trusted-proxies: a trusted proxy must be an IP address or a CIDR block such"
+                  + " as 10.0.0.0/8 but was '10.0.0.0/33'",
+              "sluice.store.failure: must be closed, open or fallback but was 'maybe'",
+              "sluice.store.timeout: must be between 1ms and 1m but was PT5M",
+              "sluice.policies.api.capacity: 'capacity' must be a number but was 'ten'",
+              "sluice.policies.api.rate: 'rate' must look like 10/s, 100/1m, 1.5/s or 5/250ms but"
+                  + " was '10 per second'",
+              "sluice.policies.win.capacity: 'capacity' is for buckets; a fixed-window takes"
+                  + " 'limit' and 'window'",
+              "sluice.policies.bad.algorithm: unknown algorithm 'sliding-windows' (expected"
+                  + " leaky-bucket, token-bucket, gcra, fixed-window or sliding-window)",
+              "sluice.policies.both: has 'limits' and also algorithm; put every limit's settings"
+                  + " under 'limits'",
+              "sluice.rules[0].path: a path pattern starts with '/' but was 'api/**'",
+              "sluice.rules[0].policy: no policy 'nope' under sluice.policies (there are [api,"
+                  + " win, bad, both, w2])",
+              "sluice.rules[0].key: must be ip, principal or header:NAME but was 'cookie:x'",
+              "sluice.rules[0].cost: must be a positive number or header:NAME but was '-2'",
+              "sluice.rules[1].queue: queue mode needs bucket limits (leaky bucket, token bucket,"
+                  + " GCRA) but policy w2 has w2");
+        });
+  }
+
+  @Test
+  void aMisspelledProperty_failsStartup_withSpringsBindingError() {
+    runner.withPropertyValues("sluice.policies.api.algorithm=gcra", "sluice.policies.api.rte=1/s")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("rte");
+        });
+    runner.withPropertyValues("sluice.dry-rune=true").run(context -> {
+      assertThat(context).hasFailed();
+      assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("dry-rune");
+    });
+  }
+
+  @Test
+  void theFailureAnalyzer_printsEveryProblem() {
+    SluiceConfigurationException e = new SluiceConfigurationException(java.util.List.of(
+        "sluice.policies.api.rate: 'rate' must look like 10/s", "sluice.headers: must be ietf"));
+    FailureAnalysis a = new SluiceFailureAnalyzer().analyze(new IllegalStateException(e), e);
+    assertThat(a.getDescription()).contains("    sluice.policies.api.rate: 'rate' must look like 10/s\n"
+        + "    sluice.headers: must be ietf");
+    assertThat(a.getAction()).contains("sluice.*");
+    assertThat(getClass().getResource("/META-INF/spring.factories")).isNotNull();
+  }
+
+  @Test
+  void aSharedStoreThatCannotBeMade_failsStartup_sayingWhatIsMissing() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.type=postgres", "sluice.policies.a.algorithm=gcra",
+            "sluice.policies.a.burst=1", "sluice.policies.a.rate=1/s")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .hasMessageContaining("sluice.store.type: postgres needs one DataSource bean"));
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.type=redis", "sluice.policies.a.algorithm=gcra",
+            "sluice.policies.a.burst=1", "sluice.policies.a.rate=1/s")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .hasMessageContaining("sluice.store.redis.uri: is missing"));
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.type=etcd")
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .hasMessageContaining("sluice.store.type: must be auto, memory, redis or postgres but was 'etcd'"));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class BadAnnotations {
+    @Bean
+    Service service() {
+      return new Service();
+    }
+  }
+
+  static class Service {
+    @RateLimited(policy = "missing", key = "#user.(", maxWait = "soon")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  @Test
+  void aWrongRateLimitedAnnotation_failsStartup_namingTheMethod() {
+    runner.withUserConfiguration(BadAnnotations.class)
+        .withPropertyValues("sluice.policies.a.algorithm=gcra", "sluice.policies.a.burst=1",
+            "sluice.policies.a.rate=1/s")
+        .run(context -> {
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(((SluiceConfigurationException) root).problems()).hasSize(3).allSatisfy(p ->
+              assertThat(p).startsWith("@RateLimited on dev.sluice.spring.ConfigurationTest$Service.call: "));
+          assertThat(root).hasMessageContaining("no policy 'missing'")
+              .hasMessageContaining("key: not a SpEL expression: '#user.('")
+              .hasMessageContaining("maxWait: must be a duration such as 250ms, 5s or 1m but was 'soon'");
+        });
+  }
+
+  @Test
+  void theServletFilterIsRegisteredOnlyWithRules_andNothingAtAllWhenDisabled() {
+    WebApplicationContextRunner web = new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.type=memory", "sluice.policies.a.algorithm=gcra",
+            "sluice.policies.a.burst=1", "sluice.policies.a.rate=1/s");
+    web.run(context -> {
+      assertThat(context).hasSingleBean(SluiceLimiters.class);
+      assertThat(context).doesNotHaveBean(FilterRegistrationBean.class);
+    });
+    web.withPropertyValues("sluice.rules[0].path=/api/**", "sluice.rules[0].policy=a",
+        "sluice.filter-order=7").run(context -> {
+          FilterRegistrationBean<?> reg = context.getBean(FilterRegistrationBean.class);
+          assertThat(reg.getOrder()).isEqualTo(7);
+          assertThat(reg.getUrlPatterns()).containsExactly("/*");
+        });
+    web.withPropertyValues("sluice.enabled=false", "sluice.rules[0].path=/api/**",
+        "sluice.rules[0].policy=a").run(context -> {
+          assertThat(context).doesNotHaveBean(SluiceLimiters.class);
+          assertThat(context).doesNotHaveBean(FilterRegistrationBean.class);
+        });
+  }
+
+  @Test
+  void ideMetadata_describesTheProperties_andHintsTheirValues() throws Exception {
+    String metadata;
+    try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(metadata).contains("\"name\": \"sluice.store.type\"", "\"name\": \"sluice.policies\"",
+        "\"name\": \"sluice.rules\"", "\"name\": \"sluice.dry-run\"",
+        "\"name\": \"sluice.store.redis.uri\"", "\"value\": \"sliding-window\"",
+        "\"value\": \"header:X-Api-Key\"");
+  }
+}
