@@ -75,6 +75,9 @@ public final class ClientAddress {
    * @param headers every value of a request header by name (empty or null when absent)
    */
   public String clientKey(String remoteAddress, Function<String, ? extends Iterable<String>> headers) {
+    if (networks.isEmpty() && canonicalIpv4(remoteAddress)) {
+      return remoteAddress;   // no proxy to believe, nothing to group: the address as it is
+    }
     InetAddress remote = literal(remoteAddress);
     if (remote == null) {
       return remoteAddress;
@@ -133,6 +136,40 @@ public final class ClientAddress {
     }
     int colon = s.indexOf(':');
     return colon > 0 && s.indexOf(':', colon + 1) < 0 ? s.substring(0, colon) : s;
+  }
+
+  /** Whether {@code s} is an IPv4 address written as {@link InetAddress#getHostAddress} writes it. */
+  static boolean canonicalIpv4(String s) {
+    if (s == null) {
+      return false;
+    }
+    int n = s.length();
+    int parts = 0;
+    int i = 0;
+    while (i < n) {
+      int start = i;
+      int value = 0;
+      while (i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9' && i - start < 3) {
+        value = value * 10 + (s.charAt(i) - '0');
+        i++;
+      }
+      int digits = i - start;
+      if (digits == 0 || value > 255 || (digits > 1 && s.charAt(start) == '0')) {
+        return false;
+      }
+      parts++;
+      if (i == n) {
+        break;
+      }
+      if (s.charAt(i) != '.' || parts == 4) {
+        return false;
+      }
+      i++;
+      if (i == n) {
+        return false;
+      }
+    }
+    return parts == 4;
   }
 
   /** An IP literal, or null; never a DNS lookup. */

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * HTTP header values for a {@link Decision}: the {@code RateLimit-Policy} and {@code RateLimit}
@@ -41,27 +42,32 @@ public final class RateLimitHeaders {
    */
   public static Map<String, String> of(Decision d, Mode mode) {
     Map<String, String> h = new LinkedHashMap<>(4);
+    write(d, mode, h::put);
+    return h;
+  }
+
+  /** {@link #of} without the map: each field is handed to {@code sink} in sending order. */
+  public static void write(Decision d, Mode mode, BiConsumer<String, String> sink) {
     switch (mode) {
       case IETF -> {
-        h.put("RateLimit-Policy", policy(d));
+        sink.accept("RateLimit-Policy", policy(d));
         if (!d.isDegraded()) {
-          h.put("RateLimit", rateLimit(d));
+          sink.accept("RateLimit", rateLimit(d));
         }
       }
       case LEGACY -> {
         Decision tightest = d.perLimit().isEmpty() ? d : tightest(d);
-        h.put("X-RateLimit-Limit", Long.toString(quota(tightest.limit())));
+        sink.accept("X-RateLimit-Limit", Long.toString(quota(tightest.limit())));
         if (!d.isDegraded()) {
-          h.put("X-RateLimit-Remaining", Long.toString(floor(tightest.remaining())));
-          h.put("X-RateLimit-Reset", Long.toString(ceilSeconds(tightest.resetAfterNanos())));
+          sink.accept("X-RateLimit-Remaining", Long.toString(floor(tightest.remaining())));
+          sink.accept("X-RateLimit-Reset", Long.toString(ceilSeconds(tightest.resetAfterNanos())));
         }
       }
       case NONE -> { }
     }
     if (!d.isAllowed() && !d.isNeverAdmissible()) {
-      h.put("Retry-After", retryAfter(d));
+      sink.accept("Retry-After", retryAfter(d));
     }
-    return h;
   }
 
   /** The field names {@link #of} may send in this mode, for {@code Access-Control-Expose-Headers}. */
@@ -73,18 +79,36 @@ public final class RateLimitHeaders {
     };
   }
 
+  /** Policy items of recently seen limits (they never change); bounded, cleared when full. */
+  private static final java.util.concurrent.ConcurrentHashMap<Limit, String> POLICY_ITEMS =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** {@code "name";q=10;w=60, ...}: one item per limit. */
   public static String policy(Decision d) {
+    if (d.perLimit().isEmpty()) {
+      Limit l = d.limit();
+      String item = POLICY_ITEMS.get(l);
+      if (item == null) {
+        item = policyItem(l);
+        if (POLICY_ITEMS.size() >= 1024) {
+          POLICY_ITEMS.clear();
+        }
+        POLICY_ITEMS.put(l, item);
+      }
+      return item;
+    }
     StringBuilder b = new StringBuilder();
     for (Decision one : each(d)) {
       if (b.length() > 0) {
         b.append(", ");
       }
-      Limit l = one.limit();
-      b.append(sfString(l.name())).append(";q=").append(quota(l)).append(";w=")
-          .append(Math.max(1, ceilSeconds(l.window().toNanos())));
+      b.append(policyItem(one.limit()));
     }
     return b.toString();
+  }
+
+  private static String policyItem(Limit l) {
+    return sfString(l.name()) + ";q=" + quota(l) + ";w=" + Math.max(1, ceilSeconds(l.window().toNanos()));
   }
 
   /** {@code "name";r=5;t=30, ...}: one item per limit. */

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * What an HTTP server answers for a {@link Decision}: the response header fields, and for a
@@ -56,12 +57,24 @@ public record RateLimitProblem(int status, String title, String detail) {
    * that a retry can fix ({@code 1} when the store is down).
    */
   public static Map<String, String> headers(Decision d, RateLimitHeaders.Mode mode) {
-    Map<String, String> h = new LinkedHashMap<>(RateLimitHeaders.of(d, mode));
-    h.put("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(mode));
-    if (!d.isAllowed() && d.isDegraded()) {
-      h.put("Retry-After", "1");
-    }
+    Map<String, String> h = new LinkedHashMap<>(8);
+    writeHeaders(d, mode, h::put);
     return h;
+  }
+
+  /**
+   * {@link #headers} without the map: each field is handed to {@code sink} once, in sending
+   * order (a response's {@code setHeader}).
+   */
+  public static void writeHeaders(Decision d, RateLimitHeaders.Mode mode,
+      BiConsumer<String, String> sink) {
+    boolean unavailable = !d.isAllowed() && d.isDegraded();
+    RateLimitHeaders.write(d, mode, unavailable
+        ? (name, value) -> sink.accept(name, name.equals("Retry-After") ? "1" : value) : sink);
+    sink.accept("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(mode));
+    if (unavailable && d.isNeverAdmissible()) {
+      sink.accept("Retry-After", "1");
+    }
   }
 
   /** The problem document: {@code type} {@code about:blank}, title, status, detail. */

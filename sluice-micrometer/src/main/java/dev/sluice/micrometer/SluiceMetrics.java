@@ -133,78 +133,92 @@ public final class SluiceMetrics {
 
   /** A limiter whose decisions are counted and timed. */
   private static final class Metered implements RateLimiter {
+    private static final String[] OPERATIONS = {"tryAcquire", "check", "fillUp", "reserve", "acquire"};
+    private static final int TRY_ACQUIRE = 0;
+    private static final int CHECK = 1;
+    private static final int FILL_UP = 2;
+    private static final int RESERVE = 3;
+    private static final int ACQUIRE = 4;
+
     private final RateLimiter delegate;
     private final String name;
     private final MeterRegistry registry;
-    private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** By deciding limit's name: the counter of operation × outcome × degraded (made on first use). */
+    private final ConcurrentHashMap<String, Counter[]> counters = new ConcurrentHashMap<>();
+    private final Timer[] timers = new Timer[OPERATIONS.length];
 
     Metered(RateLimiter delegate, String name, MeterRegistry registry) {
       this.delegate = delegate;
       this.name = name;
       this.registry = registry;
+      for (int op = 0; op < OPERATIONS.length; op++) {
+        timers[op] = Timer.builder("sluice.decision.duration")
+            .description("Time of one decision, store round trip included")
+            .tags("limiter", name, "operation", OPERATIONS[op]).register(registry);
+      }
     }
 
-    private Decision record(String operation, long start, Decision d) {
-      timer(operation).record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
-      boolean allowed = operation.equals("fillUp") ? !d.reachedCapacity() : d.isAllowed();
-      String outcome = allowed ? "allowed" : "rejected";
+    private Decision record(int operation, long start, Decision d) {
+      timers[operation].record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+      boolean allowed = operation == FILL_UP ? !d.reachedCapacity() : d.isAllowed();
+      int slot = operation * 4 + (allowed ? 0 : 2) + (d.isDegraded() ? 1 : 0);
       String limit = d.limit().name();
-      String key = operation + '\u0000' + outcome + '\u0000' + d.isDegraded() + '\u0000' + limit;
-      counters.computeIfAbsent(key, k -> Counter.builder("sluice.decisions")
-          .description("Decisions by operation, outcome, degraded and deciding limit")
-          .tags("limiter", name, "operation", operation, "outcome", outcome, "degraded",
-              Boolean.toString(d.isDegraded()), "limit", limit)
-          .register(registry)).increment();
+      Counter[] byLimit = counters.computeIfAbsent(limit, k -> new Counter[OPERATIONS.length * 4]);
+      Counter c = byLimit[slot];
+      if (c == null) {
+        // a benign race: registering the same meter twice returns the same counter
+        c = Counter.builder("sluice.decisions")
+            .description("Decisions by operation, outcome, degraded and deciding limit")
+            .tags("limiter", name, "operation", OPERATIONS[operation], "outcome",
+                allowed ? "allowed" : "rejected", "degraded", Boolean.toString(d.isDegraded()),
+                "limit", limit)
+            .register(registry);
+        byLimit[slot] = c;
+      }
+      c.increment();
       return d;
-    }
-
-    private Timer timer(String operation) {
-      return timers.computeIfAbsent(operation, o -> Timer.builder("sluice.decision.duration")
-          .description("Time of one decision, store round trip included")
-          .tags("limiter", name, "operation", o).register(registry));
     }
 
     @Override
     public Decision tryAcquire(String key, double cost) {
       long start = System.nanoTime();
-      return record("tryAcquire", start, delegate.tryAcquire(key, cost));
+      return record(TRY_ACQUIRE, start, delegate.tryAcquire(key, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
       long start = System.nanoTime();
-      return delegate.tryAcquireAsync(key, cost).thenApply(d -> record("tryAcquire", start, d));
+      return delegate.tryAcquireAsync(key, cost).thenApply(d -> record(TRY_ACQUIRE, start, d));
     }
 
     @Override
     public Decision check(String key, double cost) {
       long start = System.nanoTime();
-      return record("check", start, delegate.check(key, cost));
+      return record(CHECK, start, delegate.check(key, cost));
     }
 
     @Override
     public Decision fillUp(String key, double cost) {
       long start = System.nanoTime();
-      return record("fillUp", start, delegate.fillUp(key, cost));
+      return record(FILL_UP, start, delegate.fillUp(key, cost));
     }
 
     @Override
     public Decision reserve(String key, double cost) {
       long start = System.nanoTime();
-      return record("reserve", start, delegate.reserve(key, cost));
+      return record(RESERVE, start, delegate.reserve(key, cost));
     }
 
     @Override
     public Decision acquire(String key, double cost, Duration timeout) throws InterruptedException {
       long start = System.nanoTime();
-      return record("acquire", start, delegate.acquire(key, cost, timeout));
+      return record(ACQUIRE, start, delegate.acquire(key, cost, timeout));
     }
 
     @Override
     public CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout) {
       long start = System.nanoTime();
-      return delegate.acquireAsync(key, cost, timeout).thenApply(d -> record("acquire", start, d));
+      return delegate.acquireAsync(key, cost, timeout).thenApply(d -> record(ACQUIRE, start, d));
     }
 
     @Override

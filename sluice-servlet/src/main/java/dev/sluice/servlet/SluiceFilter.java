@@ -15,7 +15,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -134,9 +133,7 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    for (Map.Entry<String, String> h : RateLimitProblem.headers(d, headers).entrySet()) {
-      response.setHeader(h.getKey(), h.getValue());
-    }
+    RateLimitProblem.writeHeaders(d, headers, response::setHeader);
     if (d.isAllowed()) {
       if (rule.queue() && d.delayNanos() > 0) {
         try {

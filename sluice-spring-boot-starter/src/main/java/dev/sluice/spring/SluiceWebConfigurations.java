@@ -1,6 +1,5 @@
 package dev.sluice.spring;
 
-import dev.sluice.Decision;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.servlet.KeyResolver;
@@ -14,7 +13,6 @@ import dev.sluice.webflux.WebRule;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -101,10 +99,7 @@ final class SluiceWebConfigurations {
       if (!(ex instanceof RateLimitExceededException e) || response.isCommitted()) {
         return null;
       }
-      Decision d = e.decision();
-      for (Map.Entry<String, String> h : RateLimitProblem.headers(d, mode).entrySet()) {
-        response.setHeader(h.getKey(), h.getValue());
-      }
+      RateLimitProblem.writeHeaders(e.decision(), mode, response::setHeader);
       RateLimitProblem p = e.problem();
       byte[] body = p.body();
       response.setStatus(p.status());
@@ -164,9 +159,7 @@ final class SluiceWebConfigurations {
           return Mono.error(ex);
         }
         ServerHttpResponse response = exchange.getResponse();
-        for (Map.Entry<String, String> h : RateLimitProblem.headers(e.decision(), mode).entrySet()) {
-          response.getHeaders().set(h.getKey(), h.getValue());
-        }
+        RateLimitProblem.writeHeaders(e.decision(), mode, response.getHeaders()::set);
         RateLimitProblem p = e.problem();
         byte[] body = p.body();
         response.setStatusCode(HttpStatus.valueOf(p.status()));

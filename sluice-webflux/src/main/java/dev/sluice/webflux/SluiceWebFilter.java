@@ -7,7 +7,6 @@ import dev.sluice.http.RateLimitProblem;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -142,9 +141,7 @@ public final class SluiceWebFilter implements WebFilter {
       return chain.filter(exchange);
     }
     HttpHeaders h = exchange.getResponse().getHeaders();
-    for (Map.Entry<String, String> e : RateLimitProblem.headers(d, headers).entrySet()) {
-      h.set(e.getKey(), e.getValue());
-    }
+    RateLimitProblem.writeHeaders(d, headers, h::set);
     if (d.isAllowed()) {
       return chain.filter(exchange);
     }
