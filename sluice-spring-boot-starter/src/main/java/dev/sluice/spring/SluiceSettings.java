@@ -1,6 +1,5 @@
 package dev.sluice.spring;
 
-import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
@@ -8,6 +7,7 @@ import dev.sluice.http.ClientAddress;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestKeys;
+import dev.sluice.http.RuleSupport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -197,12 +197,10 @@ final class SluiceSettings {
           + (path == null ? "missing" : "'" + path + "'"));
     }
     List<String> methods = new ArrayList<>();
-    for (String m : r.getMethods()) {
-      if (m == null || !m.matches("[A-Za-z]+")) {
-        problems.add(at + ".methods: not an HTTP method: '" + m + "'");
-      } else {
-        methods.add(m.toUpperCase(Locale.ROOT));
-      }
+    try {
+      methods.addAll(RuleSupport.methods(r.getMethods().toArray(new String[0])));
+    } catch (IllegalArgumentException e) {
+      problems.add(at + ".methods: " + e.getMessage());
     }
     String policy = r.getPolicy();
     if (policy == null) {
@@ -218,11 +216,10 @@ final class SluiceSettings {
       if (queue.isNegative() || queue.isZero()) {
         problems.add(at + ".queue: a queue's longest wait must be positive but was " + queue);
       } else if (policy != null && policies.containsKey(policy)) {
-        for (Limit l : policies.get(policy)) {
-          if (l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW) {
-            problems.add(at + ".queue: queue mode needs bucket limits (leaky bucket, token bucket,"
-                + " GCRA) but policy " + policy + " has " + l.name());
-          }
+        try {
+          RuleSupport.checkQueueable(policies.get(policy), path);
+        } catch (IllegalArgumentException e) {
+          problems.add(at + ".queue: " + e.getMessage());
         }
       }
     }

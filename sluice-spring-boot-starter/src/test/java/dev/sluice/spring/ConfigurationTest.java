@@ -91,7 +91,7 @@ class ConfigurationTest {
               "sluice.rules[0].key: must be ip, principal or header:NAME but was 'cookie:x'",
               "sluice.rules[0].cost: must be a positive number or header:NAME but was '-2'",
               "sluice.rules[1].queue: queue mode needs bucket limits (leaky bucket, token bucket,"
-                  + " GCRA) but policy w2 has w2");
+                  + " GCRA) but rule /w has w2");
         });
   }
 

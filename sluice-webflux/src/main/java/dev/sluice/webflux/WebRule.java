@@ -1,14 +1,10 @@
 package dev.sluice.webflux;
 
-import dev.sluice.Algorithm;
-import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.http.RuleSupport;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.ToDoubleFunction;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -48,12 +44,7 @@ public final class WebRule {
     this.cost = b.cost;
     this.queue = b.queue;
     if (queue != null) {
-      for (Limit l : limiter.limits()) {
-        if (l.algorithm() == Algorithm.FIXED_WINDOW || l.algorithm() == Algorithm.SLIDING_WINDOW) {
-          throw new IllegalArgumentException("queue mode needs bucket limits (leaky bucket, token"
-              + " bucket, GCRA) but rule " + b.pattern + " has " + l.name());
-        }
-      }
+      RuleSupport.checkQueueable(limiter.limits(), b.pattern);
     }
   }
 
@@ -114,15 +105,7 @@ public final class WebRule {
 
     /** HTTP methods this rule applies to (default: all). */
     public Builder methods(String... methods) {
-      TreeSet<String> m = new TreeSet<>();
-      for (String s : methods) {
-        if (s == null || !s.matches("[A-Za-z]+")) {
-          throw new IllegalArgumentException("not an HTTP method: '" + s + "' in "
-              + Arrays.toString(methods));
-        }
-        m.add(s.toUpperCase(Locale.ROOT));
-      }
-      this.methods = Set.copyOf(m);
+      this.methods = RuleSupport.methods(methods);
       return this;
     }
 
