@@ -50,7 +50,8 @@ public final class LimitSpec {
    * @param fields field to value (only {@link #FIELDS}; the caller reports others)
    * @param defaultName the limit's name when {@code name} is not given
    * @param ticksPerSecond the resolution of the store's clock the limit must fit
-   *     (1,000,000,000 in memory, 1,000,000 for Redis and PostgreSQL)
+   *     (1,000,000,000 in memory, 1,000,000 for Redis and PostgreSQL), or 0 to check everything
+   *     but that (when the store is not chosen yet)
    */
   public static Limit parse(Map<String, String> fields, String defaultName, long ticksPerSecond,
       Problems problems) {
@@ -149,7 +150,9 @@ public final class LimitSpec {
       }
       String name = fields.get("name");
       l = l.named(name != null ? name : defaultName);
-      l.checkRepresentable(ticksPerSecond);   // e.g. capacity 1e30, rate 1/100000d
+      if (ticksPerSecond > 0) {
+        l.checkRepresentable(ticksPerSecond);   // e.g. capacity 1e30, rate 1/100000d
+      }
       return l;
     } catch (IllegalArgumentException e) {
       p.report(null, e.getMessage());

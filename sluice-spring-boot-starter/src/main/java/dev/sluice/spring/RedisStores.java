@@ -2,6 +2,7 @@ package dev.sluice.spring;
 
 import dev.sluice.redis.RedisStore;
 import java.time.Duration;
+import java.util.List;
 
 /** The Redis store: from {@code sluice.store.redis.*}, or from Spring Data Redis's settings. */
 final class RedisStores {
@@ -9,6 +10,33 @@ final class RedisStores {
 
   /** An opened store and what closes it. */
   record Opened(RedisStore store, AutoCloseable resources) {}
+
+  /**
+   * The store on the connection the application's Lettuce {@code RedisClient} bean makes to its
+   * default URI; the connection is Sluice's to close, the client stays the application's.
+   */
+  static Opened fromClient(Object clientBean, SluiceProperties.Redis redis, Duration timeout) {
+    io.lettuce.core.RedisClient client = (io.lettuce.core.RedisClient) clientBean;
+    io.lettuce.core.api.StatefulRedisConnection<String, String> connection;
+    try {
+      connection = client.connect(io.lettuce.core.codec.StringCodec.UTF8);
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      throw new SluiceConfigurationException(List.of("sluice.store.redis.uri: is missing, and the"
+          + " application's Lettuce RedisClient has no URI of its own to connect to (" + e.getMessage()
+          + "): set sluice.store.redis.uri"));
+    }
+    connection.setTimeout(timeout);
+    try {
+      RedisStore store = RedisStore.builder(connection).prefix(redis.getPrefix()).build();
+      return new Opened(store, () -> {
+        store.close();
+        connection.close();
+      });
+    } catch (RuntimeException e) {
+      connection.close();
+      throw e;
+    }
+  }
 
   static Opened fromProperties(SluiceProperties.Redis redis, Duration timeout) {
     RedisStore.Builder b = redis.getCluster().isEmpty() ? RedisStore.builder(redis.getUri())

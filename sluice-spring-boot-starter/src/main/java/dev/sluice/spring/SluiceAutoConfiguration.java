@@ -29,8 +29,9 @@ import org.springframework.util.ClassUtils;
 /**
  * Sluice's auto-configuration: a {@link SluiceLimiters} with one limiter per policy of
  * {@code sluice.policies}, on the store {@code sluice.store.type} names (by default Redis when
- * the application has Spring Data Redis and {@code sluice-redis}, PostgreSQL when it has a
- * {@code DataSource} and {@code sluice-postgres}, else memory); {@link RateLimited} methods;
+ * {@code sluice-redis} is present and {@code sluice.store.redis.*}, a Lettuce {@code RedisClient}
+ * bean or Spring Data Redis says where, PostgreSQL when the application has a {@code DataSource}
+ * and {@code sluice-postgres}, else memory); {@link RateLimited} methods;
  * the servlet filter or the WebFlux filter for {@code sluice.rules}; Micrometer meters when
  * there is a {@code MeterRegistry}. {@code sluice.enabled=false} turns it all off.
  */
@@ -51,20 +52,20 @@ public class SluiceAutoConfiguration {
   @ConditionalOnMissingBean
   public SluiceLimiters sluiceLimiters(SluiceProperties properties, ApplicationContext context,
       ObjectProvider<DataSource> dataSource, ObjectProvider<MeterRegistry> registry) {
-    // Check what does not depend on the store first, so a bad file fails before connecting
-    SluiceSettings.of(properties, 1_000_000L);
+    // Check all that does not depend on the store first, so bad settings fail before connecting
+    SluiceSettings.of(properties, 0);
     SluiceProperties.Store s = properties.getStore();
     String type = s.getType().trim().toLowerCase(java.util.Locale.ROOT);
     ClassLoader loader = context.getClassLoader();
     boolean redisModule = ClassUtils.isPresent("dev.sluice.redis.RedisStore", loader);
     boolean postgresModule = ClassUtils.isPresent("dev.sluice.postgres.PostgresStore", loader);
     boolean redisSettings = s.getRedis().getUri() != null || !s.getRedis().getCluster().isEmpty();
-    Object springRedis = redisModule && ClassUtils.isPresent(
-        "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory", loader)
-        ? springDataFactory(context, loader) : null;
+    Object lettuceClient = redisModule ? bean(context, loader, "io.lettuce.core.RedisClient") : null;
+    Object springRedis = redisModule && lettuceClient == null ? bean(context, loader,
+        "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory") : null;
     DataSource ds = dataSource.getIfUnique();
     if (type.equals("auto")) {
-      type = redisModule && (redisSettings || springRedis != null) ? "redis"
+      type = redisModule && (redisSettings || lettuceClient != null || springRedis != null) ? "redis"
           : postgresModule && ds != null ? "postgres" : "memory";
     }
     DecisionStore store = null;
@@ -82,6 +83,8 @@ public class SluiceAutoConfiguration {
           } catch (IllegalArgumentException e) {
             throw new SluiceConfigurationException(List.of("sluice.store.redis: " + e.getMessage()));
           }
+        } else if (lettuceClient != null) {
+          o = RedisStores.fromClient(lettuceClient, s.getRedis(), s.getTimeout());
         } else if (springRedis != null) {
           o = SpringDataRedis.open(springRedis, s.getRedis(), s.getTimeout());
         } else {
@@ -141,11 +144,13 @@ public class SluiceAutoConfiguration {
     return new RateLimitedPostProcessor(limiters::getObject);
   }
 
-  private static Object springDataFactory(ApplicationContext context, ClassLoader loader) {
+  /** The one bean of the class named, or null when there is none, several, or no such class. */
+  private static Object bean(ApplicationContext context, ClassLoader loader, String className) {
+    if (!ClassUtils.isPresent(className, loader)) {
+      return null;
+    }
     try {
-      Class<?> type = ClassUtils.forName(
-          "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory", loader);
-      return context.getBeanProvider(type).getIfUnique();
+      return context.getBeanProvider(ClassUtils.forName(className, loader)).getIfUnique();
     } catch (ClassNotFoundException | LinkageError e) {
       return null;
     }

@@ -74,7 +74,8 @@ final class SluiceSettings {
   static final List<String> STORE_TYPES = List.of("auto", "memory", "redis", "postgres");
 
   /**
-   * Checks the properties; {@code ticksPerSecond} is the resolution of the chosen store's clock.
+   * Checks the properties; {@code ticksPerSecond} is the resolution of the chosen store's clock
+   * (0: not chosen yet, every limit is checked but for fitting a clock).
    *
    * @throws SluiceConfigurationException listing every problem
    */

@@ -140,6 +140,67 @@ class ConfigurationTest {
             .hasMessageContaining("sluice.store.type: must be auto, memory, redis or postgres but was 'etcd'"));
   }
 
+  @Test
+  void aLimitIsCheckedAgainstTheChosenStoresClock() {
+    // drains in half a microsecond: fine for the in-memory store's nanoseconds, not for Redis's µs
+    String[] fast = {"sluice.policies.fast.algorithm=leaky-bucket",
+        "sluice.policies.fast.capacity=1", "sluice.policies.fast.rate=2000000/s"};
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.type=memory").withPropertyValues(fast)
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(SluiceLimiters.class));
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withPropertyValues("sluice.store.redis.uri=" + TestStores.redisUri()).withPropertyValues(fast)
+        .run(context -> {
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(((SluiceConfigurationException) root).problems()).singleElement()
+              .asString().startsWith("sluice.policies.fast: ");
+        });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithLettuceClient {
+    @Bean(destroyMethod = "shutdown")
+    io.lettuce.core.RedisClient redisClient() {
+      return io.lettuce.core.RedisClient.create(TestStores.redisUri());
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithLettuceClientWithoutUri {
+    @Bean(destroyMethod = "shutdown")
+    io.lettuce.core.RedisClient redisClient() {
+      return io.lettuce.core.RedisClient.create();
+    }
+  }
+
+  @Test
+  void anApplicationsLettuceClient_isTheRedisStore() {
+    String[] policy = {"sluice.policies.a.algorithm=leaky-bucket", "sluice.policies.a.capacity=2",
+        "sluice.policies.a.rate=1/1h", "sluice.store.redis.prefix=client-" + java.util.UUID.randomUUID() + ":"};
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withUserConfiguration(WithLettuceClient.class).withPropertyValues(policy)
+        .run(context -> {
+          SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
+          assertThat(limiters.storeName()).isEqualTo("redis");
+          assertThat(limiters.get("a").tryAcquire("k").isAllowed()).isTrue();
+          assertThat(limiters.get("a").tryAcquire("k").isAllowed()).isTrue();
+          assertThat(limiters.get("a").tryAcquire("k").isAllowed()).isFalse();
+          assertThat(limiters.get("a").tryAcquire("k").isDegraded()).isFalse();
+        });
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+        .withUserConfiguration(WithLettuceClientWithoutUri.class).withPropertyValues(policy)
+        .run(context -> assertThat(context.getStartupFailure()).rootCause()
+            .hasMessageContaining("sluice.store.redis.uri: is missing, and the application's"
+                + " Lettuce RedisClient has no URI"));
+  }
+
   @Configuration(proxyBeanMethods = false)
   static class BadAnnotations {
     @Bean
