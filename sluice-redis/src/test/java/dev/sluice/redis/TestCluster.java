@@ -15,13 +15,13 @@ import redis.embedded.RedisShardedCluster;
  * A real three-master Redis Cluster on loopback ({@code SLUICE_REDIS_CLUSTER_URI} points the
  * tests at an external one instead), started once and stopped at exit.
  */
-final class TestCluster {
+public final class TestCluster {
   private static List<String> seeds;
   private static StatefulRedisClusterConnection<String, String> connection;
 
   private TestCluster() {}
 
-  static synchronized List<String> seeds() {
+  public static synchronized List<String> seeds() {
     if (seeds != null) {
       return seeds;
     }
