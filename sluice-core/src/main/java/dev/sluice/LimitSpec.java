@@ -115,11 +115,7 @@ public final class LimitSpec {
         if (count[0] > 0) {
           return null;
         }
-        l = switch (algorithm) {
-          case "leaky-bucket" -> Limit.leakyBucket(c, r);
-          case "token-bucket" -> Limit.tokenBucket(c, r);
-          default -> Limit.gcra(r, c);
-        };
+        l = of(algorithm, c, r, null);
       } else {
         for (String wrong : new String[] {"capacity", "rate", "burst"}) {
           if (fields.containsKey(wrong)) {
@@ -139,7 +135,7 @@ public final class LimitSpec {
         if (count[0] > 0) {
           return null;
         }
-        l = algorithm.equals("fixed-window") ? Limit.fixedWindow(n, w) : Limit.slidingWindow(n, w);
+        l = of(algorithm, n, null, w);
       }
       if (fields.containsKey("penalty")) {
         Duration d = duration("penalty", fields.get("penalty"), p);
@@ -158,6 +154,26 @@ public final class LimitSpec {
       p.report(null, e.getMessage());
       return null;
     }
+  }
+
+  /**
+   * The limit an algorithm's word makes: a bucket of {@code size} draining at {@code rate}
+   * (leaky-bucket, token-bucket, gcra), or a window of {@code size} per {@code window}
+   * (fixed-window, sliding-window); the other of {@code rate} and {@code window} is ignored.
+   *
+   * @throws IllegalArgumentException for another word, listing the five, or for parameters the
+   *     limit refuses
+   */
+  public static Limit of(String algorithm, double size, Rate rate, Duration window) {
+    return switch (algorithm) {
+      case "leaky-bucket" -> Limit.leakyBucket(size, rate);
+      case "token-bucket" -> Limit.tokenBucket(size, rate);
+      case "gcra" -> Limit.gcra(rate, size);
+      case "fixed-window" -> Limit.fixedWindow(size, window);
+      case "sliding-window" -> Limit.slidingWindow(size, window);
+      default -> throw new IllegalArgumentException("unknown algorithm '" + algorithm
+          + "' (expected leaky-bucket, token-bucket, gcra, fixed-window or sliding-window)");
+    };
   }
 
   /** A finite number, or NaN after reporting that {@code field} is not one. */

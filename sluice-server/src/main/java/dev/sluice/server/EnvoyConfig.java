@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.Limit;
+import dev.sluice.LimitSpec;
 import dev.sluice.Rate;
 import java.io.IOException;
 import java.io.Reader;
@@ -504,16 +505,7 @@ final class EnvoyConfig {
    */
   static Limit limitOf(String algorithm, double capacity, long perUnit, Unit unit, String name,
       long ticksPerSecond) {
-    Rate rate = Rate.of(perUnit, unit.length);
-    Limit l = switch (algorithm) {
-      case "leaky-bucket" -> Limit.leakyBucket(capacity, rate);
-      case "token-bucket" -> Limit.tokenBucket(capacity, rate);
-      case "gcra" -> Limit.gcra(rate, capacity);
-      case "fixed-window" -> Limit.fixedWindow(capacity, unit.length);
-      case "sliding-window" -> Limit.slidingWindow(capacity, unit.length);
-      default -> throw new IllegalArgumentException("sluice.algorithm must be leaky-bucket,"
-          + " token-bucket, gcra, fixed-window or sliding-window but was '" + algorithm + "'");
-    };
+    Limit l = LimitSpec.of(algorithm, capacity, Rate.of(perUnit, unit.length), unit.length);
     l = l.named(name);
     l.checkRepresentable(ticksPerSecond);
     return l;

@@ -189,7 +189,10 @@ class EnvoyServiceTest {
         "    rate_limit: {unit: fortnight, requests_per_unit: 5}",
         "  - key: b",
         "    rate_limit: {unit: second, requests_per_unit: -1}",
-        "    colour: red", ""));
+        "    colour: red",
+        "  - key: c",
+        "    rate_limit: {unit: second, requests_per_unit: 5}",
+        "    sluice: {algorithm: leaky}", ""));
     assertThatThrownBy(() -> EnvoyConfig.load(bad, 1_000_000_000L))
         .isInstanceOf(ConfigException.class)
         .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactly(
@@ -198,7 +201,9 @@ class EnvoyServiceTest {
             bad + ":7: unknown key 'colour' (expected one of descriptors, detailed_metric, key, policy,"
                 + " rate_limit, shadow_mode, sluice, unlimited, value)",
             bad + ":6: d.b: 'requests_per_unit' must be a whole number from 0 to 1000000000000"
-                + " but was '-1'"));
+                + " but was '-1'",
+            bad + ": d.c: unknown algorithm 'leaky' (expected leaky-bucket, token-bucket, gcra,"
+                + " fixed-window or sliding-window)"));
     assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)))
         .hasMessageContaining("needs descriptors: give --envoy-config, or an 'envoy' section in"
             + " the policies file");
