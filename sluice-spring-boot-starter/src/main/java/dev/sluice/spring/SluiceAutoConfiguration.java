@@ -125,7 +125,8 @@ public class SluiceAutoConfiguration {
         b.maximumKeys(properties.getMaximumKeys());
       }
       if (store != null) {
-        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(settings.failure);
+        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(settings.failure)
+            .circuitBreaker(settings.breaker);
       }
       RateLimiter l = b.build();
       limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));

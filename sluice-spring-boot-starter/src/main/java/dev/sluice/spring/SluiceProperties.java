@@ -328,6 +328,16 @@ public class SluiceProperties {
     private Redis redis = new Redis();
     /** PostgreSQL settings (the DataSource is the application's). */
     private Postgres postgres = new Postgres();
+    /** When decisions stop calling a failing store (unset: Sluice's defaults). */
+    private CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+    public CircuitBreaker getCircuitBreaker() {
+      return circuitBreaker;
+    }
+
+    public void setCircuitBreaker(CircuitBreaker circuitBreaker) {
+      this.circuitBreaker = circuitBreaker;
+    }
 
     public String getType() {
       return type;
@@ -367,6 +377,60 @@ public class SluiceProperties {
 
     public void setPostgres(Postgres postgres) {
       this.postgres = postgres;
+    }
+  }
+
+  /** The circuit breaker in front of the shared store; what is not set keeps Sluice's default. */
+  public static class CircuitBreaker {
+    /** Open when at least this share of the calls in the window failed (default 0.5). */
+    private Double failureRate;
+    /** ... and the window holds at least this many calls (default 20). */
+    private Integer minimumCalls;
+    /** The window failures are counted over (default 10s). */
+    private Duration window;
+    /** Open after this many calls in a row found the store unreachable (default 3). */
+    private Integer consecutiveUnavailable;
+    /** How long it stays open before one call probes the store (default 1s). */
+    private Duration openFor;
+
+    public Double getFailureRate() {
+      return failureRate;
+    }
+
+    public void setFailureRate(Double failureRate) {
+      this.failureRate = failureRate;
+    }
+
+    public Integer getMinimumCalls() {
+      return minimumCalls;
+    }
+
+    public void setMinimumCalls(Integer minimumCalls) {
+      this.minimumCalls = minimumCalls;
+    }
+
+    public Duration getWindow() {
+      return window;
+    }
+
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+
+    public Integer getConsecutiveUnavailable() {
+      return consecutiveUnavailable;
+    }
+
+    public void setConsecutiveUnavailable(Integer consecutiveUnavailable) {
+      this.consecutiveUnavailable = consecutiveUnavailable;
+    }
+
+    public Duration getOpenFor() {
+      return openFor;
+    }
+
+    public void setOpenFor(Duration openFor) {
+      this.openFor = openFor;
     }
   }
 

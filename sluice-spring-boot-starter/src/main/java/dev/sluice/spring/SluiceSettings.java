@@ -1,5 +1,6 @@
 package dev.sluice.spring;
 
+import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
@@ -57,11 +58,13 @@ final class SluiceSettings {
   final StoreFailure failure;
   final String storeType;
   final boolean dryRun;
+  final CircuitBreakerSettings breaker;
 
   private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
       RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType,
-      boolean dryRun) {
+      boolean dryRun, CircuitBreakerSettings breaker) {
     this.dryRun = dryRun;
+    this.breaker = breaker;
     this.policies = policies;
     this.rules = rules;
     this.headers = headers;
@@ -120,6 +123,7 @@ final class SluiceSettings {
       problems.add("sluice.store.failure: must be closed, open or fallback but was '"
           + store.getFailure() + "'");
     }
+    CircuitBreakerSettings breaker = breaker(store.getCircuitBreaker(), problems);
     Duration timeout = store.getTimeout();
     if (timeout == null || timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
       problems.add("sluice.store.timeout: must be between 1ms and 1m but was " + timeout);
@@ -151,7 +155,50 @@ final class SluiceSettings {
       throw new SluiceConfigurationException(problems);
     }
     return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
-        headers, missingKey, failure, storeType, p.isDryRun());
+        headers, missingKey, failure, storeType, p.isDryRun(), breaker);
+  }
+
+  /** Sluice's defaults with what is set applied, each checked and named when refused. */
+  private static CircuitBreakerSettings breaker(SluiceProperties.CircuitBreaker c,
+      List<String> problems) {
+    CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
+    String at = "sluice.store.circuit-breaker.";
+    try {
+      if (c.getFailureRate() != null) {
+        b = b.withFailureRate(c.getFailureRate());
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at + "failure-rate: " + e.getMessage());
+    }
+    try {
+      if (c.getMinimumCalls() != null) {
+        b = b.withMinimumCalls(c.getMinimumCalls());
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at + "minimum-calls: " + e.getMessage());
+    }
+    try {
+      if (c.getWindow() != null) {
+        b = b.withWindow(c.getWindow());
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at + "window: " + e.getMessage());
+    }
+    try {
+      if (c.getConsecutiveUnavailable() != null) {
+        b = b.withConsecutiveUnavailable(c.getConsecutiveUnavailable());
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at + "consecutive-unavailable: " + e.getMessage());
+    }
+    try {
+      if (c.getOpenFor() != null) {
+        b = b.withOpenFor(c.getOpenFor());
+      }
+    } catch (IllegalArgumentException e) {
+      problems.add(at + "open-for: " + e.getMessage());
+    }
+    return b;
   }
 
   private static List<Limit> policy(String at, String name, SluiceProperties.Policy policy,

@@ -96,6 +96,30 @@ class ConfigurationTest {
   }
 
   @Test
+  void theCircuitBreaker_takesWhatIsSet_keepsTheRest_andNamesWhatIsWrong() {
+    runner.withPropertyValues("sluice.store.circuit-breaker.consecutive-unavailable=5",
+        "sluice.store.circuit-breaker.open-for=2s").run(context -> {
+          var breaker = context.getBean(SluiceLimiters.class).settings.breaker;
+          assertThat(breaker.consecutiveUnavailable()).isEqualTo(5);
+          assertThat(breaker.openFor()).isEqualTo(Duration.ofSeconds(2));
+          assertThat(breaker.failureRate()).isEqualTo(
+              dev.sluice.CircuitBreakerSettings.defaults().failureRate());
+        });
+    runner.withPropertyValues("sluice.store.circuit-breaker.failure-rate=1.5",
+        "sluice.store.circuit-breaker.minimum-calls=0").run(context -> {
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(((SluiceConfigurationException) root).problems()).containsExactly(
+              "sluice.store.circuit-breaker.failure-rate: circuit breaker failureRate must be in"
+                  + " (0, 1] but was 1.5",
+              "sluice.store.circuit-breaker.minimum-calls: circuit breaker minimumCalls must be at"
+                  + " least 1 but was 0");
+        });
+  }
+
+  @Test
   void aMisspelledProperty_failsStartup_withSpringsBindingError() {
     runner.withPropertyValues("sluice.policies.api.algorithm=gcra", "sluice.policies.api.rte=1/s")
         .run(context -> {

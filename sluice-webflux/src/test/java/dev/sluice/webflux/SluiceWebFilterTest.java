@@ -235,4 +235,13 @@ class SluiceWebFilterTest {
     Decision d = l.tryAcquire("ip:192.0.2.1");
     assertThat(d.isAllowed()).isTrue();
   }
+
+  @Test
+  void principalKeys_nameTheUser_andAnAnonymousRequestHasNone() {
+    java.security.Principal alice = () -> "alice";
+    assertThat(WebKeys.principal().key(
+        get("/", "192.0.2.1").mutate().principal(Mono.just(alice)).build()).block())
+        .isEqualTo("user:alice");
+    assertThat(WebKeys.principal().key(get("/", "192.0.2.1")).blockOptional()).isEmpty();
+  }
 }
