@@ -340,6 +340,11 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   @Override
+  public CompletableFuture<Decision> reserveAsync(String key, double cost) {
+    return exact.reserveAsync(key, cost);
+  }
+
+  @Override
   public void reset(String key) {
     StoreKeys.check(key);
     Lease l = leases.remove(key);

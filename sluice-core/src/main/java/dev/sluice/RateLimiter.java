@@ -65,6 +65,17 @@ public interface RateLimiter extends AutoCloseable {
   Decision reserve(String key, double cost);
 
   /**
+   * {@link #reserve(String, double)} without blocking on a shared store's round trip: the
+   * queue's decision, whose {@link Decision#delayNanos()} the caller waits out on no thread (a
+   * reactive timer). In memory the answer is immediate.
+   *
+   * @throws UnsupportedOperationException if a limit is a window algorithm (it has no leak rate)
+   */
+  default CompletableFuture<Decision> reserveAsync(String key, double cost) {
+    return CompletableFuture.completedFuture(reserve(key, cost));
+  }
+
+  /**
    * Blocks until the cost is admitted or {@code timeout} has passed. Fails at once, without
    * waiting, when the wait the limiter can already foresee exceeds the timeout (or the cost can
    * never be admitted). Returns the last decision: admitted, or the rejection.

@@ -115,14 +115,38 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (local != null) {
       return CompletableFuture.completedFuture(local);
     }
+    return decideAsync(key, Engine.TRY_ACQUIRE, cost, now);
+  }
+
+  @Override
+  public CompletableFuture<Decision> reserveAsync(String key, double cost) {
+    checkReserve(key, cost);
+    return decideAsync(key, Engine.RESERVE, cost, 0);
+  }
+
+  /** The checks before a reserve: the key, the cost, and limits that can queue. */
+  private void checkReserve(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    if (group != null) {
+      throw new UnsupportedOperationException(GroupLimits.unsupported(Engine.RESERVE));
+    }
+    if (!Engine.canReserve(compiled)) {
+      Engine.decide(compiled, Engine.initialState(compiled), 0, Engine.RESERVE, 1,
+          new long[Engine.initialState(compiled).length]);   // throws the explanation
+    }
+  }
+
+  /** One decision on the store's asynchronous call; {@code now} is for the deny cache. */
+  private CompletableFuture<Decision> decideAsync(String key, int op, double cost, long now) {
     String groupName = group != null ? groupOf(key) : null;
     CircuitBreaker b = breakerFor(key, groupName);
     if (!b.allowsCall()) {
-      return CompletableFuture.completedFuture(degraded(key, Engine.TRY_ACQUIRE, cost, b));
+      return CompletableFuture.completedFuture(degraded(key, op, cost, b));
     }
     CompletableFuture<Observation> seen;
     try {
-      StoreRequest request = request(Engine.TRY_ACQUIRE, cost);
+      StoreRequest request = request(op, cost);
       seen = groupName != null ? store.applyGroupAsync(groupName, key, request)
           : store.applyAsync(key, request);
     } catch (RuntimeException e) {
@@ -131,10 +155,11 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     return seen.handle((observation, failure) -> {
       if (failure != null) {
         failed(b, failure);
-        return degraded(key, Engine.TRY_ACQUIRE, cost, b);
+        return degraded(key, op, cost, b);
       }
       b.success();
-      return remember(key, cost, now, fromObservation(observation, Engine.TRY_ACQUIRE, cost));
+      Decision d = fromObservation(observation, op, cost);
+      return op == Engine.TRY_ACQUIRE ? remember(key, cost, now, d) : d;
     });
   }
 
@@ -200,15 +225,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   @Override
   public Decision reserve(String key, double cost) {
-    StoreKeys.check(key);
-    Checks.cost(cost);
-    if (group != null) {
-      throw new UnsupportedOperationException(GroupLimits.unsupported(Engine.RESERVE));
-    }
-    if (!Engine.canReserve(compiled)) {
-      Engine.decide(compiled, Engine.initialState(compiled), 0, Engine.RESERVE, 1,
-          new long[Engine.initialState(compiled).length]);   // throws the explanation
-    }
+    checkReserve(key, cost);
     return decide(key, Engine.RESERVE, cost);
   }
 

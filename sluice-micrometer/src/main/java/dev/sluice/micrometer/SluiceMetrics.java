@@ -210,6 +210,12 @@ public final class SluiceMetrics {
     }
 
     @Override
+    public CompletableFuture<Decision> reserveAsync(String key, double cost) {
+      long start = System.nanoTime();
+      return delegate.reserveAsync(key, cost).thenApply(d -> record(RESERVE, start, d));
+    }
+
+    @Override
     public Decision acquire(String key, double cost, Duration timeout) throws InterruptedException {
       long start = System.nanoTime();
       return record(ACQUIRE, start, delegate.acquire(key, cost, timeout));

@@ -264,8 +264,8 @@ public class SluiceProperties {
     private String key = "ip";
     /** A request's cost: a number, or header:NAME (a header holding a number). */
     private String cost = "1";
-    /** Queue mode: a request that does not fit yet waits up to this long (bucket limits only). */
-    private Duration queue;
+    /** Queue mode: a request that fits the bucket is held for its delay, so requests reach the application at the leak rate (bucket limits only). */
+    private boolean queue;
 
     public String getPath() {
       return path;
@@ -307,11 +307,11 @@ public class SluiceProperties {
       this.cost = cost;
     }
 
-    public Duration getQueue() {
+    public boolean isQueue() {
       return queue;
     }
 
-    public void setQueue(Duration queue) {
+    public void setQueue(boolean queue) {
       this.queue = queue;
     }
   }

@@ -49,7 +49,7 @@ final class SluiceSettings {
 
   /** A checked rule. */
   record RuleSpec(String path, List<String> methods, String policy, KeySource key, CostSource cost,
-      Duration queue) {}
+      boolean queue) {}
 
   final Map<String, List<Limit>> policies;
   final List<RuleSpec> rules;
@@ -259,11 +259,9 @@ final class SluiceSettings {
     }
     KeySource key = key(at + ".key", r.getKey(), problems);
     CostSource cost = cost(at + ".cost", r.getCost(), problems);
-    Duration queue = r.getQueue();
-    if (queue != null) {
-      if (queue.isNegative() || queue.isZero()) {
-        problems.add(at + ".queue: a queue's longest wait must be positive but was " + queue);
-      } else if (policy != null && policies.containsKey(policy)) {
+    boolean queue = r.isQueue();
+    if (queue) {
+      if (policy != null && policies.containsKey(policy)) {
         try {
           RuleSupport.checkQueueable(policies.get(policy), path);
         } catch (IllegalArgumentException e) {

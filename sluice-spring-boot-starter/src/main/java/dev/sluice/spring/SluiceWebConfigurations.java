@@ -57,7 +57,7 @@ final class SluiceWebConfigurations {
         SluiceSettings.CostSource cost = r.cost();
         rule.cost(cost.header() == null ? req -> cost.constant()
             : req -> cost.of(req.getHeader(cost.header())));
-        if (r.queue() != null) {
+        if (r.queue()) {
           rule.queue();
         }
         b.rule(rule.build());
@@ -141,8 +141,8 @@ final class SluiceWebConfigurations {
         SluiceSettings.CostSource cost = r.cost();
         rule.cost(cost.header() == null ? req -> cost.constant()
             : req -> cost.of(req.getHeaders().getFirst(cost.header())));
-        if (r.queue() != null) {
-          rule.queue(r.queue());
+        if (r.queue()) {
+          rule.queue();
         }
         b.rule(rule.build());
       }

@@ -61,7 +61,7 @@ class ConfigurationTest {
         "sluice.rules[0].key=cookie:x", "sluice.rules[0].cost=-2",
         "sluice.policies.w2.algorithm=fixed-window", "sluice.policies.w2.limit=5",
         "sluice.policies.w2.window=1s",
-        "sluice.rules[1].path=/w", "sluice.rules[1].policy=w2", "sluice.rules[1].queue=1s")
+        "sluice.rules[1].path=/w", "sluice.rules[1].policy=w2", "sluice.rules[1].queue=true")
         .run(context -> {
           assertThat(context).hasFailed();
           Throwable root = context.getStartupFailure();

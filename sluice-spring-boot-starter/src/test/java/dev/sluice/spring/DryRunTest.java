@@ -34,6 +34,15 @@ class DryRunTest extends StarterContract {
 
   @Test
   @Override
+  void aQueueHoldsWhatFits_forItsTurnAtTheLeakRate_andRefusesTheRest() throws Exception {
+    String key = fresh();
+    for (int i = 0; i < 4; i++) {   // decided, but neither held nor refused
+      assertThat(get("/paced/hello", "X-Api-Key", key).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  @Override
   void costsComeFromAHeader_andEveryLimitOfAPolicyMustAdmit() throws Exception {
     String key = fresh();
     for (int i = 0; i < 3; i++) {

@@ -8,7 +8,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
@@ -60,7 +65,7 @@ abstract class StarterContract {
   @Test
   void theStoreIsTheOneConfigured() {
     assertThat(limiters.storeName()).isEqualTo(expectedStore());
-    assertThat(limiters.all()).containsOnlyKeys("api", "rows", "reports");
+    assertThat(limiters.all()).containsOnlyKeys("api", "rows", "reports", "paced");
   }
 
   @Test
@@ -88,6 +93,22 @@ abstract class StarterContract {
     HttpResponse<String> noKey = get("/api/hello");
     assertThat(noKey.statusCode()).isEqualTo(400);
     assertThat(noKey.body()).contains("Missing rate-limit key");
+  }
+
+  @Test
+  void aQueueHoldsWhatFits_forItsTurnAtTheLeakRate_andRefusesTheRest() throws Exception {
+    String key = fresh();
+    List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {   // at once: 1 passes, 1 waits its 0.5 s, the bucket (2) is full
+      calls.add(HTTP.sendAsync(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + port + "/paced/hello")).header("X-Api-Key", key)
+          .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()));
+    }
+    Map<Integer, Integer> statuses = new TreeMap<>();
+    for (CompletableFuture<HttpResponse<String>> c : calls) {
+      statuses.merge(c.join().statusCode(), 1, Integer::sum);
+    }
+    assertThat(statuses).containsExactlyEntriesOf(new TreeMap<>(Map.of(200, 2, 429, 1)));
   }
 
   @Test

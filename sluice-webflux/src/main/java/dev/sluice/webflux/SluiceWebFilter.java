@@ -25,8 +25,9 @@ import reactor.core.publisher.Mono;
  * The reactive twin of the servlet {@code SluiceFilter}: a Spring WebFlux {@link WebFilter} that
  * holds requests to rate limits without ever blocking an event-loop thread. It decides with
  * {@link dev.sluice.RateLimiter#tryAcquireAsync} (a meter) or
- * {@link dev.sluice.RateLimiter#acquireAsync} (a {@link WebRule.Builder#queue queue}), so a
- * shared store's round trip, or a queued request's wait, holds no thread.
+ * {@link dev.sluice.RateLimiter#reserveAsync} (a {@link WebRule.Builder#queue queue}, whose delay
+ * is waited out on a timer), so a shared store's round trip, or a queued request's wait, holds no
+ * thread.
  *
  * <p>The first {@link WebRule} that matches a request decides it; a request no rule matches
  * passes. A rejected request gets {@code 429 Too Many Requests} with {@code Retry-After} and an
@@ -55,6 +56,7 @@ public final class SluiceWebFilter implements WebFilter {
   private final RateLimitHeaders.Mode headers;
   private final MissingKey missingKey;
   private final boolean dryRun;
+  private final Delayer delayer;
   private final AtomicLong rejected = new AtomicLong();
   private final AtomicLong wouldReject = new AtomicLong();
   private final AtomicLong unavailable = new AtomicLong();
@@ -64,6 +66,14 @@ public final class SluiceWebFilter implements WebFilter {
     this.headers = b.headers;
     this.missingKey = b.missingKey;
     this.dryRun = b.dryRun;
+    this.delayer = b.delayer;
+  }
+
+  /** Waits out a queued request's delay without a thread; tests pass one on a manual clock. */
+  @FunctionalInterface
+  public interface Delayer {
+    /** Completes {@code nanos} from now. */
+    Mono<?> delay(long nanos);
   }
 
   public static Builder builder() {
@@ -119,19 +129,19 @@ public final class SluiceWebFilter implements WebFilter {
     }
     CompletableFuture<Decision> decided;
     try {
-      decided = rule.queue() != null ? rule.limiter().acquireAsync(key, cost, rule.queue())
+      decided = rule.queue() ? rule.limiter().reserveAsync(key, cost)
           : rule.limiter().tryAcquireAsync(key, cost);
     } catch (IllegalArgumentException e) {
       return problem(response, 400, "Invalid rate-limit input", e.getMessage());
     }
     return Mono.fromFuture(decided)
-        .flatMap(d -> respond(exchange, chain, d, cost))
+        .flatMap(d -> respond(exchange, chain, rule, d, cost))
         .onErrorResume(IllegalArgumentException.class,
             e -> problem(response, 400, "Invalid rate-limit input", e.getMessage()));
   }
 
-  private Mono<Void> respond(ServerWebExchange exchange, WebFilterChain chain, Decision d,
-      double cost) {
+  private Mono<Void> respond(ServerWebExchange exchange, WebFilterChain chain, WebRule rule,
+      Decision d, double cost) {
     if (dryRun) {
       if (!d.isAllowed()) {
         wouldReject.incrementAndGet();
@@ -143,7 +153,9 @@ public final class SluiceWebFilter implements WebFilter {
     HttpHeaders h = exchange.getResponse().getHeaders();
     RateLimitProblem.writeHeaders(d, headers, h::set);
     if (d.isAllowed()) {
-      return chain.filter(exchange);
+      return rule.queue() && d.delayNanos() > 0
+          ? delayer.delay(d.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
+          : chain.filter(exchange);
     }
     (d.isDegraded() ? unavailable : rejected).incrementAndGet();
     RateLimitProblem p = RateLimitProblem.of(d, cost);
@@ -180,6 +192,7 @@ public final class SluiceWebFilter implements WebFilter {
     private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
     private MissingKey missingKey = MissingKey.REJECT;
     private boolean dryRun;
+    private Delayer delayer = nanos -> Mono.delay(java.time.Duration.ofNanos(nanos));
 
     private Builder() {}
 
@@ -204,6 +217,12 @@ public final class SluiceWebFilter implements WebFilter {
     /** Shadow mode: decide, count and log, but never reject or add headers. */
     public Builder dryRun(boolean on) {
       this.dryRun = on;
+      return this;
+    }
+
+    /** How a queued request waits (default {@code Mono.delay} on Reactor's parallel timer). */
+    public Builder delayer(Delayer delayer) {
+      this.delayer = Objects.requireNonNull(delayer, "delayer");
       return this;
     }
 

@@ -2,7 +2,6 @@ package dev.sluice.webflux;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RuleSupport;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
@@ -14,7 +13,7 @@ import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Which requests (methods, a path pattern) are held to which limiter, under which key, at which
- * cost, as a meter (reject at once) or a queue (wait, without a thread, until the request fits).
+ * cost, as a meter (reject at once) or a queue (hold the request, on no thread, for its delay).
  *
  * <pre>{@code
  * WebRule.path("/api/**").methods("POST").limiter(limiter).key(WebKeys.header("X-Api-Key"))
@@ -33,7 +32,7 @@ public final class WebRule {
   private final RateLimiter limiter;
   private final WebKeyResolver key;
   private final ToDoubleFunction<ServerHttpRequest> cost;
-  private final Duration queue;
+  private final boolean queue;
 
   private WebRule(Builder b) {
     this.pattern = b.pattern;
@@ -43,7 +42,7 @@ public final class WebRule {
     this.key = b.key;
     this.cost = b.cost;
     this.queue = b.queue;
-    if (queue != null) {
+    if (queue) {
       RuleSupport.checkQueueable(limiter.limits(), b.pattern);
     }
   }
@@ -69,8 +68,7 @@ public final class WebRule {
     return cost;
   }
 
-  /** The longest a queued request waits, or null for a meter. */
-  Duration queue() {
+  boolean queue() {
     return queue;
   }
 
@@ -87,7 +85,7 @@ public final class WebRule {
     private RateLimiter limiter;
     private WebKeyResolver key = WebKeys.clientIp();
     private ToDoubleFunction<ServerHttpRequest> cost = r -> 1;
-    private Duration queue;
+    private boolean queue;
 
     private Builder(String pattern) {
       if (pattern == null || !pattern.startsWith("/")) {
@@ -128,17 +126,13 @@ public final class WebRule {
     }
 
     /**
-     * Queue mode: a request that does not fit yet waits until it does, up to {@code maxWait}
-     * ({@link RateLimiter#acquireAsync}: no thread is held while it waits), so requests reach the
-     * application at the limit's rate; one that cannot fit within {@code maxWait} is rejected at
-     * once. Bucket limits only.
+     * Queue mode ({@link RateLimiter#reserveAsync}): a request that fits the queue is held for
+     * its delay, on a timer and no thread, so that requests reach the application at exactly the
+     * leak rate; the delay is bounded by the bucket (capacity / rate), beyond which requests are
+     * rejected. Bucket limits only. The servlet filter's queue, without holding a thread.
      */
-    public Builder queue(Duration maxWait) {
-      Objects.requireNonNull(maxWait, "maxWait");
-      if (maxWait.isNegative() || maxWait.isZero()) {
-        throw new IllegalArgumentException("a queue's maxWait must be positive but was " + maxWait);
-      }
-      this.queue = maxWait;
+    public Builder queue() {
+      this.queue = true;
       return this;
     }
 

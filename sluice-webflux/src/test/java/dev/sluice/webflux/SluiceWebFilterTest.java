@@ -153,28 +153,27 @@ class SluiceWebFilterTest {
   }
 
   @Test
-  void aQueue_waitsWithoutAThread_untilTheRequestFits_andRefusesAWaitBeyondItsBound() {
-    RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perSecond(2)));
+  void aQueue_holdsEachRequestForItsDelay_onNoThread_andRefusesWhenTheQueueIsFull() {
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(2)));
     SluiceWebFilter f = SluiceWebFilter.builder()
-        .rule(WebRule.path("/**").limiter(l).queue(Duration.ofSeconds(1)).build()).build();
-    run(f, get("/x", "192.0.2.1"));
+        .delayer(nanos -> Mono.create(sink -> clock.schedule(() -> sink.success(), nanos)))
+        .rule(WebRule.path("/**").limiter(l).queue().build()).build();
+    run(f, get("/x", "192.0.2.1"));                  // an empty queue: no delay
+    assertThat(passed).hasValue(1);
     MockServerWebExchange queued = get("/x", "192.0.2.1");
     Mono<Void> waiting = f.filter(queued, chain).cache();
     waiting.subscribe();
-    assertThat(passed).hasValue(1);                 // waiting, on no thread
+    assertThat(passed).hasValue(1);                 // held, on no thread: behind one at 2/s
     assertThat(clock.pendingTasks()).isEqualTo(1);
-    clock.advance(Duration.ofMillis(500));          // the scheduled retry runs: it fits now
+    assertThat(queued.getResponse().getHeaders().getFirst("RateLimit")).isNotNull();
+    MockServerWebExchange full = run(f, get("/x", "192.0.2.1"));   // 2 queued: the bucket is full
+    assertThat(full.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+    clock.advance(Duration.ofMillis(499));
+    assertThat(passed).hasValue(1);
+    clock.advance(Duration.ofMillis(1));            // its turn at exactly the leak rate
     waiting.block(Duration.ofSeconds(5));
     assertThat(passed).hasValue(2);
     assertThat(queued.getResponse().getStatusCode()).isNull();
-
-    // a bucket a second's wait cannot drain enough is refused at once
-    RateLimiter slow = limiter(Limit.leakyBucket(1, Rate.perHour(1)));
-    SluiceWebFilter g = SluiceWebFilter.builder()
-        .rule(WebRule.path("/**").limiter(slow).queue(Duration.ofSeconds(1)).build()).build();
-    run(g, get("/x", "192.0.2.1"));
-    assertThat(run(g, get("/x", "192.0.2.1")).getResponse().getStatusCode())
-        .isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
   }
 
   @Test
@@ -209,9 +208,8 @@ class SluiceWebFilterTest {
     assertThatThrownBy(() -> WebRule.path("api")).hasMessageContaining("'api'");
     assertThatThrownBy(() -> WebRule.path("/a/{x")).hasMessageContaining("/a/{x");
     assertThatThrownBy(() -> WebRule.path("/").methods("GE T")).hasMessageContaining("GE T");
-    assertThatThrownBy(() -> WebRule.path("/").limiter(windows).queue(Duration.ofSeconds(1)).build())
+    assertThatThrownBy(() -> WebRule.path("/").limiter(windows).queue().build())
         .hasMessageContaining("queue mode needs bucket limits").hasMessageContaining("w");
-    assertThatThrownBy(() -> WebRule.path("/").queue(Duration.ZERO)).hasMessageContaining("PT0S");
     assertThatThrownBy(() -> WebKeys.header("X Bad")).hasMessageContaining("X Bad");
     assertThatThrownBy(() -> WebKeys.clientIp(java.util.List.of("10.0.0.0/33"), 64))
         .hasMessageContaining("10.0.0.0/33");

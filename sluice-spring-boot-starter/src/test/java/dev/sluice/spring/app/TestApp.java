@@ -55,6 +55,11 @@ public class TestApp {
       return "slept";
     }
 
+    @GetMapping("/paced/hello")
+    String paced() {
+      return "paced";
+    }
+
     @GetMapping("/open")
     String open() {
       return "open";
