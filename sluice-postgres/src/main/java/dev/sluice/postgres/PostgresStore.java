@@ -565,10 +565,15 @@ public final class PostgresStore implements DecisionStore {
 
   /**
    * Where asynchronous calls run (JDBC blocks, and an asynchronous caller must not): created on
-   * first use, {@code asyncThreads} daemon threads and a queue of {@value #ASYNC_QUEUE} calls;
-   * past it a call fails as an unavailable store would.
+   * first use, {@code asyncThreads} daemon threads, all started at once and kept, taking calls
+   * from a lock-free queue; at most {@value #ASYNC_QUEUE} calls wait, past which a call fails as
+   * an unavailable store would. Handing a call over never parks the caller, even when many
+   * event-loop threads hand calls over at once: no lock is taken on the way in (no worker is
+   * created, and the queue is a {@code LinkedTransferQueue}).
    */
   private volatile java.util.concurrent.ThreadPoolExecutor async;
+  private final java.util.concurrent.atomic.AtomicInteger asyncWaiting =
+      new java.util.concurrent.atomic.AtomicInteger();
   private static final int ASYNC_QUEUE = 10_000;
 
   private java.util.concurrent.ThreadPoolExecutor async() {
@@ -578,13 +583,13 @@ public final class PostgresStore implements DecisionStore {
         e = async;
         if (e == null) {
           java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-          e = new java.util.concurrent.ThreadPoolExecutor(asyncThreads, asyncThreads, 30,
-              TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(ASYNC_QUEUE), r -> {
+          e = new java.util.concurrent.ThreadPoolExecutor(asyncThreads, asyncThreads, 0,
+              TimeUnit.SECONDS, new java.util.concurrent.LinkedTransferQueue<>(), r -> {
                 Thread t = new Thread(r, "sluice-postgres-async-" + table + "-" + n.incrementAndGet());
                 t.setDaemon(true);
                 return t;
               });
-          e.allowCoreThreadTimeOut(true);
+          e.prestartAllCoreThreads();
           async = e;
         }
       }
@@ -593,12 +598,21 @@ public final class PostgresStore implements DecisionStore {
   }
 
   private <T> java.util.concurrent.CompletableFuture<T> async(java.util.function.Supplier<T> call) {
-    try {
-      return java.util.concurrent.CompletableFuture.supplyAsync(call, async());
-    } catch (java.util.concurrent.RejectedExecutionException full) {
+    if (asyncWaiting.incrementAndGet() > ASYNC_QUEUE) {
+      asyncWaiting.decrementAndGet();
       return java.util.concurrent.CompletableFuture.failedFuture(new StoreUnavailableException(
           "PostgreSQL store on table " + table + ": " + ASYNC_QUEUE + " asynchronous calls are"
-              + " already waiting (or the store is closed)", full));
+              + " already waiting", null));
+    }
+    try {
+      return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        asyncWaiting.decrementAndGet();
+        return call.get();
+      }, async());
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      asyncWaiting.decrementAndGet();
+      return java.util.concurrent.CompletableFuture.failedFuture(new StoreUnavailableException(
+          "PostgreSQL store on table " + table + " is closed", closed));
     }
   }
 

@@ -34,11 +34,21 @@ final class RateLimitedInterceptor implements MethodInterceptor {
   record Target(String policy, Expression key, String fixedKey, Expression cost, Duration maxWait,
       String where) {}
 
-  private final Supplier<SluiceLimiters> limiters;
+  private final Supplier<SluiceLimiters> lookup;
+  private volatile SluiceLimiters resolved;
   private final Map<Method, Target> targets = new ConcurrentHashMap<>();
 
   RateLimitedInterceptor(Supplier<SluiceLimiters> limiters) {
-    this.limiters = limiters;
+    this.lookup = limiters;
+  }
+
+  /** The limiters, looked up once (not when the interceptor is made: that is too early). */
+  private SluiceLimiters limiters() {
+    SluiceLimiters l = resolved;
+    if (l == null) {
+      resolved = l = lookup.get();
+    }
+    return l;
   }
 
   /**
@@ -87,9 +97,9 @@ final class RateLimitedInterceptor implements MethodInterceptor {
       Method specific = AopUtils.getMostSpecificMethod(m, invocation.getThis() == null ? m.getDeclaringClass()
           : invocation.getThis().getClass());
       RateLimited a = AnnotatedElementUtils.findMergedAnnotation(specific, RateLimited.class);
-      return parse(specific, a, limiters.get().all().keySet());
+      return parse(specific, a, limiters().all().keySet());
     });
-    RateLimiter limiter = limiters.get().get(t.policy());
+    RateLimiter limiter = limiters().get(t.policy());
     MethodBasedEvaluationContext context =
         new MethodBasedEvaluationContext(invocation.getThis(), method, invocation.getArguments(), NAMES);
     String key = key(t, context);
@@ -110,7 +120,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         }
       });
     }
-    if (REACTOR && limiters.get().store().isPresent() && Reactive.onNonBlockingThread()) {
+    if (REACTOR && limiters().store().isPresent() && Reactive.onNonBlockingThread()) {
       // As Reactor's block() does: say so, rather than stall an event loop on a round trip
       throw new IllegalStateException(t.where() + " returns " + returns.getSimpleName()
           + " and was called on the non-blocking thread " + Thread.currentThread().getName()
@@ -131,7 +141,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     if (d.isAllowed()) {
       return true;
     }
-    if (limiters.get().settings.dryRun) {
+    if (limiters().settings.dryRun) {
       LOG.log(System.Logger.Level.INFO, "dry run: {0} key {1} would be refused ({2})", t.where(),
           key, d);
       return true;

@@ -3,7 +3,6 @@ package dev.sluice.spring;
 import dev.sluice.spring.app.TestApp;
 import org.junit.jupiter.api.BeforeAll;
 import org.springframework.boot.test.context.SpringBootTest;
-import reactor.blockhound.BlockHound;
 
 /** {@code sluice.dry-run=true} on WebFlux: decided and counted, never refused. */
 @SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -13,6 +12,6 @@ import reactor.blockhound.BlockHound;
 class DryRunWebFluxTest extends DryRunTest {
   @BeforeAll
   static void blockHound() {
-    BlockHound.install();
+    BlockHoundForTests.install();
   }
 }

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import dev.sluice.spring.app.TestApp;
 import org.springframework.boot.test.context.SpringBootTest;
-import reactor.blockhound.BlockHound;
 
 /**
  * Spring WebFlux on Netty, the in-memory store, under BlockHound: a decision that blocked an
@@ -19,7 +18,7 @@ import reactor.blockhound.BlockHound;
 class MemoryWebFluxTest extends StarterContract {
   @BeforeAll
   static void blockHound() {
-    BlockHound.install();
+    BlockHoundForTests.install();
   }
 
   @Test

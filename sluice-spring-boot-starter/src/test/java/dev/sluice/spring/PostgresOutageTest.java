@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import reactor.blockhound.BlockHound;
 
 /**
  * WebFlux on PostgreSQL with {@code sluice.store.failure=open}: when the database stops, limited
@@ -30,7 +29,7 @@ class PostgresOutageTest extends StarterContract {
 
   @BeforeAll
   static void blockHound() {
-    BlockHound.install();
+    BlockHoundForTests.install();
   }
 
   @DynamicPropertySource

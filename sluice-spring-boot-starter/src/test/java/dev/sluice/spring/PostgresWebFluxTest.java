@@ -4,7 +4,6 @@ import org.junit.jupiter.api.BeforeAll;import org.springframework.test.context.D
 import org.springframework.test.context.DynamicPropertySource;
 import dev.sluice.spring.app.TestApp;
 import org.springframework.boot.test.context.SpringBootTest;
-import reactor.blockhound.BlockHound;
 /**
  * WebFlux with PostgreSQL on the application's DataSource ({@code spring.datasource.url}): the
  * store type is left to {@code auto}; each run has a table of its own.
@@ -18,7 +17,7 @@ import reactor.blockhound.BlockHound;
 class PostgresWebFluxTest extends StarterContract {
   @BeforeAll
   static void blockHound() {
-    BlockHound.install();
+    BlockHoundForTests.install();
   }  @DynamicPropertySource
   static void postgres(DynamicPropertyRegistry r) {
     r.add("spring.datasource.url", TestStores::postgresUrl);

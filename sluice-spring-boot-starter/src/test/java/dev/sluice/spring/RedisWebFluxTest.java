@@ -11,7 +11,6 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import dev.sluice.spring.app.TestApp;
 import org.springframework.boot.test.context.SpringBootTest;
-import reactor.blockhound.BlockHound;
 
 /**
  * Spring WebFlux on Netty under BlockHound, Redis taken from Spring Data Redis's settings
@@ -24,7 +23,7 @@ import reactor.blockhound.BlockHound;
 class RedisWebFluxTest extends StarterContract {
   @BeforeAll
   static void blockHound() {
-    BlockHound.install();
+    BlockHoundForTests.install();
   }
 
   @DynamicPropertySource
