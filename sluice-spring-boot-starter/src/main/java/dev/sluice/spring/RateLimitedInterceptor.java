@@ -120,13 +120,14 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         }
       });
     }
-    if (REACTOR && limiters().store().isPresent() && Reactive.onNonBlockingThread()) {
-      // As Reactor's block() does: say so, rather than stall an event loop on a round trip
+    if (REACTOR && (t.maxWait() != null || limiters().store().isPresent())
+        && Reactive.onNonBlockingThread()) {
+      // As Reactor's block() does: say so, rather than stall an event loop
       throw new IllegalStateException(t.where() + " returns " + returns.getSimpleName()
           + " and was called on the non-blocking thread " + Thread.currentThread().getName()
-          + ": its decision on the shared store would block that thread. Return Mono, Flux or"
-          + " CompletionStage (decided without blocking), or call it on a thread that may block"
-          + " (Schedulers.boundedElastic())");
+          + ": its " + (t.maxWait() != null ? "wait for room (maxWait)" : "decision on the shared"
+          + " store") + " would block that thread. Return Mono, Flux or CompletionStage (decided"
+          + " without blocking), or call it on a thread that may block (Schedulers.boundedElastic())");
     }
     Decision d = t.maxWait() == null ? limiter.tryAcquire(key, cost)
         : limiter.acquire(key, cost, t.maxWait());

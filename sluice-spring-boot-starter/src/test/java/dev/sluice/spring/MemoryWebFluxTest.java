@@ -26,6 +26,20 @@ class MemoryWebFluxTest extends StarterContract {
     assertThat(get("/blocking").statusCode()).isEqualTo(500);
   }
 
+  @org.springframework.beans.factory.annotation.Autowired
+  TestApp.Reports reports;
+
+  @Test
+  void aRateLimitedMethodThatWaits_calledOnAnEventLoop_isRefusedWithTheReason() {
+    String user = fresh();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> reactor.core.publisher.Mono
+            .fromCallable(() -> reports.waitFor(user))
+            .subscribeOn(reactor.core.scheduler.Schedulers.parallel()).block())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("waitFor returns String")
+        .hasMessageContaining("wait for room (maxWait) would block");
+  }
+
   @Override
   String expectedStore() {
     return "memory";

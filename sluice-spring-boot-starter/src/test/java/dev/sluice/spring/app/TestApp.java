@@ -85,6 +85,12 @@ public class TestApp {
       return "report for " + user;
     }
 
+    /** A background job's call: waits for room up to a second (blocking acquire). */
+    @RateLimited(policy = "reports", key = "'wait:' + #user", maxWait = "1s")
+    public String waitFor(String user) {
+      return "waited for " + user;
+    }
+
     @RateLimited(policy = "reports", key = "'stream:' + #user", cost = "2")
     public Mono<String> stream(String user) {
       return Mono.just("stream for " + user);
