@@ -2,8 +2,6 @@ package dev.sluice.http;
 
 import dev.sluice.Decision;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
@@ -52,19 +50,10 @@ public record RateLimitProblem(int status, String title, String detail) {
   }
 
   /**
-   * Every header field a response for {@code d} carries, in sending order: the rate-limit fields
-   * of {@code mode}, {@code Access-Control-Expose-Headers}, and {@code Retry-After} on a refusal
-   * that a retry can fix ({@code 1} when the store is down).
-   */
-  public static Map<String, String> headers(Decision d, RateLimitHeaders.Mode mode) {
-    Map<String, String> h = new LinkedHashMap<>(8);
-    writeHeaders(d, mode, h::put);
-    return h;
-  }
-
-  /**
-   * {@link #headers} without the map: each field is handed to {@code sink} once, in sending
-   * order (a response's {@code setHeader}).
+   * Every header field a response for {@code d} carries, each handed to {@code sink} once (a
+   * response's {@code setHeader}), in sending order: the rate-limit fields of {@code mode},
+   * {@code Access-Control-Expose-Headers}, and {@code Retry-After} on a refusal that a retry can
+   * fix ({@code 1} when the store is down).
    */
   public static void writeHeaders(Decision d, RateLimitHeaders.Mode mode,
       BiConsumer<String, String> sink) {

@@ -12,7 +12,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -148,16 +147,25 @@ public final class SluiceFilter implements Filter {
       return;
     }
     (d.isDegraded() ? unavailable : rejected).incrementAndGet();
-    RateLimitProblem p = RateLimitProblem.of(d, cost);
-    problem(response, p.status(), p.title(), p.detail());
+    writeProblem(response, RateLimitProblem.of(d, cost));
   }
 
   private static void problem(HttpServletResponse response, int status, String title, String detail)
       throws IOException {
-    response.setStatus(status);
+    writeProblem(response, new RateLimitProblem(status, title, detail));
+  }
+
+  /**
+   * Answers with {@code problem}: its status and its {@code application/problem+json} document
+   * (the header fields are the caller's, {@link RateLimitProblem#writeHeaders}). The Spring Boot
+   * starter answers a refused {@code @RateLimited} call with it, as this filter answers a request.
+   */
+  public static void writeProblem(HttpServletResponse response, RateLimitProblem problem)
+      throws IOException {
+    byte[] bytes = problem.body();
+    response.setStatus(problem.status());
     response.setContentType(RateLimitProblem.MEDIA_TYPE);
     response.setCharacterEncoding("UTF-8");
-    byte[] bytes = RateLimitProblem.json(status, title, detail).getBytes(StandardCharsets.UTF_8);
     response.setContentLength(bytes.length);
     response.getOutputStream().write(bytes);
   }

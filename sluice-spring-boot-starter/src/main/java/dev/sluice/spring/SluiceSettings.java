@@ -161,44 +161,28 @@ final class SluiceSettings {
   /** Sluice's defaults with what is set applied, each checked and named when refused. */
   private static CircuitBreakerSettings breaker(SluiceProperties.CircuitBreaker c,
       List<String> problems) {
-    CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
-    String at = "sluice.store.circuit-breaker.";
-    try {
-      if (c.getFailureRate() != null) {
-        b = b.withFailureRate(c.getFailureRate());
-      }
-    } catch (IllegalArgumentException e) {
-      problems.add(at + "failure-rate: " + e.getMessage());
+    CircuitBreakerSettings[] b = {CircuitBreakerSettings.defaults()};
+    set(b, "failure-rate", c.getFailureRate(), CircuitBreakerSettings::withFailureRate, problems);
+    set(b, "minimum-calls", c.getMinimumCalls(), CircuitBreakerSettings::withMinimumCalls, problems);
+    set(b, "window", c.getWindow(), CircuitBreakerSettings::withWindow, problems);
+    set(b, "consecutive-unavailable", c.getConsecutiveUnavailable(),
+        CircuitBreakerSettings::withConsecutiveUnavailable, problems);
+    set(b, "open-for", c.getOpenFor(), CircuitBreakerSettings::withOpenFor, problems);
+    return b[0];
+  }
+
+  /** Applies one breaker property when it is set; a refused value is a problem named by it. */
+  private static <T> void set(CircuitBreakerSettings[] b, String property, T value,
+      java.util.function.BiFunction<CircuitBreakerSettings, T, CircuitBreakerSettings> with,
+      List<String> problems) {
+    if (value == null) {
+      return;
     }
     try {
-      if (c.getMinimumCalls() != null) {
-        b = b.withMinimumCalls(c.getMinimumCalls());
-      }
+      b[0] = with.apply(b[0], value);
     } catch (IllegalArgumentException e) {
-      problems.add(at + "minimum-calls: " + e.getMessage());
+      problems.add("sluice.store.circuit-breaker." + property + ": " + e.getMessage());
     }
-    try {
-      if (c.getWindow() != null) {
-        b = b.withWindow(c.getWindow());
-      }
-    } catch (IllegalArgumentException e) {
-      problems.add(at + "window: " + e.getMessage());
-    }
-    try {
-      if (c.getConsecutiveUnavailable() != null) {
-        b = b.withConsecutiveUnavailable(c.getConsecutiveUnavailable());
-      }
-    } catch (IllegalArgumentException e) {
-      problems.add(at + "consecutive-unavailable: " + e.getMessage());
-    }
-    try {
-      if (c.getOpenFor() != null) {
-        b = b.withOpenFor(c.getOpenFor());
-      }
-    } catch (IllegalArgumentException e) {
-      problems.add(at + "open-for: " + e.getMessage());
-    }
-    return b;
   }
 
   private static List<Limit> policy(String at, String name, SluiceProperties.Policy policy,

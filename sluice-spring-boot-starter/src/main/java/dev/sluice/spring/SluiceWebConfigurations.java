@@ -12,7 +12,6 @@ import dev.sluice.webflux.WebKeys;
 import dev.sluice.webflux.WebRule;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.nio.charset.StandardCharsets;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -21,8 +20,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
@@ -100,14 +97,8 @@ final class SluiceWebConfigurations {
         return null;
       }
       RateLimitProblem.writeHeaders(e.decision(), mode, response::setHeader);
-      RateLimitProblem p = e.problem();
-      byte[] body = p.body();
-      response.setStatus(p.status());
-      response.setContentType(RateLimitProblem.MEDIA_TYPE);
-      response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-      response.setContentLength(body.length);
       try {
-        response.getOutputStream().write(body);
+        SluiceFilter.writeProblem(response, e.problem());
       } catch (java.io.IOException io) {
         return null;
       }
@@ -160,12 +151,7 @@ final class SluiceWebConfigurations {
         }
         ServerHttpResponse response = exchange.getResponse();
         RateLimitProblem.writeHeaders(e.decision(), mode, response.getHeaders()::set);
-        RateLimitProblem p = e.problem();
-        byte[] body = p.body();
-        response.setStatusCode(HttpStatus.valueOf(p.status()));
-        response.getHeaders().setContentType(MediaType.parseMediaType(RateLimitProblem.MEDIA_TYPE));
-        response.getHeaders().setContentLength(body.length);
-        return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+        return SluiceWebFilter.writeProblem(response, e.problem());
       };
     }
 
@@ -186,11 +172,6 @@ final class SluiceWebConfigurations {
     OrderedWebFilter(SluiceWebFilter filter, int order) {
       this.filter = filter;
       this.order = order;
-    }
-
-    /** The filter itself, for its counters. */
-    SluiceWebFilter filter() {
-      return filter;
     }
 
     @Override

@@ -4,7 +4,6 @@ import dev.sluice.Decision;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -158,14 +157,22 @@ public final class SluiceWebFilter implements WebFilter {
           : chain.filter(exchange);
     }
     (d.isDegraded() ? unavailable : rejected).incrementAndGet();
-    RateLimitProblem p = RateLimitProblem.of(d, cost);
-    return problem(exchange.getResponse(), p.status(), p.title(), p.detail());
+    return writeProblem(exchange.getResponse(), RateLimitProblem.of(d, cost));
   }
 
-  /** Writes an {@code application/problem+json} answer. */
-  static Mono<Void> problem(ServerHttpResponse response, int status, String title, String detail) {
-    byte[] body = RateLimitProblem.json(status, title, detail).getBytes(StandardCharsets.UTF_8);
-    response.setStatusCode(HttpStatus.valueOf(status));
+  private static Mono<Void> problem(ServerHttpResponse response, int status, String title,
+      String detail) {
+    return writeProblem(response, new RateLimitProblem(status, title, detail));
+  }
+
+  /**
+   * Answers with {@code problem}: its status and its {@code application/problem+json} document
+   * (the header fields are the caller's, {@link RateLimitProblem#writeHeaders}). The Spring Boot
+   * starter answers a refused {@code @RateLimited} call with it, as this filter answers a request.
+   */
+  public static Mono<Void> writeProblem(ServerHttpResponse response, RateLimitProblem problem) {
+    byte[] body = problem.body();
+    response.setStatusCode(HttpStatus.valueOf(problem.status()));
     response.getHeaders().setContentType(PROBLEM);
     response.getHeaders().setContentLength(body.length);
     return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
