@@ -120,6 +120,19 @@ class ConfigurationTest {
   }
 
   @Test
+  void aCostFromAHeader_is1WhenTheHeaderIsAbsent_andRefusesAValueThatIsNoNumber() {
+    java.util.List<String> problems = new java.util.ArrayList<>();
+    SluiceSettings.CostSource rows = SluiceSettings.cost("sluice.rules[0].cost", "header:X-Rows", problems);
+    assertThat(problems).isEmpty();
+    assertThat(rows.of(null)).isEqualTo(1);
+    assertThat(rows.of(" ")).isEqualTo(1);
+    assertThat(rows.of("7.5")).isEqualTo(7.5);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> rows.of("lots"))
+        .hasMessage("header X-Rows must hold a number but held 'lots'");
+    assertThat(SluiceSettings.cost("c", "2", problems).of("ignored")).isEqualTo(2);
+  }
+
+  @Test
   void aMisspelledProperty_failsStartup_withSpringsBindingError() {
     runner.withPropertyValues("sluice.policies.api.algorithm=gcra", "sluice.policies.api.rte=1/s")
         .run(context -> {
