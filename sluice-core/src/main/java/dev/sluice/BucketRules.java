@@ -56,16 +56,6 @@ final class BucketRules extends Rules {
     }
   }
 
-  /** The instant the bucket's queue is empty (NONE, or in the past, when it is). */
-  static long emptyAt(long[] s, int o) {
-    return s[o + BUCKET_EMPTY_AT];
-  }
-
-  /** Whether {@code q} fits a queue that the request leaves at {@code departure}. */
-  static boolean queueFits(CompiledLimit l, long now, long q, long departure) {
-    return Ticks.add(steps(l, departure - now), q) <= l.capacity;
-  }
-
   @Override
   void initialize(CompiledLimit l, long[] s, int o) {
     s[o + BUCKET_EMPTY_AT] = Ticks.NONE;
@@ -80,9 +70,8 @@ final class BucketRules extends Rules {
   }
 
   @Override
-  void charge(CompiledLimit l, long[] s, int o, long now, long q, long departure, long[] next) {
-    hold(l, next, o, now,
-        Ticks.add(Math.max(backlog(l, s, o, now), steps(l, departure - now)), q));
+  void charge(CompiledLimit l, long[] s, int o, long now, long q, long[] next) {
+    hold(l, next, o, now, Ticks.add(backlog(l, s, o, now), q));
   }
 
   @Override

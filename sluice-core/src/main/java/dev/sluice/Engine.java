@@ -113,6 +113,11 @@ final class Engine {
     int n = limits.length;
     boolean[] fits = new boolean[n];
     boolean all = true;
+    // reserve: the request departs once every limit's queue is empty. Limit i's queue ahead of
+    // it, in its own steps, is the longest backlog among the limits of its scale (exact) and,
+    // for a limit of another scale, that limit's wait rounded up to a whole tick (never in the
+    // client's favour).
+    long[] queue = null;
     long departure = now;
     if (op == RESERVE) {
       for (CompiledLimit l : limits) {
@@ -122,17 +127,16 @@ final class Engine {
                   + l.limit.algorithm().id() + ") has none: use tryAcquire() or acquire()");
         }
       }
-      int o = 0;
-      for (CompiledLimit l : limits) {
-        departure = Math.max(departure, BucketRules.emptyAt(state, o));
-        o += l.slots;
+      queue = queues(limits, state, now);
+      for (int i = 0; i < n; i++) {
+        departure = Math.max(departure, Ticks.add(now, BucketRules.ticksUp(limits[i], queue[i])));
       }
     }
     int o = 0;
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
       if (op == RESERVE) {
-        fits[i] = BucketRules.queueFits(l, now, quanta[i], departure);
+        fits[i] = Ticks.add(queue[i], quanta[i]) <= l.capacity;
       } else {
         fits[i] = l.rules.fits(l, state, o, now, quanta[i]);
       }
@@ -153,8 +157,10 @@ final class Engine {
         }
         reached |= full[i];
       } else if (op != CHECK) {
-        if (all) {
-          l.rules.charge(l, state, o, now, q, op == RESERVE ? departure : now, next);
+        if (all && op == RESERVE) {
+          BucketRules.hold(l, next, o, now, Ticks.add(queue[i], q));
+        } else if (all) {
+          l.rules.charge(l, state, o, now, q, next);
         } else if (!fits[i] && q <= l.capacity) {
           penalize(l, state, o, now, next);
         }
@@ -217,6 +223,31 @@ final class Engine {
       o += l.slots;
     }
     return granted;
+  }
+
+  /**
+   * Each limit's queue ahead of a reservation, in its own steps: the longest backlog among the
+   * limits of its scale, and the others' waits rounded up to whole ticks.
+   */
+  static long[] queues(CompiledLimit[] limits, long[] state, long now) {
+    int n = limits.length;
+    long[] backlog = new long[n];
+    int o = 0;
+    for (int i = 0; i < n; i++) {
+      backlog[i] = BucketRules.backlog(limits[i], state, o, now);
+      o += limits[i].slots;
+    }
+    long[] queue = new long[n];
+    for (int j = 0; j < n; j++) {
+      CompiledLimit l = limits[j];
+      long most = 0;
+      for (int i = 0; i < n; i++) {
+        most = Math.max(most, limits[i].scale == l.scale ? backlog[i]
+            : BucketRules.steps(l, BucketRules.ticksUp(limits[i], backlog[i])));
+      }
+      queue[j] = most;
+    }
+    return queue;
   }
 
   /** Starts the limit's penalty if it has one (the rules decide whether one is in force). */

@@ -35,7 +35,7 @@ final class FixedWindowRules extends Rules {
   }
 
   @Override
-  void charge(CompiledLimit l, long[] s, int o, long now, long q, long departure, long[] next) {
+  void charge(CompiledLimit l, long[] s, int o, long now, long q, long[] next) {
     if (expired(l, s[o + FIXED_START], now)) {
       next[o + FIXED_START] = now;
       next[o + FIXED_COUNT] = q;

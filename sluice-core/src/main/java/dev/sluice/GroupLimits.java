@@ -132,7 +132,7 @@ final class GroupLimits {
   void chargeKey(long[] s, long now, long[] quanta, int path, long[] next) {
     for (int i = path == BORROWED ? 1 : 0; i < limits.length - 1; i++) {
       CompiledLimit l = limits[i];
-      l.rules.charge(l, s, offsets[i], now, quanta[i], now, next);
+      l.rules.charge(l, s, offsets[i], now, quanta[i], next);
     }
   }
 
@@ -140,7 +140,7 @@ final class GroupLimits {
   void chargeParent(long[] s, long now, long[] quanta, long[] next) {
     int p = limits.length - 1;
     CompiledLimit l = limits[p];
-    l.rules.charge(l, s, offsets[p], now, quanta[p], now, next);
+    l.rules.charge(l, s, offsets[p], now, quanta[p], next);
   }
 
   /**

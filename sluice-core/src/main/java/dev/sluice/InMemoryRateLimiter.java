@@ -8,26 +8,31 @@ import java.util.List;
  *
  * Keys map to cells in a ConcurrentHashMap; there is no global lock on the decision path.
  *
- * Several limits, windows, or a bucket counted in fractions of a nanosecond (its state is two
- * longs, E and the remainder R): the cell holds the state slots and decides under its own
- * monitor.
+ * A single bucket, at any rate, decides lock-free: one CAS on one long (LockFreeBucket). Several
+ * limits or a window: the cell holds the state slots and decides under its own monitor.
  *
  * A key enters the map only when a decision writes to it: checks, rejections and costs that can
  * never fit leave an unknown key unknown, so they allocate nothing.
  *
- * Three parts: this class (the API and the general path), LockFreeBucket (one bucket of scale 1,
- * one CAS per decision) and KeyTable (the map, its exact bound, sweeping and eviction).
+ * Three parts: this class (the API and the general path), LockFreeBucket (one bucket, one CAS
+ * per decision) and KeyTable (the map, its exact bound, sweeping and eviction).
  */
 final class InMemoryRateLimiter extends AbstractRateLimiter {
   static final long TICKS_PER_SECOND = 1_000_000_000L;
 
   private final CompiledLimit[] compiled;
-  /** The lock-free path of a single bucket of scale 1; null when the general path is used. */
+  /** The lock-free path of a single bucket; null when the general path is used. */
   private final LockFreeBucket lockFree;
   private final KeyTable table;
 
   InMemoryRateLimiter(List<Limit> limits, Clock clock, Scheduler scheduler, long maximumKeys,
       boolean fastPath) {
+    this(limits, clock, scheduler, maximumKeys, fastPath, Long.MAX_VALUE);
+  }
+
+  /** As above; a single bucket's cells are rebased after {@code rebaseAge} ns at the latest. */
+  InMemoryRateLimiter(List<Limit> limits, Clock clock, Scheduler scheduler, long maximumKeys,
+      boolean fastPath, long rebaseAge) {
     super(limits, clock, scheduler);
     this.compiled = new CompiledLimit[limits.size()];
     for (int i = 0; i < compiled.length; i++) {
@@ -36,7 +41,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     // this.clock: the monotonic guard over the user's clock, not the argument
     this.table = new KeyTable(this.clock, maximumKeys);
     this.lockFree = fastPath && compiled.length == 1 && compiled[0].kind == CompiledLimit.BUCKET
-        && compiled[0].scale == 1 ? new LockFreeBucket(compiled[0], this.clock, table) : null;
+        ? new LockFreeBucket(compiled[0], this.clock, table, rebaseAge) : null;
   }
 
   @Override
@@ -66,6 +71,10 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   @Override
   public void reset(String key) {
+    if (lockFree != null) {
+      lockFree.reset(Checks.key(key));
+      return;
+    }
     KeyTable.Cell cell = table.get(Checks.key(key));
     if (cell != null) {
       cell.kill();
@@ -140,7 +149,42 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
   }
 
-  /** State slots of several limits, a window, or a bucket of scale above 1, decided under the cell's monitor. */
+  /** Whether single buckets decide lock-free (for tests). */
+  boolean isLockFree() {
+    return lockFree != null;
+  }
+
+  /** The key's state as the engine keeps it, or null if the key is absent (for tests). */
+  long[] state(String key) {
+    if (lockFree != null) {
+      return lockFree.state(key);
+    }
+    KeyTable.Cell cell = table.get(key);
+    if (cell == null) {
+      return null;
+    }
+    SlotsCell slots = (SlotsCell) cell;
+    synchronized (slots) {
+      return slots.dead ? null : slots.state.clone();
+    }
+  }
+
+  /** Puts the key's state as the engine keeps it at {@code now}; null removes it (for tests). */
+  void put(String key, long[] state, long now) {
+    if (lockFree != null) {
+      lockFree.reset(key);
+      if (state != null) {
+        lockFree.put(key, state, now);
+      }
+      return;
+    }
+    reset(key);
+    if (state != null && !table.insert(key, new SlotsCell(compiled, clock, state.clone()))) {
+      throw new IllegalStateException("key " + key + " appeared while being put");
+    }
+  }
+
+  /** State slots of several limits or a window, decided under the cell's monitor. */
   static final class SlotsCell extends KeyTable.Cell {
     private final CompiledLimit[] limits;
     private final Clock clock;

@@ -116,6 +116,11 @@ final class KeyTable {
     return false;
   }
 
+  /** Maps the key to {@code next} if it is still mapped to {@code cell} (same slot). */
+  boolean replace(String key, Cell cell, Cell next) {
+    return cells.replace(key, cell, next);
+  }
+
   /** Takes one slot of the key bound, evicting (or waiting for an eviction) when none is free. */
   private void reserveSlot() {
     for (;;) {

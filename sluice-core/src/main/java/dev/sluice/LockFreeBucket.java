@@ -1,32 +1,43 @@
 package dev.sluice;
 
+import dev.sluice.spi.StoreProtocol;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /*
- * The in-memory store's lock-free path: one bucket limit (leaky, token, GCRA) whose unit of cost
- * is a whole number of nanoseconds (scale 1: 1,000/s, 10^9/s, 7/min, but not 1.5/s or 7/s).
+ * The in-memory store's lock-free path: one bucket limit (leaky, token, GCRA), whatever its rate.
  *
- * The key's cell is one volatile long, E, the instant the bucket is empty, updated by
- * compare-and-set. A decision reads the clock, then E, computes and CASes at once; it takes
- * effect at the CAS (or at the read of E if it writes nothing) as of the clock reading just
- * before. Racing decisions may commit out of the order of their readings by those nanoseconds;
- * accounting stays exact because a non-empty bucket's update, E + q, does not depend on the time.
- * Lincheck checks the operations racing at one instant. No allocation but the Decision, which
- * escape analysis removes when the caller does not keep it: the path returns one long and a
+ * The key's cell is one volatile long updated by compare-and-set: the instant the bucket is
+ * empty, counted in the limit's steps (1/scale of a nanosecond, CompiledLimit) from the cell's
+ * origin, a clock reading fixed when the cell was made. Steps make every rate exact in one word:
+ * at 3/s a unit is 1e9 steps of 1/3 ns, where the engine's state needs two longs [E, R]
+ * (E = ceil(steps / scale) + origin, R = E * scale - steps: BucketCell.state converts). The
+ * backlog at now is e - (now - origin) * scale. That product stays below 2^62 for 2^62 / scale
+ * nanoseconds of the cell's age (146 years at scale 1, 77 minutes at scale 10^6); an older cell
+ * is rebased: moved to a new cell whose origin is now, its backlog carried over, the old one
+ * marked MOVED so that racing decisions look the key up again, or, when empty, simply dropped.
+ *
+ * A decision reads the clock, then the cell, computes and CASes at once; it takes effect at the
+ * CAS (or at the read of the cell if it writes nothing) as of the clock reading just before.
+ * Racing decisions may commit out of the order of their readings by those nanoseconds;
+ * accounting stays exact because a non-empty bucket's update, e + q, does not depend on the
+ * time. Lincheck checks the operations racing at one instant. No allocation but the Decision,
+ * which escape analysis removes when the caller does not keep it: the path returns one long and a
  * single small method builds the Decision.
  */
 final class LockFreeBucket {
-  static final long DEAD = Long.MIN_VALUE;
-
   private final CompiledLimit bucket;
   private final Clock clock;
   private final KeyTable table;
+  /** The age (ns) past which a cell is rebased: (now - origin) * scale stays below 2^62. */
+  private final long rebaseAge;
 
-  LockFreeBucket(CompiledLimit bucket, Clock clock, KeyTable table) {
+  /** Cells are rebased after {@code rebaseAge} ns at the latest (tests pass less). */
+  LockFreeBucket(CompiledLimit bucket, Clock clock, KeyTable table, long rebaseAge) {
     this.bucket = bucket;
     this.clock = clock;
     this.table = table;
+    this.rebaseAge = Math.min(rebaseAge, (1L << 62) / bucket.scale);
   }
 
   /** The decision of {@code op} for a cost already validated. */
@@ -54,17 +65,19 @@ final class LockFreeBucket {
     boolean allowed = (outcome & ALLOWED) != 0;
     boolean reached = (outcome & REACHED) != 0;
     long retry = allowed && op != Engine.FILL_UP ? 0
-        : q > l.capacity ? Engine.NEVER : Ticks.positiveDifference(Ticks.add(after, q), l.capacity);
-    long delay = op == Engine.RESERVE && allowed ? after - q : 0;
-    return new Decision(allowed, reached, l.units(Math.max(0, l.capacity - after)), retry, after,
-        delay, l.limit, null);
+        : q > l.capacity ? Engine.NEVER
+        : BucketRules.ticksUp(l, Ticks.positiveDifference(Ticks.add(after, q), l.capacity));
+    long delay = op == Engine.RESERVE && allowed ? BucketRules.ticksUp(l, after - q) : 0;
+    return new Decision(allowed, reached, l.units(Math.max(0, l.capacity - after)), retry,
+        BucketRules.ticksUp(l, after), delay, l.limit, null);
   }
 
   /**
-   * One bucket, lock-free. Reads the clock, then E, then computes and CASes at once (a short
-   * window, so that contended CASes rarely fail). The decision takes effect at the CAS, or at the
-   * read of E when it writes nothing, as of the clock reading just before; E observed after that
-   * reading holds every commit made before it.
+   * One bucket, lock-free. Reads the clock, then the cell, then computes and CASes at once (a
+   * short window, so that contended CASes rarely fail). The decision takes effect at the CAS, or
+   * at the read of the cell when it writes nothing, as of the clock reading just before; a cell
+   * read after that reading holds every commit made before it. For a single bucket the queue
+   * ({@code reserve}) admits exactly as the meter does; only its delay differs.
    */
   private long decideBucket(String key, int op, long q) {
     CompiledLimit l = bucket;
@@ -77,13 +90,29 @@ final class LockFreeBucket {
           cell = (BucketCell) table.get(key);
         }
       }
-      long e = cell == null ? Ticks.NONE : cell.e;
-      if (e == DEAD) {
-        table.remove(key, cell);
-        cell = (BucketCell) table.get(key);
-        continue;
+      long e;
+      long at;   // now in steps from the cell's origin
+      if (cell == null) {
+        e = 0;
+        at = 0;
+      } else {
+        e = cell.e;
+        if (e < LIVE) {
+          if (e == DEAD) {
+            table.remove(key, cell);
+          }
+          cell = (BucketCell) table.get(key);   // MOVED: its successor is (about to be) mapped
+          continue;
+        }
+        long age = now - cell.origin;
+        if (age > rebaseAge) {
+          rebase(key, cell, e, now);
+          cell = (BucketCell) table.get(key);
+          continue;
+        }
+        at = age * l.scale;
       }
-      long b = BucketRules.backlog(e, now);
+      long b = Math.min(l.big, Ticks.positiveDifference(e, at));
       long filled = Ticks.add(b, q);
       if (op == Engine.FILL_UP) {
         boolean reached = filled >= l.capacity;
@@ -91,14 +120,14 @@ final class LockFreeBucket {
         if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
           kept = Ticks.add(l.capacity, l.penalty);
         }
-        if (kept == b || commit(key, cell, e, Ticks.add(now, kept))) {
+        if (kept == b || commit(key, cell, e, at, kept, now)) {
           return outcome(kept, !reached, reached);
         }
       } else if (filled <= l.capacity) {
         if (op == Engine.CHECK) {
           return outcome(b, true, false);
         }
-        if (commit(key, cell, e, Ticks.add(now, filled))) {
+        if (commit(key, cell, e, at, filled, now)) {
           return outcome(filled, true, false);
         }
       } else if (op == Engine.CHECK || l.penalty <= 0 || q > l.capacity || b > l.capacity) {
@@ -106,10 +135,30 @@ final class LockFreeBucket {
       } else {
         // An overflow starts the penalty (none is in force: a held bucket is over-full).
         long held = Ticks.add(l.capacity, l.penalty);
-        if (commit(key, cell, e, Ticks.add(now, held))) {
+        if (commit(key, cell, e, at, held, now)) {
           return outcome(held, false, false);
         }
       }
+    }
+  }
+
+  /**
+   * Moves an old cell's backlog to a new cell whose origin is {@code now} (or drops the cell if
+   * it is empty: an absent key is an empty bucket). The old cell is marked MOVED first, so no
+   * decision charges it afterwards; a decision that meets the mark looks the key up again. If the
+   * old cell left the map meanwhile (evicted, reset) its backlog goes with it, as eviction and
+   * reset intend.
+   */
+  private void rebase(String key, BucketCell cell, long e, long now) {
+    long age = now - cell.origin;
+    long at = age > Long.MAX_VALUE / bucket.scale ? Long.MAX_VALUE : age * bucket.scale;
+    long b = Ticks.positiveDifference(e, at);
+    if (b == 0) {
+      if (cell.cas(e, DEAD)) {
+        table.remove(key, cell);
+      }
+    } else if (cell.cas(e, MOVED)) {
+      table.replace(key, cell, new BucketCell(now, b, bucket.scale));
     }
   }
 
@@ -123,19 +172,65 @@ final class LockFreeBucket {
     }
   }
 
-  /** CAS on the cell, or, for an absent key, insert a cell born with this value. */
-  private boolean commit(String key, BucketCell cell, long expected, long value) {
+  /**
+   * Writes a backlog of {@code kept} steps at the cell's time {@code at}: a CAS on the cell, or,
+   * for an absent key, the insert of a cell born at {@code now} holding it.
+   */
+  private boolean commit(String key, BucketCell cell, long expected, long at, long kept,
+      long now) {
     if (cell != null) {
-      return cell.cas(expected, value);
+      return cell.cas(expected, at + kept);
     }
-    if (!table.insert(key, new BucketCell(value))) {
+    if (!table.insert(key, new BucketCell(now, kept, bucket.scale))) {
       return false;
     }
     table.inserted();
     return true;
   }
 
-  /** One bucket: the instant it is empty, CASed. */
+  /** Reset: kills the key's cell, and its successor if a rebase was moving it. */
+  void reset(String key) {
+    for (BucketCell cell = (BucketCell) table.get(key); cell != null;
+        cell = (BucketCell) table.get(key)) {
+      long was = cell.killAndGet();
+      table.remove(key, cell);
+      if (was != MOVED) {
+        return;
+      }
+    }
+  }
+
+  /** The key's state as the engine keeps it, [E] or [E, R] (for tests); null if absent. */
+  long[] state(String key) {
+    BucketCell cell = (BucketCell) table.get(key);
+    long e = cell == null ? DEAD : cell.e;
+    return e < LIVE ? null : cell.state(e);
+  }
+
+  /** Puts the key's state as the engine keeps it, [E] or [E, R], at {@code now} (for tests). */
+  void put(String key, long[] state, long now) {
+    reset(key);
+    long e = state[StoreProtocol.BUCKET_EMPTY_AT];
+    if (e == Ticks.NONE) {
+      return;
+    }
+    long r = bucket.scale == 1 ? 0 : Math.min(state[StoreProtocol.BUCKET_REMAINDER], bucket.scale - 1);
+    // steps from an origin at now: (E - now) * scale - R, negative for an empty bucket
+    long bound = (1L << 62) / bucket.scale;
+    long steps = Math.max(-bound, Math.min(bound, e - now)) * bucket.scale - r;
+    if (!table.insert(key, new BucketCell(now, steps, bucket.scale))) {
+      throw new IllegalStateException("key " + key + " appeared while being put");
+    }
+  }
+
+  /** Values of a cell below this are marks, not backlogs. */
+  private static final long LIVE = Long.MIN_VALUE + 2;
+  /** The cell is dead: idle when killed, or evicted; its key is absent. */
+  static final long DEAD = Long.MIN_VALUE;
+  /** The cell's backlog moved to a new cell (a rebase): look the key up again. */
+  static final long MOVED = Long.MIN_VALUE + 1;
+
+  /** One bucket: the instant it is empty, in steps from its origin, CASed. */
   static final class BucketCell extends KeyTable.Cell {
     private static final VarHandle E;
 
@@ -147,20 +242,46 @@ final class LockFreeBucket {
       }
     }
 
+    /** The clock reading the cell counts from. */
+    final long origin;
+    private final long scale;
     volatile long e;
 
-    BucketCell(long e) {
+    BucketCell(long origin, long e, long scale) {
+      this.origin = origin;
       this.e = e;
+      this.scale = scale;
     }
 
     boolean cas(long expected, long value) {
       return E.compareAndSet(this, expected, value);
     }
 
+    long killAndGet() {
+      return (long) E.getAndSet(this, DEAD);
+    }
+
+    /** Steps of backlog at {@code now}, for a live value {@code v}. */
+    private long backlog(long v, long now) {
+      long age = now - origin;
+      long at = age > Long.MAX_VALUE / scale ? Long.MAX_VALUE : age * scale;
+      return Ticks.positiveDifference(v, at);
+    }
+
+    /** The engine's [E] or [E, R] for a live value. */
+    long[] state(long v) {
+      long ticks = Math.floorDiv(v + scale - 1, scale);   // ceil(v / scale)
+      long emptyAt = origin + ticks;
+      return scale == 1 ? new long[] {emptyAt} : new long[] {emptyAt, ticks * scale - v};
+    }
+
     @Override
     boolean killIfIdle(long now) {
       long v = e;
-      return v == DEAD || (BucketRules.backlog(v, now) == 0 && cas(v, DEAD));
+      if (v == DEAD) {
+        return true;
+      }
+      return v != MOVED && backlog(v, now) == 0 && cas(v, DEAD);
     }
 
     @Override
@@ -171,7 +292,7 @@ final class LockFreeBucket {
     @Override
     long pressure(long now) {
       long v = e;
-      return v == DEAD ? 0 : BucketRules.backlog(v, now);
+      return v < LIVE ? 0 : (backlog(v, now) + scale - 1) / scale;
     }
   }
 }

@@ -31,12 +31,8 @@ abstract class Rules {
   /** Whether a cost of {@code q} quanta fits at {@code now}. */
   abstract boolean fits(CompiledLimit l, long[] s, int o, long now, long q);
 
-  /**
-   * Writes the state after admitting {@code q}; {@code departure} is now, or for reserve the
-   * instant the request leaves the queue.
-   */
-  abstract void charge(CompiledLimit l, long[] s, int o, long now, long q, long departure,
-      long[] next);
+  /** Writes the state after admitting {@code q} (reserve charges buckets in Engine.decide). */
+  abstract void charge(CompiledLimit l, long[] s, int o, long now, long q, long[] next);
 
   /** Writes the state after an unconditional charge clamped at capacity; returns whether capacity was reached. */
   abstract boolean fill(CompiledLimit l, long[] s, int o, long now, long q, long[] next);

@@ -83,7 +83,7 @@ final class SlidingWindowRules extends Rules {
   }
 
   @Override
-  void charge(CompiledLimit l, long[] s, int o, long now, long q, long departure, long[] next) {
+  void charge(CompiledLimit l, long[] s, int o, long now, long q, long[] next) {
     roll(l, s, o, now, next, o);
     next[o + SLIDING_CURRENT] += q;
   }

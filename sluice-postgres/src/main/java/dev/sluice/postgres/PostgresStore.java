@@ -40,7 +40,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 4;
+  public static final int SCHEMA_VERSION = 5;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -51,7 +51,8 @@ public final class PostgresStore implements DecisionStore {
    */
   public static final List<String> SCHEMA_RESOURCES =
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
-          "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql");
+          "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
+          "/dev/sluice/postgres/V5__sluice.sql");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
   private static final String VERSION_COMMENT = "sluice schema ";

@@ -1,7 +1,7 @@
 -- Sluice: one decision, atomically, on Redis time. A port of core's Engine (docs/semantics.md):
 -- it must compute the same next state; the figures are rebuilt in Java from what it returns.
 --
--- KEYS[1]  the key's state: "<layout>|slot,slot,..."; absent means the initial state
+-- KEYS[1]  the key's state (encode/decode below); absent means the initial state
 -- KEYS[2]  a group's decision only (core's GroupLimits): the group's parent state; the last
 --          limit is the parent's, the others (assured, ceilings) the key's
 -- ARGV     op, now (microseconds, or -1: TIME), layout, expiry padding (ms; 0 unless time is
@@ -41,8 +41,13 @@ if ARGV[3] == 'b' and tonumber(ARGV[1]) <= CHECK and ARGV[8] == '0' then
   end
   local e = NONE
   local stored = redis.call('GET', KEYS[1])
-  if stored and string.sub(stored, 1, 2) == 'b|' then
-    e = tonumber(string.sub(stored, 3)) or NONE
+  if stored then
+    local c = string.sub(stored, 1, 1)
+    if c == 'b' and string.sub(stored, 2, 2) == '|' then
+      e = tonumber(string.sub(stored, 3)) or NONE   -- the text form of earlier builds
+    elseif c >= '0' and c <= '9' then
+      e = tonumber(stored) or NONE
+    end
   end
   local b = 0
   if e ~= NONE and e > now then
@@ -53,7 +58,7 @@ if ARGV[3] == 'b' and tonumber(ARGV[1]) <= CHECK and ARGV[8] == '0' then
   if tonumber(ARGV[1]) == TRY and filled <= tonumber(ARGV[6]) then
     local nx = add(now, filled)
     if nx ~= e then
-      redis.call('SET', KEYS[1], 'b|' .. string.format('%.0f', nx),
+      redis.call('SET', KEYS[1], string.format('%.0f', nx),
                  'PX', math.ceil(filled / 1000) + tonumber(ARGV[4]))
     end
   end
@@ -106,8 +111,8 @@ end
 function bucket.fits(l, s, o, now, q)
   return add(backlog(l, s, o, now), q) <= l.cap
 end
-function bucket.charge(l, s, o, now, q, departure, nx)
-  hold(l, nx, o, now, add(math.max(backlog(l, s, o, now), steps(l, departure - now)), q))
+function bucket.charge(l, s, o, now, q, nx)
+  hold(l, nx, o, now, add(backlog(l, s, o, now), q))
 end
 function bucket.fill(l, s, o, now, q, nx)
   local b = backlog(l, s, o, now)
@@ -158,7 +163,7 @@ end
 function fixed.fits(l, s, o, now, q)
   return blocked_for(s[o + 2], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
 end
-function fixed.charge(l, s, o, now, q, departure, nx)
+function fixed.charge(l, s, o, now, q, nx)
   if fixed_expired(l, s[o], now) then
     nx[o], nx[o + 1] = now, q
   else
@@ -222,7 +227,7 @@ end
 function sliding.fits(l, s, o, now, q)
   return blocked_for(s[o + 3], now) == 0 and sliding_estimate(l, s, o, now, q) <= l.cap
 end
-function sliding.charge(l, s, o, now, q, departure, nx)
+function sliding.charge(l, s, o, now, q, nx)
   roll(l, s, o, now, nx, o)
   nx[o + 2] = nx[o + 2] + q
 end
@@ -274,16 +279,43 @@ for i = 1, #layout do
 end
 local count = tonumber(ARGV[a])
 
--- a state: the slots of limits first..last, kept under one key with their layout letters
+-- A state: the slots of limits first..last under one key. One bucket is kept as an integer,
+-- which Redis stores integer-encoded: layout 'b', [E], as "E"; layout 'r', [E, R] with R below
+-- 1,000, as "-E" followed by R in three digits. Anything else is text: the layout letters, '|',
+-- the slots; earlier builds wrote every state so, and those keys are still read.
+local function decode(lay, stored, vals)
+  local c = string.sub(stored, 1, 1)
+  if c >= '0' and c <= '9' then
+    if lay == 'b' then vals[1] = tonumber(stored) end
+  elseif c == '-' then
+    if lay == 'r' and #stored >= 5 then
+      vals[1] = tonumber(string.sub(stored, 2, -4))
+      vals[2] = tonumber(string.sub(stored, -3))
+    end
+  else
+    local bar = string.find(stored, '|', 1, true)
+    if bar and string.sub(stored, 1, bar - 1) == lay then
+      for v in string.gmatch(string.sub(stored, bar + 1), '[^,]+') do vals[#vals + 1] = tonumber(v) end
+    end
+  end
+end
+local function encode(lay, nx, from, to)
+  local e = nx[from]
+  if lay == 'b' and e >= 0 then
+    return string.format('%.0f', e)
+  elseif lay == 'r' and e >= 0 and e < 9e15 and nx[from + 1] < 1000 then
+    return '-' .. string.format('%.0f', e) .. string.format('%03d', nx[from + 1])
+  end
+  local parts = {}
+  for i = from, to do parts[#parts + 1] = string.format('%.0f', nx[i]) end
+  return lay .. '|' .. table.concat(parts, ',')
+end
 local function load(key, first, last, s)
   local lay = string.sub(layout, first, last)
   local from, to = limits[first].o, limits[last].o + limits[last].slots - 1
   local stored = redis.call('GET', key)
-  local bar = stored and string.find(stored, '|', 1, true)
   local vals = {}
-  if bar and string.sub(stored, 1, bar - 1) == lay then
-    for v in string.gmatch(string.sub(stored, bar + 1), '[^,]+') do vals[#vals + 1] = tonumber(v) end
-  end
+  if stored then decode(lay, stored, vals) end
   if #vals == to - from + 1 then
     for i = from, to do s[i] = vals[i - from + 1] end
   else
@@ -306,9 +338,7 @@ local function save(key, first, last, s, nx)
   if idle <= 0 then
     redis.call('DEL', key)
   else
-    local parts = {}
-    for i = from, to do parts[#parts + 1] = string.format('%.0f', nx[i]) end
-    redis.call('SET', key, string.sub(layout, first, last) .. '|' .. table.concat(parts, ','),
+    redis.call('SET', key, encode(string.sub(layout, first, last), nx, from, to),
                'PX', math.ceil(idle / 1000) + pad)
   end
 end
@@ -339,7 +369,7 @@ if #KEYS == 2 then
     if borrowed then first = 2 end
     for i = first, n do
       local l = limits[i]
-      bucket.charge(l, s, l.o, now, l.q, now, nx)
+      bucket.charge(l, s, l.o, now, l.q, nx)
     end
   end
   save(KEYS[1], 1, n - 1, s, nx)
@@ -371,15 +401,27 @@ if op == LEASE or op == RELEASE then
     end
   end
 else
-  local departure = now
+  -- reserve (Engine.queues): a limit's queue ahead of the request, in its steps, is the
+  -- longest backlog among the limits of its scale, and the others' waits in whole ticks
+  local queue = {}
   if op == RESERVE then
-    for _, l in ipairs(limits) do departure = math.max(departure, s[l.o]) end
+    local bk = {}
+    for i, l in ipairs(limits) do bk[i] = backlog(l, s, l.o, now) end
+    for j, l in ipairs(limits) do
+      local most = 0
+      for i, m in ipairs(limits) do
+        local x = bk[i]
+        if m.sc ~= l.sc then x = steps(l, ticks_up(m, bk[i])) end
+        if x > most then most = x end
+      end
+      queue[j] = most
+    end
   end
   local ok = {}
   local all = true
   for i, l in ipairs(limits) do
     if op == RESERVE then
-      ok[i] = add(steps(l, departure - now), l.q) <= l.cap
+      ok[i] = add(queue[i], l.q) <= l.cap
     else
       ok[i] = l.rules.fits(l, s, l.o, now, l.q)
     end
@@ -391,10 +433,10 @@ else
         l.rules.penalize(l, s, l.o, now, nx)
       end
     elseif op ~= CHECK then
-      if all then
-        local dep = now
-        if op == RESERVE then dep = departure end
-        l.rules.charge(l, s, l.o, now, l.q, dep, nx)
+      if all and op == RESERVE then
+        hold(l, nx, l.o, now, add(queue[i], l.q))
+      elseif all then
+        l.rules.charge(l, s, l.o, now, l.q, nx)
       elseif (not ok[i]) and l.q <= l.cap and l.pen > 0 then
         l.rules.penalize(l, s, l.o, now, nx)
       end

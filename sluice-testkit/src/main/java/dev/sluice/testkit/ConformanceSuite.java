@@ -136,6 +136,116 @@ public abstract class ConformanceSuite {
     assertThat(e.delayNanos()).isZero();
   }
 
+  // ------------------------------------------------------------------ exact at every rate
+
+  /**
+   * Issue 30: at 3/s a unit is 333,333,333 1/3 ns (333,333 1/3 µs). 4.66 and 0.34 fill a bucket
+   * of 5 exactly, as a queue and as a meter; the next hundredth waits exactly its leak.
+   */
+  @Test
+  public void reserve_costsThatFillTheQueueExactly_allFit_atARateOfNoWholeTicks() {
+    long tick = 1_000_000_000L / factory().ticksPerSecond();
+    for (boolean queue : new boolean[] {true, false}) {
+      clock.set(0);
+      RateLimiter l = limiter(Limit.leakyBucket(5, Rate.perSecond(3)));
+      Decision a = queue ? l.reserve("k", 4.66) : l.tryAcquire("k", 4.66);
+      Decision b = queue ? l.reserve("k", 0.34) : l.tryAcquire("k", 0.34);
+      assertThat(a.isAllowed()).isTrue();
+      assertThat(b.isAllowed()).as("0.34 after 4.66 (queue %s)", queue).isTrue();
+      // 4.66 / 3 s = 1.553333...: the second departs at the first whole tick after it
+      long departs = Math.floorDiv(1_553_333_334L + tick - 1, tick) * tick;
+      assertThat(b.delayNanos()).isEqualTo(queue ? departs : 0);
+      Decision c = queue ? l.reserve("k", 0.01) : l.tryAcquire("k", 0.01);
+      assertThat(c.isAllowed()).isFalse();
+      long wait = Math.floorDiv(3_333_334L + tick - 1, tick) * tick;   // 0.01 / 3 s, rounded up
+      assertThat(c.retryAfterNanos()).isEqualTo(wait);
+      clock.set(wait - tick);
+      assertThat((queue ? l.reserve("k", 0.01) : l.tryAcquire("k", 0.01)).isAllowed())
+          .as("one tick early").isFalse();
+      clock.set(wait);
+      assertThat((queue ? l.reserve("k", 0.01) : l.tryAcquire("k", 0.01)).isAllowed())
+          .as("after exactly retryAfter").isTrue();
+    }
+  }
+
+  /**
+   * Every store decides as {@link ExactBucketModel} (exact fractions, written from the documented
+   * rules) at rates whose unit is a whole number of ticks and at rates where it is not (3/s,
+   * 1.5/s, 7/s, 10^12/day), for random fractional costs, tryAcquire, reserve and check mixed:
+   * the same admissions, retry-afters and delays to the tick. After each rejection, retrying one
+   * tick before its retry-after is refused and retrying at exactly it is admitted.
+   */
+  @Test
+  public void exactRationalModel_agreesAtEveryRate_andRetryAfterIsExact() {
+    long tps = factory().ticksPerSecond();
+    long tick = 1_000_000_000L / tps;
+    Object[][] cases = {
+        {5.0, 3.0, Duration.ofSeconds(1)}, {3.0, 1.5, Duration.ofSeconds(1)},
+        {5.0, 7.0, Duration.ofSeconds(1)}, {10_000.0, 1e12, Duration.ofDays(1)},
+        {10.0, 1000.0, Duration.ofSeconds(1)}, {4.0, 7.0, Duration.ofMinutes(1)}};
+    Random random = new Random(30);
+    for (Object[] c : cases) {
+      double capacity = (double) c[0];
+      double amount = (double) c[1];
+      Duration period = (Duration) c[2];
+      clock.set(0);
+      RateLimiter l = limiter(Limit.leakyBucket(capacity, Rate.of(amount, period)));
+      ExactBucketModel m = new ExactBucketModel(capacity, amount, period, tps);
+      double unitTicks = period.toNanos() / (double) tick / amount;
+      long now = 0;
+      int rejections = 0;
+      for (int step = 0; step < 300; step++) {
+        int move = random.nextInt(4);
+        now += move == 0 ? 0 : move == 1 ? 1 + random.nextInt(3)
+            : 1 + (long) (random.nextDouble() * unitTicks * capacity / 3);
+        clock.set(now * tick);
+        // a cost of up to a third of the capacity, in thousandths of it (0.005 at 5, 3.337...)
+        double cost = Math.round(capacity * (1 + random.nextInt(333))) / 1000.0;
+        int op = random.nextInt(3);
+        String what = String.format("%s @ %s per %s, step %d at tick %d: %s(%s)", capacity,
+            amount, period, step, now, op == 0 ? "tryAcquire" : op == 1 ? "reserve" : "check",
+            cost);
+        Decision d = op == 0 ? l.tryAcquire("k", cost) : op == 1 ? l.reserve("k", cost)
+            : l.check("k", cost);
+        ExactBucketModel.Outcome o = op == 0 ? m.tryAcquire(cost, now)
+            : op == 1 ? m.reserve(cost, now) : m.check(cost, now);
+        assertThat(d.isAllowed()).as(what).isEqualTo(o.allowed());
+        if (!o.allowed()) {
+          assertThat(d.retryAfterNanos()).as(what + ": retryAfter").isEqualTo(o.retryAfterTicks() * tick);
+          rejections++;
+          long w = o.retryAfterTicks();
+          clock.set((now + w - 1) * tick);
+          assertThat(l.check("k", cost).isAllowed()).as(what + ": one tick early").isFalse();
+          assertThat(m.check(cost, now + w - 1).allowed()).isFalse();
+          now += w;
+          clock.set(now * tick);
+          Decision again = op == 1 ? l.reserve("k", cost) : l.tryAcquire("k", cost);
+          ExactBucketModel.Outcome mo = op == 1 ? m.reserve(cost, now) : m.tryAcquire(cost, now);
+          assertThat(again.isAllowed()).as(what + ": after exactly retryAfter").isTrue();
+          assertThat(mo.allowed()).isTrue();
+          assertThat(again.delayNanos()).as(what + ": delay").isEqualTo(mo.delayTicks() * tick);
+        } else if (op == 1) {
+          assertThat(d.delayNanos()).as(what + ": delay").isEqualTo(o.delayTicks() * tick);
+        }
+      }
+      assertThat(rejections).as("%s per %s: the walk reached the capacity", amount, period)
+          .isGreaterThan(10);
+    }
+  }
+
+  /**
+   * Two limits of one scale (3/s and 180/min: a unit is 1/3 s in both) queue exactly too; a
+   * limit of another scale rounds the other's departure up to a whole tick, never down.
+   */
+  @Test
+  public void severalLimits_reserve_sameScaleIsExact() {
+    RateLimiter l = limiter(Limit.leakyBucket(5, Rate.perSecond(3)),
+        Limit.leakyBucket(10, Rate.perMinute(180)));
+    assertThat(l.reserve("k", 4.66).isAllowed()).isTrue();
+    assertThat(l.reserve("k", 0.34).isAllowed()).isTrue();
+    assertThat(l.reserve("k", 0.01).isAllowed()).isFalse();
+  }
+
   // ------------------------------------------------------------------ operations
 
   @Test
