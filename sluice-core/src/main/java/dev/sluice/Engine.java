@@ -175,6 +175,137 @@ final class Engine {
   }
 
   /**
+   * The meter ({@code tryAcquire}, {@code check}) on several limits without intermediate arrays:
+   * the same decision and next state as {@link #decide(CompiledLimit[], long[], long, int, double,
+   * long[])}, with each limit's own figures ({@link Decision#perLimit()}) computed when first
+   * asked for, from {@code state} and {@code next}, which the caller must never change afterwards.
+   * Writes the state to keep into {@code next}; returns the decision.
+   */
+  static Decision meter(CompiledLimit[] limits, long[] state, long now, int op, double cost,
+      long[] next) {
+    System.arraycopy(state, 0, next, 0, state.length);
+    int n = limits.length;
+    boolean all = true;
+    int o = 0;
+    for (CompiledLimit l : limits) {
+      all &= l.rules.fits(l, state, o, now, l.quantum(cost));
+      o += l.slots;
+    }
+    if (op != CHECK) {
+      o = 0;
+      for (CompiledLimit l : limits) {
+        long q = l.quantum(cost);
+        if (all) {
+          l.rules.charge(l, state, o, now, q, next);
+        } else if (q <= l.capacity && l.penalty > 0 && !l.rules.fits(l, state, o, now, q)) {
+          l.rules.penalize(l, state, o, now, next);
+        }
+        o += l.slots;
+      }
+    }
+    // the deciding limit: rejected, the one that asks for the longest wait; admitted, the one
+    // with the least share of its capacity left (as figures() chooses)
+    int deciding = -1;
+    double leastShare = Double.POSITIVE_INFINITY;
+    long longestRetry = -1;
+    long retryAll = 0;
+    o = 0;
+    for (int i = 0; i < n; i++) {
+      CompiledLimit l = limits[i];
+      long q = l.quantum(cost);
+      if (!all && !l.rules.fits(l, state, o, now, q)) {
+        long retry = retryAfter(l, next, o, now, q);
+        retryAll = Math.max(retryAll, l.nanos(retry));
+        if (retry > longestRetry) {
+          longestRetry = retry;
+          deciding = i;
+        }
+      } else if (longestRetry < 0) {
+        if (!all) {
+          retryAll = Math.max(retryAll, l.nanos(retryAfter(l, next, o, now, q)));
+        }
+        double share = l.rules.remaining(l, next, o, now) / l.capacity;
+        if (share < leastShare) {
+          leastShare = share;
+          deciding = i;
+        }
+      } else {
+        retryAll = Math.max(retryAll, l.nanos(retryAfter(l, next, o, now, q)));
+      }
+      o += l.slots;
+    }
+    CompiledLimit d = limits[deciding];
+    int at = offset(limits, deciding);
+    return new Decision(all, false, d.units(d.rules.remaining(d, next, at, now)),
+        all ? 0 : retryAll, d.nanos(d.rules.resetAfter(d, next, at, now)), 0, d.limit,
+        n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
+  }
+
+  private static int offset(CompiledLimit[] limits, int i) {
+    int o = 0;
+    for (int j = 0; j < i; j++) {
+      o += limits[j].slots;
+    }
+    return o;
+  }
+
+  /**
+   * The per-limit figures of a meter decision, computed on first use from the states before and
+   * after it (never changed afterwards). Immutable once computed; a race computes equal values.
+   */
+  static final class PerLimit extends java.util.AbstractList<Decision>
+      implements java.util.RandomAccess {
+    private final CompiledLimit[] limits;
+    private final long[] before;
+    private final long[] after;
+    private final long now;
+    private final double cost;
+    private final boolean allowed;
+    private List<Decision> computed;
+
+    PerLimit(CompiledLimit[] limits, long[] before, long[] after, long now, double cost,
+        boolean allowed) {
+      this.limits = limits;
+      this.before = before;
+      this.after = after;
+      this.now = now;
+      this.cost = cost;
+      this.allowed = allowed;
+    }
+
+    private List<Decision> all() {
+      List<Decision> c = computed;
+      if (c == null) {
+        int n = limits.length;
+        Decision[] each = new Decision[n];
+        int o = 0;
+        for (int i = 0; i < n; i++) {
+          CompiledLimit l = limits[i];
+          long q = l.quantum(cost);
+          boolean ok = allowed || l.rules.fits(l, before, o, now, q);
+          long retry = allowed ? 0 : retryAfter(l, after, o, now, q);
+          each[i] = new Decision(ok, false, l.units(l.rules.remaining(l, after, o, now)),
+              l.nanos(retry), l.nanos(l.rules.resetAfter(l, after, o, now)), 0, l.limit, null);
+          o += l.slots;
+        }
+        c = List.of(each);
+        computed = c;
+      }
+      return c;
+    }
+
+    @Override
+    public Decision get(int index) {
+      return all().get(index);
+    }
+
+    @Override
+    public int size() {
+      return limits.length;
+    }
+  }
+
+  /**
    * A lease: takes up to {@code want} grains of {@code cost} from every limit at once, as many as
    * all of them hold room for now, charged as admissions are, and returns how many. A release
    * gives {@code want} grains back: each bucket's backlog falls by them, never below empty, and a

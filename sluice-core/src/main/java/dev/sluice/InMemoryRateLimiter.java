@@ -9,7 +9,8 @@ import java.util.List;
  * Keys map to cells in a ConcurrentHashMap; there is no global lock on the decision path.
  *
  * A single bucket, at any rate, decides lock-free: one CAS on one long (LockFreeBucket). Several
- * limits or a window: the cell holds the state slots and decides under its own monitor.
+ * limits or a window: the cell holds the state slots and decides under its own monitor
+ * (SlotsCell); the meter builds each limit's own figures only when asked for (Engine.meter).
  *
  * A key enters the map only when a decision writes to it: checks, rejections and costs that can
  * never fit leave an unknown key unknown, so they allocate nothing.
@@ -124,7 +125,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         // writes publishes a new cell already locked and decides inside, clock read included.
         long[] fresh = Engine.initialState(compiled);
         long[] next = new long[fresh.length];
-        Decision d = Engine.decide(compiled, fresh, clock.nanoTime(), op, cost, next);
+        Decision d = decide(compiled, fresh, clock.nanoTime(), op, cost, next);
         if (op == Engine.CHECK || Arrays.equals(fresh, next)) {
           if (!table.containsKey(key)) {
             return d;
@@ -163,10 +164,8 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     if (cell == null) {
       return null;
     }
-    SlotsCell slots = (SlotsCell) cell;
-    synchronized (slots) {
-      return slots.dead ? null : slots.state.clone();
-    }
+    long[] s = ((SlotsCell) cell).snapshot();
+    return s == null ? null : s.clone();
   }
 
   /** Puts the key's state as the engine keeps it at {@code now}; null removes it (for tests). */
@@ -184,19 +183,35 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
   }
 
-  /** State slots of several limits or a window, decided under the cell's monitor. */
+  /** The engine's decision; the meter takes the path without intermediate arrays. */
+  private static Decision decide(CompiledLimit[] limits, long[] state, long now, int op,
+      double cost, long[] next) {
+    return op == Engine.TRY_ACQUIRE || op == Engine.CHECK
+        ? Engine.meter(limits, state, now, op, cost, next)
+        : Engine.decide(limits, state, now, op, cost, next);
+  }
+
+  /**
+   * State slots of several limits or a window, decided under the cell's monitor (the clock is
+   * read inside it, so decisions on a key commit in the order of their clock readings). Each
+   * decision writes a new array instead of changing the old one, so that a decision's per-limit
+   * figures, computed when first asked for (Engine.meter), read the states it saw.
+   */
   static final class SlotsCell extends KeyTable.Cell {
     private final CompiledLimit[] limits;
     private final Clock clock;
-    private final long[] state;
-    private final long[] next;
+    private long[] state;
     private boolean dead;
 
     SlotsCell(CompiledLimit[] limits, Clock clock, long[] state) {
       this.limits = limits;
       this.clock = clock;
       this.state = state;
-      this.next = new long[state.length];
+    }
+
+    /** The state now, never changed in place; null if the cell is dead. */
+    synchronized long[] snapshot() {
+      return dead ? null : state;
     }
 
     /** The decision, or null if the cell is dead and the caller must start over. */
@@ -204,9 +219,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       if (dead) {
         return null;
       }
-      Decision d = Engine.decide(limits, state, clock.nanoTime(), op, cost, next);
+      long[] s = state;
+      long[] next = new long[s.length];
+      Decision d = InMemoryRateLimiter.decide(limits, s, clock.nanoTime(), op, cost, next);
       if (op != Engine.CHECK) {
-        System.arraycopy(next, 0, state, 0, state.length);
+        state = next;
       }
       return d;
     }
