@@ -397,7 +397,8 @@ public final class RedisStore implements DecisionStore {
     return new Observation(now, state);
   }
 
-  private String[] args(StoreRequest request) {
+  /** The script's arguments for {@code request} (tests replay them through other scripts). */
+  String[] args(StoreRequest request) {
     int n = request.limits();
     int per = StoreProtocol.ARGS_PER_LIMIT;
     String[] args = new String[(request.isGroup() ? 6 : 5) + per * n];
