@@ -37,7 +37,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.ConnectionLimit;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -148,7 +148,7 @@ public final class SluiceServer implements AutoCloseable {
     connector.setIdleTimeout(options.idleTimeout.toMillis());
     connector.addBean(new SlowHeads(options.requestTimeout.toMillis(), connector));
     server.addConnector(connector);
-    server.addBean(new ConnectionLimit(options.maxConnections, connector));
+    server.addBean(new NetworkConnectionLimit(options.maxConnections, connector));
     server.setErrorHandler(responses.errorHandler());
     this.graceful = new GracefulHandler(new Handler.Abstract() {
       @Override
