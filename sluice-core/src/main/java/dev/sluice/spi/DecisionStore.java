@@ -81,6 +81,11 @@ public interface DecisionStore extends AutoCloseable {
    * their own (a Redis Cluster: the node that owns the key's slot now). A limiter keeps one
    * circuit breaker per failure domain, so a dead node degrades only its own keys. The default,
    * {@code null}, means one domain for the whole store. Must be cheap: it is asked on every call.
+   *
+   * <p>A store that decorates another (a key prefix, metrics, tracing) must forward this and
+   * {@link #groupFailureDomain} to the store it wraps, with the key it passes on: left to the
+   * default, every key falls in one domain, and one dead Cluster node opens the breaker for the
+   * keys of every node. {@link PrefixedStore} forwards both.
    */
   default Object failureDomain(String key) {
     return null;
