@@ -21,7 +21,7 @@ import java.util.Objects;
  */
 public final class CircuitBreakerSettings {
   private static final CircuitBreakerSettings DEFAULTS =
-      new CircuitBreakerSettings(0.5, 20, Duration.ofSeconds(10), 3, Duration.ofSeconds(1));
+      new CircuitBreakerSettings(0.5, 20, Duration.ofSeconds(10), 3, Duration.ofMillis(500));
 
   private final double failureRate;
   private final int minimumCalls;

@@ -158,7 +158,7 @@ final class LockFreeBucket {
         table.remove(key, cell);
       }
     } else if (cell.cas(e, MOVED)) {
-      table.replace(key, cell, new BucketCell(now, b, bucket.scale));
+      table.replace(key, cell, new BucketCell(now, b, bucket));
     }
   }
 
@@ -181,7 +181,7 @@ final class LockFreeBucket {
     if (cell != null) {
       return cell.cas(expected, at + kept);
     }
-    if (!table.insert(key, new BucketCell(now, kept, bucket.scale))) {
+    if (!table.insert(key, new BucketCell(now, kept, bucket))) {
       return false;
     }
     table.inserted();
@@ -218,7 +218,7 @@ final class LockFreeBucket {
     // steps from an origin at now: (E - now) * scale - R, negative for an empty bucket
     long bound = (1L << 62) / bucket.scale;
     long steps = Math.max(-bound, Math.min(bound, e - now)) * bucket.scale - r;
-    if (!table.insert(key, new BucketCell(now, steps, bucket.scale))) {
+    if (!table.insert(key, new BucketCell(now, steps, bucket))) {
       throw new IllegalStateException("key " + key + " appeared while being put");
     }
   }
@@ -244,13 +244,14 @@ final class LockFreeBucket {
 
     /** The clock reading the cell counts from. */
     final long origin;
-    private final long scale;
+    /** The limit (its scale): a shared reference, 4 bytes a cell with compressed pointers. */
+    private final CompiledLimit limit;
     volatile long e;
 
-    BucketCell(long origin, long e, long scale) {
+    BucketCell(long origin, long e, CompiledLimit limit) {
       this.origin = origin;
       this.e = e;
-      this.scale = scale;
+      this.limit = limit;
     }
 
     boolean cas(long expected, long value) {
@@ -263,6 +264,7 @@ final class LockFreeBucket {
 
     /** Steps of backlog at {@code now}, for a live value {@code v}. */
     private long backlog(long v, long now) {
+      long scale = limit.scale;
       long age = now - origin;
       long at = age > Long.MAX_VALUE / scale ? Long.MAX_VALUE : age * scale;
       return Ticks.positiveDifference(v, at);
@@ -270,6 +272,7 @@ final class LockFreeBucket {
 
     /** The engine's [E] or [E, R] for a live value. */
     long[] state(long v) {
+      long scale = limit.scale;
       long ticks = Math.floorDiv(v + scale - 1, scale);   // ceil(v / scale)
       long emptyAt = origin + ticks;
       return scale == 1 ? new long[] {emptyAt} : new long[] {emptyAt, ticks * scale - v};
@@ -292,7 +295,7 @@ final class LockFreeBucket {
     @Override
     long pressure(long now) {
       long v = e;
-      return v < LIVE ? 0 : (backlog(v, now) + scale - 1) / scale;
+      return v < LIVE ? 0 : (backlog(v, now) + limit.scale - 1) / limit.scale;
     }
   }
 }

@@ -140,7 +140,7 @@ public final class Sluice {
     /**
      * When a store-backed limiter stops calling its store, and for how long; default
      * {@link CircuitBreakerSettings#defaults()} (opens after 3 unreachable calls in a row, or 50%
-     * failures over at least 20 calls in 10 s; open 1 s, then one trial call).
+     * failures over at least 20 calls in 10 s; open 500 ms, then one trial call).
      */
     public Builder circuitBreaker(CircuitBreakerSettings settings) {
       if (this.breakerSettings != null) {

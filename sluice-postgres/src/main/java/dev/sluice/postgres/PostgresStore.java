@@ -71,6 +71,8 @@ public final class PostgresStore implements DecisionStore {
   };
 
   private final DataSource dataSource;
+  /** Connections for decisions while the pool is stuck after an outage; null: none. */
+  private final RecoveryConnections recovery;
   private final String table;
   private final String decideSql;
   private final String resetSql;
@@ -94,6 +96,8 @@ public final class PostgresStore implements DecisionStore {
 
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
+    this.recovery = b.recoveryDataSource == null ? null
+        : new RecoveryConnections(b.recoveryDataSource);
     this.table = b.table;
     this.prefix = b.prefix;
     this.micros = b.micros;
@@ -374,15 +378,38 @@ public final class PostgresStore implements DecisionStore {
       throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no time"
           + " left within the store's timeout (" + timeoutMillis + " ms) to get a connection", null);
     }
-    Deadline guard = Deadline.arm(left);
     Connection c = null;
     SQLException failure = null;
-    try {
-      c = dataSource.getConnection();
-    } catch (SQLException e) {
-      failure = e;
-    } finally {
-      guard.disarm();   // a connection that came just as the deadline passed is used all the same
+    if (recovery == null || recovery.tryPool()) {
+      // stalled, the pool is only probed: a short wait, so that the decision can still take a
+      // recovery connection
+      boolean probe = recovery != null && recovery.stalled();
+      Deadline guard = Deadline.arm(probe ? Math.min(left, RecoveryConnections.PROBE_WAIT_NANOS)
+          : left);
+      try {
+        c = dataSource.getConnection();
+      } catch (SQLException e) {
+        failure = e;
+      } finally {
+        guard.disarm();   // a connection that came just as the deadline passed is used all the same
+      }
+      if (recovery != null) {
+        if (c != null) {
+          recovery.poolRecovered();
+        } else {
+          recovery.poolFailed();
+        }
+      }
+    }
+    if (c == null && recovery != null && recovery.stalled()) {
+      Deadline guard = Deadline.arm(Math.max(0, deadline - System.nanoTime()));
+      try {
+        c = recovery.connection(deadline);
+      } catch (SQLException e) {
+        failure = e;
+      } finally {
+        guard.disarm();
+      }
     }
     if (c != null) {
       return c;
@@ -659,6 +686,9 @@ public final class PostgresStore implements DecisionStore {
   /** Stops scheduled pruning; the DataSource belongs to the caller and stays open. */
   @Override
   public void close() {
+    if (recovery != null) {
+      recovery.close();
+    }
     if (async != null) {
       async.shutdownNow();
     }
@@ -685,9 +715,25 @@ public final class PostgresStore implements DecisionStore {
     private int pruneBatch = 1000;
     private boolean localQueue = true;
     private int asyncThreads = 4;
+    private DataSource recoveryDataSource;
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
+    }
+
+    /**
+     * A DataSource that opens a new connection on each call, to the same database (for example
+     * {@code org.postgresql.ds.PGSimpleDataSource} with the pool's URL and credentials, and a
+     * {@code connectTimeout}). After an outage a pool may wait out its own back-off before it
+     * connects again (HikariCP 5: up to 5 s, not configurable), while the database already
+     * answers. With this set, from the first decision the pool cannot serve in time until the
+     * pool serves again, decisions use at most {@value RecoveryConnections#MOST} connections
+     * opened from it (kept while needed), so decisions come back as soon as the database accepts
+     * connections. Default: none.
+     */
+    public Builder recoveryDataSource(DataSource direct) {
+      this.recoveryDataSource = Objects.requireNonNull(direct, "recoveryDataSource");
+      return this;
     }
 
     /** The table (default {@value #DEFAULT_TABLE}); a plain lower-case identifier. */

@@ -14,6 +14,9 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -30,6 +33,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -68,6 +72,22 @@ public final class RedisStore implements DecisionStore {
   private final RedisKeyCommands<String, String> keyCommands;
   private final RedisScriptingAsyncCommands<String, String> asyncCommands;
   private final RedisClusterClient ownedClusterClient;
+  /** The client resources of a client the store made (its event loops and reconnect delay). */
+  private final ClientResources ownedResources;
+
+  /**
+   * The longest Lettuce waits between reconnect attempts on a client the store makes: the delay
+   * doubles from 1 ms up to this. Lettuce's default grows to 30 s, so a Redis back after a long
+   * outage waited up to that long for its first decision (issue 30).
+   */
+  static final Duration RECONNECT_DELAY_CAP = Duration.ofMillis(250);
+
+  private static ClientResources reconnectingResources() {
+    return DefaultClientResources.builder()
+        .reconnectDelay(Delay.exponential(Duration.ofMillis(1), RECONNECT_DELAY_CAP, 2,
+            TimeUnit.MILLISECONDS))
+        .build();
+  }
   /** The cluster connection, whose partitions say which node owns a key; null if standalone. */
   private final StatefulRedisClusterConnection<String, String> cluster;
   private final io.lettuce.core.api.sync.BaseRedisCommands<String, String> pingCommands;
@@ -82,6 +102,7 @@ public final class RedisStore implements DecisionStore {
     if (b.connection != null || b.clusterConnection != null) {
       this.ownedClient = null;
       this.ownedClusterClient = null;
+      this.ownedResources = null;
       this.ownsConnection = false;
       if (b.connection != null) {
         this.connection = b.connection;
@@ -109,7 +130,8 @@ public final class RedisStore implements DecisionStore {
       for (RedisURI seed : b.clusterSeeds) {
         seeds.add(withHandshakeTimeout(seed, b.connectTimeout));
       }
-      RedisClusterClient client = RedisClusterClient.create(seeds);
+      this.ownedResources = reconnectingResources();
+      RedisClusterClient client = RedisClusterClient.create(ownedResources, seeds);
       this.ownedClusterClient = client;
       ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder()
           .enableAllAdaptiveRefreshTriggers()
@@ -130,6 +152,7 @@ public final class RedisStore implements DecisionStore {
         c = client.connect();
       } catch (RedisException e) {
         client.shutdown(Duration.ZERO, Duration.ZERO);
+        ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
         throw new IllegalStateException("cannot connect to the Redis Cluster at " + name + ": "
             + rootMessage(e), e);
       }
@@ -146,7 +169,8 @@ public final class RedisStore implements DecisionStore {
       return;
     }
     this.ownedClusterClient = null;
-    RedisClient client = b.client != null ? b.client : RedisClient.create();
+    this.ownedResources = b.client != null ? null : reconnectingResources();
+    RedisClient client = b.client != null ? b.client : RedisClient.create(ownedResources);
     this.ownedClient = b.client != null ? null : client;
     client.setOptions(ClientOptions.builder()
         .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
@@ -156,10 +180,12 @@ public final class RedisStore implements DecisionStore {
         .build());
     StatefulRedisConnection<String, String> c;
     try {
-      c = client.connect(b.client == null ? withHandshakeTimeout(b.uri, b.connectTimeout) : b.uri);
+      c = client.connect(b.client == null && !b.uriTimeoutGiven
+          ? withHandshakeTimeout(b.uri, b.connectTimeout) : b.uri);
     } catch (RedisConnectionException e) {
       if (ownedClient != null) {
         ownedClient.shutdown(Duration.ZERO, Duration.ZERO);
+        ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
       }
       throw new IllegalStateException("cannot connect to Redis at " + redacted(b.uri) + ": "
           + rootMessage(e), e);
@@ -194,7 +220,23 @@ public final class RedisStore implements DecisionStore {
     }
   }
 
-  /** A builder that connects with the caller's client (which the store does not shut down). */
+  /**
+   * A builder for a store on the server at {@code uri} (standalone, or Sentinel with its master
+   * id), on a client of the store's own (as {@link #builder(String)}).
+   */
+  public static Builder builder(RedisURI uri) {
+    Builder b = new Builder(RedisURI.builder(Objects.requireNonNull(uri, "uri")).build(), null);
+    b.uriTimeoutGiven = true;
+    return b;
+  }
+
+  /**
+   * A builder that connects with the caller's client (which the store does not shut down). Its
+   * {@code ClientResources} decide how long it waits between reconnect attempts: Lettuce's default
+   * grows to 30 s during an outage, so set a {@code reconnectDelay} with a cap (the store's own
+   * clients use {@code Delay.exponential(1 ms, 250 ms, 2, MILLISECONDS)}) if decisions should come
+   * back soon after a long outage.
+   */
   public static Builder builder(RedisClient client, RedisURI uri) {
     return new Builder(Objects.requireNonNull(uri, "uri"), Objects.requireNonNull(client, "client"));
   }
@@ -499,6 +541,9 @@ public final class RedisStore implements DecisionStore {
     if (ownedClusterClient != null) {
       ownedClusterClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
+    if (ownedResources != null) {
+      ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
+    }
   }
 
   @Override
@@ -544,6 +589,8 @@ public final class RedisStore implements DecisionStore {
   public static final class Builder {
     private final RedisURI uri;
     private final RedisClient client;
+    /** The caller's URI (builder(RedisURI)): its own timeout stays. */
+    private boolean uriTimeoutGiven;
     private String prefix = "sluice:";
     private Duration commandTimeout = Duration.ofMillis(50);
     private Duration connectTimeout = Duration.ofSeconds(2);

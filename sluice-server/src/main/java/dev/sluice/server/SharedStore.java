@@ -36,8 +36,12 @@ final class SharedStore {
       HikariDataSource ds = new HikariDataSource(config);
       PostgresStore pg;
       try {
+        // connections of their own while the pool waits out its back-off after an outage
+        org.postgresql.ds.PGSimpleDataSource direct = new org.postgresql.ds.PGSimpleDataSource();
+        direct.setURL(options.postgresUrl);
+        direct.setConnectTimeout(1);
         pg = PostgresStore.builder(ds).createIfMissing(true).statementTimeout(storeTimeout)
-            .pruneEvery(Duration.ofMinutes(1)).build();
+            .pruneEvery(Duration.ofMinutes(1)).recoveryDataSource(direct).build();
       } catch (RuntimeException e) {
         ds.close();
         throw e;

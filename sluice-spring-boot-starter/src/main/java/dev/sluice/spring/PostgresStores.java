@@ -8,9 +8,99 @@ import javax.sql.DataSource;
 final class PostgresStores {
   private PostgresStores() {}
 
-  static PostgresStore open(DataSource dataSource, SluiceProperties.Postgres pg, Duration timeout) {
-    return PostgresStore.builder(dataSource).table(pg.getTable())
+  static PostgresStore open(DataSource dataSource, SluiceProperties.Postgres pg, Duration timeout,
+      org.springframework.core.env.Environment env) {
+    PostgresStore.Builder b = PostgresStore.builder(dataSource).table(pg.getTable())
         .createIfMissing(pg.isCreateSchema()).statementTimeout(timeout)
-        .pruneEvery(pg.getPruneEvery()).build();
+        .pruneEvery(pg.getPruneEvery());
+    DataSource direct = direct(env);
+    if (direct != null) {
+      b.recoveryDataSource(direct);
+    }
+    return b.build();
+  }
+
+  /**
+   * Connections of the store's own to the database {@code spring.datasource.*} names, one per
+   * call, for decisions while the application's pool waits out its back-off after an outage
+   * (HikariCP: up to 5 s); null when the URL is not a PostgreSQL one (a DataSource of the
+   * application's own making: then recovery waits for its pool).
+   */
+  static DataSource direct(org.springframework.core.env.Environment env) {
+    String url = env.getProperty("spring.datasource.url");
+    if (url == null || !url.startsWith("jdbc:postgresql:")) {
+      return null;
+    }
+    String user = env.getProperty("spring.datasource.username");
+    String password = env.getProperty("spring.datasource.password");
+    return new DirectDataSource(url, user, password);
+  }
+
+  /** DriverManager connections, a new one per call (connect timeout 1 s). */
+  static final class DirectDataSource implements DataSource {
+    private final String url;
+    private final java.util.Properties info = new java.util.Properties();
+
+    DirectDataSource(String url, String user, String password) {
+      this.url = url;
+      if (user != null) {
+        info.setProperty("user", user);
+      }
+      if (password != null) {
+        info.setProperty("password", password);
+      }
+      info.setProperty("connectTimeout", "1");
+    }
+
+    @Override
+    public java.sql.Connection getConnection() throws java.sql.SQLException {
+      return java.sql.DriverManager.getConnection(url, info);
+    }
+
+    @Override
+    public java.sql.Connection getConnection(String user, String password)
+        throws java.sql.SQLException {
+      java.util.Properties p = new java.util.Properties();
+      p.putAll(info);
+      p.setProperty("user", user);
+      p.setProperty("password", password);
+      return java.sql.DriverManager.getConnection(url, p);
+    }
+
+    @Override
+    public java.io.PrintWriter getLogWriter() {
+      return null;
+    }
+
+    @Override
+    public void setLogWriter(java.io.PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+      return 1;
+    }
+
+    @Override
+    public java.util.logging.Logger getParentLogger() {
+      return java.util.logging.Logger.getGlobal();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> type) throws java.sql.SQLException {
+      throw new java.sql.SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> type) {
+      return false;
+    }
+
+    @Override
+    public String toString() {
+      return "direct connections to " + url.replaceAll("password=[^&]*", "password=***");
+    }
   }
 }

@@ -104,7 +104,8 @@ public class SluiceAutoConfiguration {
           throw new SluiceConfigurationException(List.of("sluice.store.type: postgres needs one"
               + " DataSource bean (spring.datasource.*)"));
         }
-        var pg = PostgresStores.open(ds, s.getPostgres(), s.getTimeout());
+        var pg = PostgresStores.open(ds, s.getPostgres(), s.getTimeout(),
+            context.getEnvironment());
         store = pg;
         resources = pg;
       }

@@ -390,7 +390,7 @@ public class SluiceProperties {
     private Duration window;
     /** Open after this many calls in a row found the store unreachable (default 3). */
     private Integer consecutiveUnavailable;
-    /** How long it stays open before one call probes the store (default 1s). */
+    /** How long it stays open before one call probes the store (default 500ms). */
     private Duration openFor;
 
     public Double getFailureRate() {

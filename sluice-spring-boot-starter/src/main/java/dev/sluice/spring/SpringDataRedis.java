@@ -1,7 +1,6 @@
 package dev.sluice.spring;
 
 import dev.sluice.redis.RedisStore;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,18 +53,11 @@ final class SpringDataRedis {
       uri = u.build();
     }
     uri.setTimeout(timeout.compareTo(Duration.ofSeconds(2)) < 0 ? Duration.ofSeconds(2) : timeout);
-    RedisClient client = RedisClient.create();
-    try {
-      RedisStore store = RedisStore.builder(client, uri).prefix(redis.getPrefix())
-          .commandTimeout(timeout).build();
-      return new RedisStores.Opened(store, () -> {
-        store.close();
-        client.shutdown();
-      });
-    } catch (RuntimeException e) {
-      client.shutdown();
-      throw e;
-    }
+    // a client of the store's own: its reconnect delay is capped, so decisions come back soon
+    // after a long outage (Lettuce's default back-off grows to 30 s)
+    RedisStore store = RedisStore.builder(uri).prefix(redis.getPrefix()).commandTimeout(timeout)
+        .build();
+    return new RedisStores.Opened(store, store);
   }
 
   private static void credentials(RedisURI.Builder u, String user, char[] password) {

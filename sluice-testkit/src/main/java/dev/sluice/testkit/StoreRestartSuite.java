@@ -221,6 +221,65 @@ public abstract class StoreRestartSuite {
     }
   }
 
+  /** How long {@link #longOutage_decisionsAreBackWithinOneSecondOfTheServerAnswering} stays down. */
+  protected Duration longOutage() {
+    return Duration.ofSeconds(12);
+  }
+
+  /**
+   * Issue 30: after an outage long enough for every back-off to grow (a client's reconnect delay,
+   * a pool's retry delay, the breaker's failed trials), with the limiter's default circuit
+   * breaker, decisions reach the store again within one second of the server answering.
+   */
+  @Test
+  public void longOutage_decisionsAreBackWithinOneSecondOfTheServerAnswering() throws Exception {
+    startServer();
+    DecisionStore store = openStore();
+    RateLimiter limiter = Sluice.builder()
+        .limit(Limit.leakyBucket(1_000_000, Rate.perSecond(1_000_000))).store(store)
+        .onStoreFailure(StoreFailure.FAIL_CLOSED).build();   // the default circuit breaker
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    AtomicBoolean stop = new AtomicBoolean();
+    try {
+      List<Future<?>> load = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        int id = t;
+        load.add(pool.submit(() -> {
+          int i = 0;
+          while (!stop.get()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // pacing the load
+            limiter.tryAcquire("user:" + id + ":" + (i++ % 100));
+          }
+        }));
+      }
+      waitUntil(() -> !limiter.check("probe").isDegraded(), 10);
+      stopServer();
+      long downAt = System.nanoTime();
+      waitUntil(() -> false, (int) longOutage().toSeconds());   // the outage, under load
+      assertThat(limiter.check("probe").isDegraded()).as("down after %s", longOutage()).isTrue();
+      startServer();   // returns once the server accepts connections
+      long answering = System.nanoTime();
+      while (limiter.check("probe").isDegraded()
+          && System.nanoTime() - answering < TimeUnit.SECONDS.toNanos(60)) {
+        Thread.sleep(5);   // polling a real server's recovery, not timing the test
+      }
+      double recovery = (System.nanoTime() - answering) / 1e9;
+      System.out.printf("%s long outage (%.1f s down): decisions back %.2f s after the server"
+          + " answered%n", getClass().getSimpleName(), (answering - downAt) / 1e9, recovery);
+      assertThat(recovery).as("seconds from the server answering to decisions reaching it")
+          .isLessThan(1.0);
+      stop.set(true);
+      for (Future<?> f : load) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      stop.set(true);
+      pool.shutdownNow();
+      closeStore(store);
+      stopServer();
+    }
+  }
+
   private static void waitUntil(BooleanSupplier condition, int seconds) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
