@@ -27,7 +27,7 @@ final class BucketRules extends Rules {
       return 0;
     }
     long d = Ticks.positiveDifference(e, now);
-    if (d > l.big / l.scale) {
+    if (d > l.bigTicks) {
       return l.big;
     }
     // A remainder written under another scale (the limit changed) counts as less than a tick.
@@ -36,12 +36,31 @@ final class BucketRules extends Rules {
 
   /** {@code ticks} in steps of limit l, saturating at {@code l.big}. */
   static long steps(CompiledLimit l, long ticks) {
-    return ticks > l.big / l.scale ? l.big : ticks * l.scale;
+    return ticks > l.bigTicks ? l.big : ticks * l.scale;
   }
 
-  /** Ticks for {@code steps} of limit l, rounded up. */
+  /**
+   * Ticks for {@code steps} (at least 0) of limit l, rounded up. Without a division below 2^52
+   * steps: the double estimate of {@code steps / scale} is within one half of it there, so the
+   * floor of the estimate is off by one at most, and the loops correct it (a division would cost
+   * more than the rest of a hot-key decision, and could not be dropped when nobody reads it).
+   */
   static long ticksUp(CompiledLimit l, long steps) {
-    return l.scale == 1 ? steps : (steps + l.scale - 1) / l.scale;
+    long s = l.scale;
+    if (s == 1) {
+      return steps;
+    }
+    if (steps > 1L << 52) {
+      return (steps + s - 1) / s;
+    }
+    long t = (long) (steps * l.inverseScale);
+    while (t * s < steps) {
+      t++;
+    }
+    while (t > 0 && (t - 1) * s >= steps) {
+      t--;
+    }
+    return t;
   }
 
   /**

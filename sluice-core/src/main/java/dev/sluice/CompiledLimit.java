@@ -51,6 +51,10 @@ final class CompiledLimit {
   final long scale;
   /** Buckets: the backlog at which arithmetic saturates, in steps. */
   final long big;
+  /** Buckets: {@code big / scale}, the saturating backlog in ticks (no division per decision). */
+  final long bigTicks;
+  /** Buckets: {@code 1.0 / scale} (BucketRules.ticksUp). */
+  final double inverseScale;
   /** Buckets: the capacity in steps. Windows: the limit in micro-units. */
   final long capacity;
   /** Window length in ticks; 0 for buckets. */
@@ -85,6 +89,8 @@ final class CompiledLimit {
         this.quantaPerUnit = MICRO_UNITS;
         this.scale = 1;
         this.big = max;
+        this.bigTicks = max;
+        this.inverseScale = 1;
         this.window = Math.min(max,
             Math.max(1, ticks(Ticks.toNanosSaturated(limit.windowOrNull()), ticksPerSecond)));
         this.slots = kind == FIXED ? 3 : 4;
@@ -142,6 +148,8 @@ final class CompiledLimit {
       }
     }
     this.scale = s;
+    this.bigTicks = big / s;
+    this.inverseScale = 1.0 / s;
     this.quantaPerUnit = u;
     this.unitCost = u;
     this.capacity = BigInteger.valueOf(u).multiply(cap[0]).divide(cap[1]).longValueExact();
@@ -162,6 +170,8 @@ final class CompiledLimit {
     this.quantaPerUnit = base.quantaPerUnit;
     this.scale = base.scale;
     this.big = base.big;
+    this.bigTicks = base.bigTicks;
+    this.inverseScale = base.inverseScale;
     this.capacity = capacity;
     this.window = base.window;
     this.penalty = base.penalty;
