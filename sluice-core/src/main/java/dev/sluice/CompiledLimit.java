@@ -53,8 +53,6 @@ final class CompiledLimit {
   final long big;
   /** Buckets: {@code big / scale}, the saturating backlog in ticks (no division per decision). */
   final long bigTicks;
-  /** Buckets: {@code 1.0 / scale} (BucketRules.ticksUp). */
-  final double inverseScale;
   /** Buckets: the capacity in steps. Windows: the limit in micro-units. */
   final long capacity;
   /** Window length in ticks; 0 for buckets. */
@@ -90,7 +88,6 @@ final class CompiledLimit {
         this.scale = 1;
         this.big = max;
         this.bigTicks = max;
-        this.inverseScale = 1;
         this.window = Math.min(max,
             Math.max(1, ticks(Ticks.toNanosSaturated(limit.windowOrNull()), ticksPerSecond)));
         this.slots = kind == FIXED ? 3 : 4;
@@ -149,7 +146,6 @@ final class CompiledLimit {
     }
     this.scale = s;
     this.bigTicks = big / s;
-    this.inverseScale = 1.0 / s;
     this.quantaPerUnit = u;
     this.unitCost = u;
     this.capacity = BigInteger.valueOf(u).multiply(cap[0]).divide(cap[1]).longValueExact();
@@ -171,7 +167,6 @@ final class CompiledLimit {
     this.scale = base.scale;
     this.big = base.big;
     this.bigTicks = base.bigTicks;
-    this.inverseScale = base.inverseScale;
     this.capacity = capacity;
     this.window = base.window;
     this.penalty = base.penalty;

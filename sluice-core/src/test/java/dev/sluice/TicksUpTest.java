@@ -6,7 +6,7 @@ import java.math.BigInteger;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** BucketRules.ticksUp, which avoids a division below 2^52 steps, is the exact ceiling. */
+/** BucketRules.ticksUp is the exact ceiling of steps over the scale, at every scale and size. */
 class TicksUpTest {
   @Test
   void ticksUp_isTheCeilingOfStepsOverTheScale_atEveryScale() {
