@@ -113,9 +113,12 @@ public final class RedisMemoryPerKey {
     long keys = redis.dbsize();
     long after = usedMemory(redis);
     String first = redis.randomkey();
+    String value = redis.type(first).equals("string") ? redis.get(first) : redis.type(first);
+    if (!value.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
+      value = "(binary, " + redis.strlen(first) + " bytes)";
+    }
     System.out.printf(Locale.ROOT, "  (a key: %s = %s, OBJECT ENCODING %s, TTL %s ms)%n", first,
-        redis.type(first).equals("string") ? redis.get(first) : redis.type(first),
-        redis.objectEncoding(first), redis.pttl(first));
+        value, redis.objectEncoding(first), redis.pttl(first));
     redis.flushall();
     return (after - before) / (double) keys;
   }
