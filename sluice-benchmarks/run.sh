@@ -12,7 +12,12 @@ for t in 1 2; do
   java -jar "$J" HotKeyBenchmark -t "$t" -f 2 -prof gc -rf json -rff "$OUT/hot-key-t$t.json"
   java -jar "$J" ManyKeysBenchmark -t "$t" -prof gc -rf json -rff "$OUT/many-keys-t$t.json"
 done
+for t in 1 2; do
+  java -jar "$J" 'RatesBenchmark|HotKeyBenchmark.(guava|resilience4j|bucket4j)$' -t "$t" -f 1 \
+    -wi 3 -w 1 -i 5 -r 1 -prof gc -rf json -rff "$OUT/rates-t$t.json"
+done
 java -Xmx8g -cp "$J" dev.sluice.benchmarks.MemoryPerKey 1000000 | tee "$OUT/memory-per-key.txt"
+java -cp "$J" dev.sluice.benchmarks.RedisMemoryPerKey 2>/dev/null | tee "$OUT/redis-memory.txt"
 # Redis: starts its own Redis 6.2 on loopback; the raw-script rows need redis-benchmark
 # (Debian: apt-get install redis-tools).
 java -cp "$J" dev.sluice.benchmarks.RedisLoad "" 5 2>/dev/null | tee "$OUT/redis-load.txt"
