@@ -225,7 +225,7 @@ public final class RedisStore implements DecisionStore {
    * id), on a client of the store's own (as {@link #builder(String)}).
    */
   public static Builder builder(RedisURI uri) {
-    Builder b = new Builder(RedisURI.builder(Objects.requireNonNull(uri, "uri")).build(), null);
+    Builder b = new Builder(Objects.requireNonNull(uri, "uri"), null);   // not changed here
     b.uriTimeoutGiven = true;
     return b;
   }
