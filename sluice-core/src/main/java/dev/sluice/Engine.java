@@ -241,6 +241,82 @@ final class Engine {
         n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
   }
 
+  /**
+   * {@link #meter} for limits that are all buckets, each backlog computed once: the same decision
+   * and next state (EngineInternalsTest compares them), in two passes over the limits. The first
+   * keeps each backlog in {@code next} (same slot layout) while it decides whether all fit; the
+   * second writes the state to keep and picks the deciding limit.
+   */
+  static Decision meterBuckets(CompiledLimit[] limits, long[] state, long now, int op,
+      double cost, long[] next) {
+    int n = limits.length;
+    boolean all = true;
+    int o = 0;
+    for (CompiledLimit l : limits) {
+      long b = BucketRules.backlog(l, state, o, now);
+      next[o] = b;
+      all &= Ticks.add(b, l.quantum(cost)) <= l.capacity;
+      o += l.slots;
+    }
+    boolean charge = op != CHECK;
+    int deciding = -1;
+    double leastShare = Double.POSITIVE_INFINITY;
+    long longestRetry = -1;
+    long retryAll = 0;
+    long decidingAfter = 0;
+    o = 0;
+    for (int i = 0; i < n; i++) {
+      CompiledLimit l = limits[i];
+      long q = l.quantum(cost);
+      long b = next[o];
+      boolean fits = Ticks.add(b, q) <= l.capacity;
+      long after = b;
+      boolean write = false;
+      if (charge && all) {
+        after = Ticks.add(b, q);
+        write = true;
+      } else if (charge && !fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity) {
+        after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
+        write = true;
+      }
+      if (write) {
+        BucketRules.hold(l, next, o, now, after);
+      } else {
+        next[o] = state[o];
+        if (l.slots == 2) {
+          next[o + 1] = state[o + 1];
+        }
+      }
+      if (!all) {
+        long retry = q > l.capacity ? NEVER
+            : BucketRules.ticksUp(l, Ticks.positiveDifference(Ticks.add(after, q), l.capacity));
+        retryAll = Math.max(retryAll, l.nanos(retry));
+        if (!fits) {
+          if (retry > longestRetry) {
+            longestRetry = retry;
+            deciding = i;
+            decidingAfter = after;
+          }
+          o += l.slots;
+          continue;
+        }
+      }
+      if (longestRetry < 0) {
+        double share = Math.max(0, l.capacity - after) / (double) l.capacity;
+        if (share < leastShare) {
+          leastShare = share;
+          deciding = i;
+          decidingAfter = after;
+        }
+      }
+      o += l.slots;
+    }
+    CompiledLimit d = limits[deciding];
+    return new Decision(all, false, d.units(Math.max(0, d.capacity - decidingAfter)),
+        all ? 0 : retryAll, d.nanos(BucketRules.ticksUp(d, decidingAfter)), 0, d.limit,
+        n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
+  }
+
   private static int offset(CompiledLimit[] limits, int i) {
     int o = 0;
     for (int j = 0; j < i; j++) {

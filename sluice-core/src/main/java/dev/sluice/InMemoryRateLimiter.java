@@ -186,9 +186,13 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   /** The engine's decision; the meter takes the path without intermediate arrays. */
   private static Decision decide(CompiledLimit[] limits, long[] state, long now, int op,
       double cost, long[] next) {
-    return op == Engine.TRY_ACQUIRE || op == Engine.CHECK
-        ? Engine.meter(limits, state, now, op, cost, next)
-        : Engine.decide(limits, state, now, op, cost, next);
+    if (op == Engine.TRY_ACQUIRE || op == Engine.CHECK) {
+      return limits.length > 1 && limits[0].kind == CompiledLimit.BUCKET
+          && Engine.canReserve(limits)
+          ? Engine.meterBuckets(limits, state, now, op, cost, next)
+          : Engine.meter(limits, state, now, op, cost, next);
+    }
+    return Engine.decide(limits, state, now, op, cost, next);
   }
 
   /**
