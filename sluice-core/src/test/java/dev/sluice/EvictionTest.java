@@ -21,12 +21,16 @@ class EvictionTest {
 
   @Test
   void bound_isHeld_andIdleKeysGoFirst() {
+    // Idle keys go first within each sample of 256 entries that eviction looks at; a sample
+    // with none evicts busy ones (docs/semantics.md). Where a sample starts depends on the
+    // randomly timed sweeps, and with half the keys busy a run of 256 busy entries was met once
+    // in CI-like runs: idle keys are four fifths here, so a sample without one is far-fetched.
     InMemoryRateLimiter l = limiter(1000, Limit.leakyBucket(5, Rate.perSecond(1)));
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < 200; i++) {
       l.tryAcquire("busy-" + i, 5);   // full for 5 s
     }
     clock.now.addAndGet(1);
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < 800; i++) {
       l.tryAcquire("idle-" + i, 0.000_000_001);   // empty again 1 ns later
     }
     clock.now.addAndGet(10);
@@ -36,7 +40,7 @@ class EvictionTest {
     assertThat(l.size()).isLessThanOrEqualTo(1000);
     assertThat(l.evictedBusy()).as("only idle keys had to go").isZero();
     assertThat(l.evictedIdle()).isGreaterThanOrEqualTo(250);
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < 200; i++) {
       assertThat(l.check("busy-" + i, 1).isAllowed()).as("busy-%s kept its level", i).isFalse();
     }
   }
