@@ -241,24 +241,34 @@ final class Engine {
         n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
   }
 
+  /** Where {@link #meterBuckets} puts the state to keep when the decision writes one. */
+  interface StateSink {
+    void keep(long[] next);
+  }
+
   /**
-   * {@link #meter} for limits that are all buckets, each backlog computed once: the same decision
-   * and next state (EngineInternalsTest compares them), in two passes over the limits. The first
-   * keeps each backlog in {@code next} (same slot layout) while it decides whether all fit; the
-   * second writes the state to keep and picks the deciding limit.
+   * {@link #meter} for limits that are all buckets: the same decision and next state
+   * (MeterEquivalenceTest compares them), allocating the next state only when the decision
+   * writes one (an admission, or a rejection that starts a penalty), which it hands to
+   * {@code sink}; a check or a plain rejection allocates nothing but its Decision and the lazy
+   * per-limit figures.
    */
   static Decision meterBuckets(CompiledLimit[] limits, long[] state, long now, int op,
-      double cost, long[] next) {
+      double cost, StateSink sink) {
     int n = limits.length;
     boolean all = true;
+    boolean penalty = false;
     int o = 0;
     for (CompiledLimit l : limits) {
       long b = BucketRules.backlog(l, state, o, now);
-      next[o] = b;
-      all &= Ticks.add(b, l.quantum(cost)) <= l.capacity;
+      long q = l.quantum(cost);
+      boolean fits = Ticks.add(b, q) <= l.capacity;
+      all &= fits;
+      penalty |= !fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity;
       o += l.slots;
     }
-    boolean charge = op != CHECK;
+    boolean write = op != CHECK && (all || penalty);
+    long[] next = write ? new long[state.length] : state;
     int deciding = -1;
     double leastShare = Double.POSITIVE_INFINITY;
     long longestRetry = -1;
@@ -268,23 +278,21 @@ final class Engine {
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
       long q = l.quantum(cost);
-      long b = next[o];
+      long b = BucketRules.backlog(l, state, o, now);
       boolean fits = Ticks.add(b, q) <= l.capacity;
       long after = b;
-      boolean write = false;
-      if (charge && all) {
-        after = Ticks.add(b, q);
-        write = true;
-      } else if (charge && !fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity) {
-        after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
-        write = true;
-      }
       if (write) {
-        BucketRules.hold(l, next, o, now, after);
-      } else {
-        next[o] = state[o];
-        if (l.slots == 2) {
-          next[o + 1] = state[o + 1];
+        if (all) {
+          after = Ticks.add(b, q);
+          BucketRules.hold(l, next, o, now, after);
+        } else if (!fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity) {
+          after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
+          BucketRules.hold(l, next, o, now, after);
+        } else {
+          next[o] = state[o];
+          if (l.slots == 2) {
+            next[o + 1] = state[o + 1];
+          }
         }
       }
       if (!all) {
@@ -310,6 +318,9 @@ final class Engine {
         }
       }
       o += l.slots;
+    }
+    if (write) {
+      sink.keep(next);
     }
     CompiledLimit d = limits[deciding];
     return new Decision(all, false, d.units(Math.max(0, d.capacity - decidingAfter)),

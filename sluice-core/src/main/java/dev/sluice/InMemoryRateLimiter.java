@@ -186,13 +186,9 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   /** The engine's decision; the meter takes the path without intermediate arrays. */
   private static Decision decide(CompiledLimit[] limits, long[] state, long now, int op,
       double cost, long[] next) {
-    if (op == Engine.TRY_ACQUIRE || op == Engine.CHECK) {
-      return limits.length > 1 && limits[0].kind == CompiledLimit.BUCKET
-          && Engine.canReserve(limits)
-          ? Engine.meterBuckets(limits, state, now, op, cost, next)
-          : Engine.meter(limits, state, now, op, cost, next);
-    }
-    return Engine.decide(limits, state, now, op, cost, next);
+    return op == Engine.TRY_ACQUIRE || op == Engine.CHECK
+        ? Engine.meter(limits, state, now, op, cost, next)
+        : Engine.decide(limits, state, now, op, cost, next);
   }
 
   /**
@@ -201,9 +197,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
    * decision writes a new array instead of changing the old one, so that a decision's per-limit
    * figures, computed when first asked for (Engine.meter), read the states it saw.
    */
-  static final class SlotsCell extends KeyTable.Cell {
+  static final class SlotsCell extends KeyTable.Cell implements Engine.StateSink {
     private final CompiledLimit[] limits;
     private final Clock clock;
+    /** Every limit is a bucket: the meter takes Engine.meterBuckets. */
+    private final boolean buckets;
     private long[] state;
     private boolean dead;
 
@@ -211,6 +209,13 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       this.limits = limits;
       this.clock = clock;
       this.state = state;
+      this.buckets = limits.length > 1 && Engine.canReserve(limits);
+    }
+
+    /** Under the monitor: the state the decision keeps. */
+    @Override
+    public void keep(long[] next) {
+      state = next;
     }
 
     /** The state now, never changed in place; null if the cell is dead. */
@@ -224,6 +229,9 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         return null;
       }
       long[] s = state;
+      if (buckets && (op == Engine.TRY_ACQUIRE || op == Engine.CHECK)) {
+        return Engine.meterBuckets(limits, s, clock.nanoTime(), op, cost, this);
+      }
       long[] next = new long[s.length];
       Decision d = InMemoryRateLimiter.decide(limits, s, clock.nanoTime(), op, cost, next);
       if (op != Engine.CHECK) {

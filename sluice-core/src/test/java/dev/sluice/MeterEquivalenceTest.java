@@ -42,10 +42,16 @@ class MeterEquivalenceTest {
         same(set + " step " + step + " meter", expected, meter);
         assertThat(next).containsExactly(expectedNext);
         if (buckets) {
-          long[] next2 = new long[state.length];
-          Decision fast = Engine.meterBuckets(limits, state, now, op, cost, next2);
+          long[][] kept = new long[1][];
+          long[] before = state.clone();
+          Decision fast = Engine.meterBuckets(limits, state, now, op, cost, next2 -> kept[0] = next2);
           same(set + " step " + step + " meterBuckets", expected, fast);
-          assertThat(next2).as("%s step %d", set, step).containsExactly(expectedNext);
+          assertThat(kept[0] == null ? state : kept[0]).as("%s step %d", set, step)
+              .containsExactly(expectedNext);
+          assertThat(state).as("the state it read is left as it was").containsExactly(before);
+          if (java.util.Arrays.equals(expectedNext, state)) {
+            assertThat(kept[0]).as("nothing to keep, nothing allocated").isNull();
+          }
         }
         state = expectedNext;
       }
