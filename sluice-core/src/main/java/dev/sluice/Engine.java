@@ -264,7 +264,7 @@ final class Engine {
       long q = l.quantum(cost);
       boolean fits = Ticks.add(b, q) <= l.capacity;
       all &= fits;
-      penalty |= !fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity;
+      penalty |= !fits && startsPenalty(l, b, q);
       o += l.slots;
     }
     boolean write = op != CHECK && (all || penalty);
@@ -285,7 +285,7 @@ final class Engine {
         if (all) {
           after = Ticks.add(b, q);
           BucketRules.hold(l, next, o, now, after);
-        } else if (!fits && q <= l.capacity && l.penalty > 0 && b <= l.capacity) {
+        } else if (!fits && startsPenalty(l, b, q)) {
           after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
           BucketRules.hold(l, next, o, now, after);
         } else {
@@ -326,6 +326,14 @@ final class Engine {
     return new Decision(all, false, d.units(Math.max(0, d.capacity - decidingAfter)),
         all ? 0 : retryAll, d.nanos(BucketRules.ticksUp(d, decidingAfter)), 0, d.limit,
         n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
+  }
+
+  /**
+   * Whether a rejection of {@code q} by bucket l at backlog {@code b} starts its penalty: one it
+   * could ever admit, a penalty set, and none in force (a held bucket is over-full).
+   */
+  private static boolean startsPenalty(CompiledLimit l, long b, long q) {
+    return q <= l.capacity && l.penalty > 0 && b <= l.capacity;
   }
 
   private static int offset(CompiledLimit[] limits, int i) {

@@ -22,6 +22,8 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   static final long TICKS_PER_SECOND = 1_000_000_000L;
 
   private final CompiledLimit[] compiled;
+  /** Several limits, every one a bucket: the meter takes Engine.meterBuckets. */
+  private final boolean buckets;
   /** The lock-free path of a single bucket; null when the general path is used. */
   private final LockFreeBucket lockFree;
   private final KeyTable table;
@@ -41,6 +43,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
     // this.clock: the monotonic guard over the user's clock, not the argument
     this.table = new KeyTable(this.clock, maximumKeys);
+    this.buckets = compiled.length > 1 && Engine.canReserve(compiled);
     this.lockFree = fastPath && compiled.length == 1 && compiled[0].kind == CompiledLimit.BUCKET
         ? new LockFreeBucket(compiled[0], this.clock, table, rebaseAge) : null;
   }
@@ -132,7 +135,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
           }
           continue;
         }
-        SlotsCell born = new SlotsCell(compiled, clock, fresh);
+        SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
         synchronized (born) {
           if (!table.insert(key, born)) {
             continue;
@@ -178,7 +181,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       return;
     }
     reset(key);
-    if (state != null && !table.insert(key, new SlotsCell(compiled, clock, state.clone()))) {
+    if (state != null && !table.insert(key, new SlotsCell(compiled, buckets, clock, state.clone()))) {
       throw new IllegalStateException("key " + key + " appeared while being put");
     }
   }
@@ -205,11 +208,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     private long[] state;
     private boolean dead;
 
-    SlotsCell(CompiledLimit[] limits, Clock clock, long[] state) {
+    SlotsCell(CompiledLimit[] limits, boolean buckets, Clock clock, long[] state) {
       this.limits = limits;
+      this.buckets = buckets;
       this.clock = clock;
       this.state = state;
-      this.buckets = limits.length > 1 && Engine.canReserve(limits);
     }
 
     /** Under the monitor: the state the decision keeps. */

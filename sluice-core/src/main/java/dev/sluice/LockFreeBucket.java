@@ -83,9 +83,11 @@ final class LockFreeBucket {
     CompiledLimit l = bucket;
     long now = clock.nanoTime();
     BucketCell cell = (BucketCell) table.get(key);
-    for (int attempt = 0; ; attempt++) {
-      if (attempt > 0) {
-        backOff(attempt);
+    boolean lost = false;   // the last CAS (or insert) failed
+    for (;;) {
+      if (lost) {
+        backOff();
+        lost = false;
         if (cell == null) {
           cell = (BucketCell) table.get(key);
         }
@@ -97,17 +99,16 @@ final class LockFreeBucket {
         at = 0;
       } else {
         e = cell.e;
-        if (e < LIVE) {
+        long age = now - cell.origin;
+        if (e < LIVE || age > rebaseAge) {
           if (e == DEAD) {
             table.remove(key, cell);
+          } else if (e == MOVED) {
+            Thread.onSpinWait();   // its successor is about to be mapped
+          } else {
+            rebase(key, cell, e, now);
           }
-          cell = (BucketCell) table.get(key);   // MOVED: its successor is (about to be) mapped
-          continue;
-        }
-        long age = now - cell.origin;
-        if (age > rebaseAge) {
-          rebase(key, cell, e, now);
-          cell = (BucketCell) table.get(key);
+          cell = (BucketCell) table.get(key);   // nothing was lost: look again at once
           continue;
         }
         at = age * l.scale;
@@ -139,6 +140,7 @@ final class LockFreeBucket {
           return outcome(held, false, false);
         }
       }
+      lost = true;
     }
   }
 
@@ -150,9 +152,7 @@ final class LockFreeBucket {
    * reset intend.
    */
   private void rebase(String key, BucketCell cell, long e, long now) {
-    long age = now - cell.origin;
-    long at = age > Long.MAX_VALUE / bucket.scale ? Long.MAX_VALUE : age * bucket.scale;
-    long b = Ticks.positiveDifference(e, at);
+    long b = cell.backlog(e, now);
     if (b == 0) {
       if (cell.cas(e, DEAD)) {
         table.remove(key, cell);
@@ -170,7 +170,7 @@ final class LockFreeBucket {
    * that lost. Spinning instead (up to 64 pauses) left two threads at about half the throughput
    * of one.
    */
-  private static void backOff(int attempt) {
+  private static void backOff() {
     java.util.concurrent.locks.LockSupport.parkNanos(1);
   }
 
