@@ -189,6 +189,17 @@ class StoreFailureTest {
     assertThat(l.stats().storeErrors()).isEqualTo(3);
   }
 
+  /** The defaults the README and docs/operations.md give. */
+  @Test
+  void circuitBreakerSettings_defaults_areTheDocumentedOnes() {
+    CircuitBreakerSettings d = CircuitBreakerSettings.defaults();
+    assertThat(d.consecutiveUnavailable()).isEqualTo(3);
+    assertThat(d.failureRate()).isEqualTo(0.5);
+    assertThat(d.minimumCalls()).isEqualTo(20);
+    assertThat(d.window()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(d.openFor()).isEqualTo(Duration.ofMillis(500));
+  }
+
   @Test
   void circuitBreakerSettings_refuseValuesOutOfRange() {
     CircuitBreakerSettings d = CircuitBreakerSettings.defaults();
