@@ -45,6 +45,22 @@ public interface RateLimiter extends AutoCloseable {
   Decision check(String key, double cost);
 
   /**
+   * {@link #check(String, double)} without blocking on a shared store's round trip. In memory
+   * the answer is immediate.
+   */
+  default CompletableFuture<Decision> checkAsync(String key, double cost) {
+    return CompletableFuture.completedFuture(check(key, cost));
+  }
+
+  /**
+   * {@link #fillUp(String, double)} without blocking on a shared store's round trip. In memory
+   * the answer is immediate.
+   */
+  default CompletableFuture<Decision> fillUpAsync(String key, double cost) {
+    return CompletableFuture.completedFuture(fillUp(key, cost));
+  }
+
+  /**
    * Adds the cost unconditionally, clamped at capacity ({@code L = min(C, L + c)}), and reports
    * whether capacity was reached at this instant ({@link Decision#reachedCapacity()}).
    */

@@ -224,6 +224,23 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   @Override
+  public CompletableFuture<Decision> checkAsync(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    return decideAsync(key, Engine.CHECK, cost, 0);
+  }
+
+  @Override
+  public CompletableFuture<Decision> fillUpAsync(String key, double cost) {
+    StoreKeys.check(key);
+    Checks.cost(cost);
+    if (group != null) {
+      throw new UnsupportedOperationException(GroupLimits.unsupported(Engine.FILL_UP));
+    }
+    return decideAsync(key, Engine.FILL_UP, cost, 0);
+  }
+
+  @Override
   public Decision reserve(String key, double cost) {
     checkReserve(key, cost);
     return decide(key, Engine.RESERVE, cost);

@@ -38,6 +38,31 @@ final class ServeCommand implements Callable<Integer> {
       + " configuration in envoyproxy/ratelimit's format: a file, or a directory of them")
   Path envoyConfig;
 
+  @Option(names = "--envoy-algorithm", paramLabel = "ALGORITHM", defaultValue = "leaky-bucket",
+      description = "algorithm of Envoy descriptors that name none: leaky-bucket (default),"
+      + " token-bucket, gcra, sliding-window, or fixed-window (envoyproxy/ratelimit's own"
+      + " counter: calendar windows, refused hits counted)")
+  String envoyAlgorithm;
+
+  @Option(names = "--envoy-overrides", paramLabel = "true|false", defaultValue = "true",
+      arity = "1", description = "apply requests' per-descriptor limit overrides, as"
+      + " envoyproxy/ratelimit does (default: ${DEFAULT-VALUE})")
+  boolean envoyOverrides;
+
+  @Option(names = "--envoy-headers", paramLabel = "MODE", defaultValue = "none",
+      description = "headers Envoy's answers carry: none (default, as envoyproxy/ratelimit),"
+      + " ratelimit (its RateLimit-Limit/-Remaining/-Reset), ietf (RateLimit-Policy, RateLimit,"
+      + " Retry-After)")
+  String envoyHeaders;
+
+  @Option(names = "--envoy-shadow-mode", description = "answer every Envoy request OK, still"
+      + " deciding and charging (envoyproxy/ratelimit's SHADOW_MODE)")
+  boolean envoyShadowMode;
+
+  @Option(names = "--envoy-merge-domains", description = "merge Envoy configuration files that"
+      + " name the same domain (envoyproxy/ratelimit's MERGE_DOMAIN_CONFIG)")
+  boolean envoyMergeDomains;
+
   @Option(names = "--redis", paramLabel = "URI", description = "share limits through Redis (redis://host:6379)")
   String redis;
 
@@ -243,6 +268,8 @@ final class ServeCommand implements Callable<Integer> {
       if (envoyConfig != null) {
         o.envoyConfig(envoyConfig);
       }
+      o.envoyAlgorithm(envoyAlgorithm).envoyOverrides(envoyOverrides).envoyHeaders(envoyHeaders)
+          .envoyShadowMode(envoyShadowMode).envoyMergeDomains(envoyMergeDomains);
       o.validate();
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());

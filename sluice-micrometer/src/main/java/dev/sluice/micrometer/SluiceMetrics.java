@@ -198,9 +198,21 @@ public final class SluiceMetrics {
     }
 
     @Override
+    public CompletableFuture<Decision> checkAsync(String key, double cost) {
+      long start = System.nanoTime();
+      return delegate.checkAsync(key, cost).thenApply(d -> record(CHECK, start, d));
+    }
+
+    @Override
     public Decision fillUp(String key, double cost) {
       long start = System.nanoTime();
       return record(FILL_UP, start, delegate.fillUp(key, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> fillUpAsync(String key, double cost) {
+      long start = System.nanoTime();
+      return delegate.fillUpAsync(key, cost).thenApply(d -> record(FILL_UP, start, d));
     }
 
     @Override

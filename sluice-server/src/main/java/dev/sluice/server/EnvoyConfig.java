@@ -16,123 +16,179 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Envoy rate limit configuration in envoyproxy/ratelimit's own format, loaded as is: one file
- * per domain, a tree of descriptors ({@code key}, optional {@code value}, optional
- * {@code rate_limit: {unit, requests_per_unit, name}}, {@code unlimited}, {@code shadow_mode},
- * {@code detailed_metric}, nested {@code descriptors}).
+ * Envoy rate limit configuration in envoyproxy/ratelimit's own format, loaded as ratelimit loads
+ * it (its {@code src/config/config_impl.go}): one file per domain, a tree of descriptors.
  *
- * <p>Each {@code rate_limit} becomes a Sluice limit with the same long-run rate: by default a
- * leaky bucket of {@code requests_per_unit} per unit whose capacity is one unit's worth; the
- * optional extension {@code sluice: {algorithm: ..., capacity: ...}} picks another algorithm or
- * burst (a fixed window keeps envoyproxy/ratelimit's own behaviour).
+ * <p>What loads: every key ratelimit accepts ({@code domain, key, value, descriptors, rate_limit,
+ * unit, requests_per_unit, unlimited, shadow_mode, quota_mode, name, replaces, detailed_metric,
+ * value_to_metric, share_threshold, metadata}) wherever ratelimit accepts it (anywhere: a key in
+ * a place where it means nothing is ignored, as ratelimit ignores it, with a warning), plus
+ * Sluice's {@code sluice: {algorithm, capacity, overrides}} and, in the policies file's
+ * {@code envoy:} section, {@code policy}. What is refused, as ratelimit refuses it, each problem
+ * as {@code file:line: descriptor: problem}: an empty domain, a domain twice (unless merging), an
+ * empty key, a descriptor twice under one parent, an unknown key, a key that is not a string, a
+ * list of anything but mappings, a unit that is not second/minute/hour/day/week/month/year, a
+ * unit beside {@code unlimited: true}, {@code requests_per_unit} outside 0..4294967295 (the
+ * wire's uint32), an empty {@code replaces} entry or one naming its own limit,
+ * {@code share_threshold} on a value without {@code *}.
  *
- * <p>Matching, as envoyproxy/ratelimit does it: each entry of a request's descriptor, in order,
- * descends to the child whose key and value equal it, else to a child with that key and a value
- * ending in {@code *} whose prefix it starts with, else to the child with that key and no value
- * (any value: each value gets its own bucket). The limit is that of the node the last entry
- * reaches; a descriptor that leaves the tree, or ends on a node without a limit, has none.
+ * <p>Matching, as ratelimit's {@code GetLimit}: each entry of a request's descriptor, in order,
+ * goes to the child whose {@code key_value} is the entry's, else to the first wildcard child (a
+ * value with {@code *} anywhere, each matching any run of characters, in the order written) that
+ * matches, else to the child with the entry's key and no value. The limit is that of the node
+ * the last entry reaches; a descriptor that leaves the tree, or has more entries than the tree
+ * is deep, has none.
  */
 final class EnvoyConfig {
-  private static final Set<String> NODE_KEYS = Set.of("key", "value", "rate_limit", "unlimited",
-      "shadow_mode", "detailed_metric", "descriptors", "sluice", "policy");
-  private static final Set<String> LIMIT_KEYS = Set.of("unit", "requests_per_unit", "name",
-      "replaces");
+  /** Every key envoyproxy/ratelimit accepts, at any level (its {@code validKeys}). */
+  static final Set<String> RATELIMIT_KEYS = Set.of("domain", "key", "value", "descriptors",
+      "rate_limit", "unit", "requests_per_unit", "unlimited", "shadow_mode", "quota_mode", "name",
+      "replaces", "detailed_metric", "value_to_metric", "share_threshold", "metadata");
+  /** Where each key means something (elsewhere it is ignored, as ratelimit ignores it). */
+  private static final Set<String> TOP_KEYS = Set.of("domain", "descriptors");
+  private static final Set<String> NODE_KEYS = Set.of("key", "value", "descriptors",
+      "rate_limit", "shadow_mode", "quota_mode", "detailed_metric", "value_to_metric",
+      "share_threshold", "metadata", "sluice", "policy");
+  private static final Set<String> LIMIT_KEYS = Set.of("unit", "requests_per_unit", "unlimited",
+      "name", "replaces");
+  /** The most {@code requests_per_unit} can be: the wire's uint32. */
+  static final long MAX_REQUESTS_PER_UNIT = 0xFFFF_FFFFL;
 
   /** Envoy's units, as {@code RateLimitResponse.RateLimit.Unit} names them, and their lengths. */
   enum Unit {
-    SECOND(Duration.ofSeconds(1)), MINUTE(Duration.ofMinutes(1)), HOUR(Duration.ofHours(1)),
-    DAY(Duration.ofDays(1)), WEEK(Duration.ofDays(7)), MONTH(Duration.ofDays(30)),
-    YEAR(Duration.ofDays(365));
+    SECOND(1), MINUTE(60), HOUR(3600), DAY(86_400), WEEK(7 * 86_400), MONTH(30 * 86_400),
+    YEAR(365 * 86_400);
 
+    final long seconds;
     final Duration length;
 
-    Unit(Duration length) {
-      this.length = length;
+    Unit(long seconds) {
+      this.seconds = seconds;
+      this.length = Duration.ofSeconds(seconds);
+    }
+
+    /** The unit a configuration names, in any case, as ratelimit reads it; null if none. */
+    static Unit parse(String text) {
+      if (text == null) {
+        return null;
+      }
+      try {
+        return valueOf(text.toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
     }
   }
 
-  /** One descriptor node. {@code limit} is null without a {@code rate_limit}. */
+  /** How configurations load: the clock's resolution, the default algorithm, domain merging. */
+  record Settings(long ticksPerSecond, String algorithm, boolean mergeDomains) {
+    static Settings of(long ticksPerSecond) {
+      return new Settings(ticksPerSecond, "leaky-bucket", false);
+    }
+  }
+
+  /** A {@code rate_limit}. {@code unit} is null only when {@code unlimited}. */
+  record RateLimitDef(long requestsPerUnit, Unit unit, boolean unlimited, String name,
+      List<String> replaces) {}
+
+  /** A wildcard child of a node: its {@code key_value} split on {@code *}. */
+  record Wildcard(String finalKey, String[] parts) {}
+
+  /** One descriptor node. */
   static final class Node {
     final String key;
+    /** The value, or null for none. */
     final String value;
-    final Limit limit;
-    final Unit unit;
-    final long requestsPerUnit;
-    final boolean unlimited;
-    final boolean shadow;
-    final boolean detailed;
-    /** The Sluice algorithm of its limits (the {@code sluice:} extension; default leaky-bucket). */
-    String algorithm = "leaky-bucket";
-    /** Whether a request's per-descriptor {@code limit} override applies here. */
-    boolean overrides;
-    /** The Sluice policy this node is held to (in Sluice's policies file), or null. */
-    String policy;
-    /** This node's path from the domain, for names and metrics: {@code key=value.key}. */
+    /** {@code key} or {@code key_value}: the node's name among its siblings, as ratelimit's. */
+    final String finalKey;
+    /** The path from the domain, as ratelimit's stats key: {@code domain.key_value.key}. */
     final String path;
-    final Map<String, Node> exact = new LinkedHashMap<>();
-    final List<Node> prefixed = new ArrayList<>();
-    final Map<String, Node> anyValue = new LinkedHashMap<>();
+    /** Null without a {@code rate_limit}. */
+    final RateLimitDef rateLimit;
+    final boolean shadow;
+    final boolean quota;
+    final boolean detailed;
+    final boolean valueToMetric;
+    final boolean shareThreshold;
+    /** The Sluice algorithm of its limit (the {@code sluice:} extension, or the default). */
+    final String algorithm;
+    /** Whether a request's {@code limit} override applies here: null for the service's default. */
+    final Boolean overrides;
+    /** The Sluice policy this node is held to (policies file only), or null. */
+    final String policy;
+    /** The Sluice limit: null without one (no rate_limit, unlimited, 0 per unit, a policy). */
+    final Limit limit;
+    final Map<String, Node> children = new LinkedHashMap<>();
+    final List<Wildcard> wildcards = new ArrayList<>();
 
-    Node(String key, String value, Limit limit, Unit unit, long requestsPerUnit,
-        boolean unlimited, boolean shadow, boolean detailed, String path) {
+    Node(String key, String value, String path, RateLimitDef rateLimit, boolean[] flags,
+        String algorithm, Boolean overrides, String policy, Limit limit) {
       this.key = key;
       this.value = value;
-      this.limit = limit;
-      this.unit = unit;
-      this.requestsPerUnit = requestsPerUnit;
-      this.unlimited = unlimited;
-      this.shadow = shadow;
-      this.detailed = detailed;
+      this.finalKey = value == null ? key : key + "_" + value;
       this.path = path;
+      this.rateLimit = rateLimit;
+      this.shadow = flags[0];
+      this.quota = flags[1];
+      this.detailed = flags[2];
+      this.valueToMetric = flags[3];
+      this.shareThreshold = flags[4];
+      this.algorithm = algorithm;
+      this.overrides = overrides;
+      this.policy = policy;
+      this.limit = limit;
     }
 
-    /** Whether this node limits (has a rate limit and is not unlimited). */
+    static Node root(String domain) {
+      return new Node(null, null, domain, null, new boolean[5], null, null, null, null);
+    }
+
+    /** Whether the node has a rate limit that is not unlimited. */
     boolean limits() {
-      return limit != null && !unlimited;
+      return rateLimit != null && !rateLimit.unlimited();
+    }
+
+    /** Whether the node counts in envoyproxy/ratelimit's calendar windows. */
+    boolean windowed() {
+      return "fixed-window".equals(algorithm);
     }
 
     void add(Node child) {
-      if (child.value == null) {
-        anyValue.put(child.key, child);
-      } else if (child.value.endsWith("*")) {
-        prefixed.add(child);
-      } else {
-        exact.put(child.key + "=" + child.value, child);
+      children.put(child.finalKey, child);
+      if (child.finalKey.indexOf('*') >= 0) {
+        wildcards.add(new Wildcard(child.finalKey, child.finalKey.split("\\*", -1)));
       }
-    }
-
-    Node child(String key, String value) {
-      Node n = exact.get(key + "=" + value);
-      if (n != null) {
-        return n;
-      }
-      for (Node p : prefixed) {
-        if (p.key.equals(key) && value.startsWith(p.value.substring(0, p.value.length() - 1))) {
-          return p;
-        }
-      }
-      return anyValue.get(key);
     }
   }
 
-  private final Map<String, Node> domains;
+  /**
+   * What a descriptor reaches: the node whose limit applies (null for none), and for each entry
+   * matched by a {@code share_threshold} wildcard the pattern's value that stands for the
+   * entry's value in the bucket's key (null when none).
+   */
+  record Match(Node node, String[] shared) {}
 
-  private EnvoyConfig(Map<String, Node> domains) {
+  private final Map<String, Node> domains;
+  private final List<String> warnings;
+
+  private EnvoyConfig(Map<String, Node> domains, List<String> warnings) {
     this.domains = domains;
+    this.warnings = warnings;
   }
 
   /** No domain at all. */
   static EnvoyConfig none() {
-    return new EnvoyConfig(Map.of());
+    return new EnvoyConfig(Map.of(), List.of());
   }
 
   /** The domains, each a root node whose children are its descriptors. */
@@ -140,22 +196,99 @@ final class EnvoyConfig {
     return domains;
   }
 
-  /** The node a descriptor's entries reach in {@code domain}, or null. */
-  Node match(String domain, List<String[]> entries) {
-    Node n = domains.get(domain);
-    if (n == null || entries.isEmpty()) {
-      return null;
-    }
-    for (String[] e : entries) {
-      n = n.child(e[0], e[1]);
-      if (n == null) {
-        return null;
-      }
-    }
-    return n;
+  /** Keys that loaded but mean nothing where they are (ratelimit ignores them too). */
+  List<String> warnings() {
+    return warnings;
   }
 
-  /** Every node with a limit, for building limiters. */
+  /**
+   * The node a descriptor's entries reach in {@code domain}, as ratelimit's {@code GetLimit}
+   * finds it; null for an unknown domain.
+   */
+  Match match(String domain, String[] keys, String[] values) {
+    Node root = domains.get(domain);
+    if (root == null) {
+      return null;
+    }
+    Map<String, Node> level = root.children;
+    Node previous = root;
+    Node found = null;
+    String[] shared = null;
+    int n = keys.length;
+    for (int i = 0; i < n; i++) {
+      String finalKey = keys[i] + "_" + values[i];
+      Node next = level.get(finalKey);
+      boolean wild = false;
+      if (next == null) {
+        for (Wildcard w : previous.wildcards) {
+          if (wildcardMatch(w.parts(), finalKey)) {
+            next = level.get(w.finalKey());
+            wild = true;
+            break;
+          }
+        }
+      }
+      if (next == null) {
+        next = level.get(keys[i]);
+        wild = false;
+      }
+      if (next == null) {
+        break;
+      }
+      if (wild && next.shareThreshold) {
+        if (shared == null) {
+          shared = new String[n];
+        }
+        String prefix = keys[i] + "_";
+        shared[i] = next.finalKey.startsWith(prefix) ? next.finalKey.substring(prefix.length())
+            : next.finalKey;
+      }
+      if ((next.rateLimit != null || next.policy != null) && i == n - 1) {
+        found = next;
+      }
+      if (next.children.isEmpty()) {
+        break;
+      }
+      level = next.children;
+      previous = next;
+    }
+    return new Match(found, found == null ? null : shared);
+  }
+
+  /**
+   * Whether {@code value} matches a pattern split on {@code *}: it starts with the first part,
+   * ends with the last, and holds the middle ones in order between them (ratelimit's
+   * {@code wildcardMatch}).
+   */
+  static boolean wildcardMatch(String[] parts, String value) {
+    if (parts.length == 1) {
+      return parts[0].equals(value);
+    }
+    String first = parts[0];
+    String last = parts[parts.length - 1];
+    if (!value.startsWith(first) || !value.endsWith(last)) {
+      return false;
+    }
+    int fixed = 0;
+    for (String p : parts) {
+      fixed += p.length();
+    }
+    if (value.length() < fixed) {
+      return false;
+    }
+    int from = first.length();
+    int to = value.length() - last.length();
+    for (int i = 1; i < parts.length - 1; i++) {
+      int at = value.indexOf(parts[i], from);
+      if (at < 0 || at + parts[i].length() > to) {
+        return false;
+      }
+      from = at + parts[i].length();
+    }
+    return true;
+  }
+
+  /** Every node with a Sluice limit, for building limiters. */
   List<Node> limited() {
     List<Node> out = new ArrayList<>();
     for (Node d : domains.values()) {
@@ -165,25 +298,19 @@ final class EnvoyConfig {
   }
 
   private static void collect(Node n, List<Node> out) {
-    if (n.limits()) {
+    if (n.limit != null) {
       out.add(n);
     }
-    for (Node c : n.exact.values()) {
-      collect(c, out);
-    }
-    for (Node c : n.prefixed) {
-      collect(c, out);
-    }
-    for (Node c : n.anyValue.values()) {
+    for (Node c : n.children.values()) {
       collect(c, out);
     }
   }
 
   /**
    * Loads a file, or every {@code .yaml}/{@code .yml} file of a directory (as envoyproxy/ratelimit
-   * reads its runtime directory), checking limits against a clock of {@code ticksPerSecond}.
+   * reads its runtime directory), in name order.
    */
-  static EnvoyConfig load(Path path, long ticksPerSecond) throws ConfigException {
+  static EnvoyConfig load(Path path, Settings settings) throws ConfigException {
     List<Path> files = new ArrayList<>();
     if (Files.isDirectory(path)) {
       try (Stream<Path> s = Files.list(path)) {
@@ -203,40 +330,48 @@ final class EnvoyConfig {
         throw new ConfigException(List.of(f + ": cannot be read: " + e));
       }
     }
-    return parse(texts, ticksPerSecond);
+    return parse(texts, settings);
+  }
+
+  /** {@link #load(Path, Settings)} with the default settings. */
+  static EnvoyConfig load(Path path, long ticksPerSecond) throws ConfigException {
+    return load(path, Settings.of(ticksPerSecond));
   }
 
   /** Validates YAML texts by source name; every problem is reported as {@code source:line}. */
-  static EnvoyConfig parse(Map<String, String> texts, long ticksPerSecond) throws ConfigException {
-    List<String> problems = new ArrayList<>();
-    Map<String, Node> domains = new LinkedHashMap<>();
+  static EnvoyConfig parse(Map<String, String> texts, Settings settings) throws ConfigException {
+    Loader loader = new Loader(settings, null);
     for (Map.Entry<String, String> t : texts.entrySet()) {
-      domain(t.getKey(), t.getValue(), ticksPerSecond, domains, problems);
+      loader.file(t.getKey(), t.getValue());
     }
-    if (!problems.isEmpty()) {
-      throw new ConfigException(problems);
+    if (!loader.problems.isEmpty()) {
+      throw new ConfigException(byLine(loader.problems));
     }
-    return new EnvoyConfig(domains);
+    return new EnvoyConfig(loader.domains, List.copyOf(loader.warnings));
   }
 
-  private static void domain(String source, String text, long ticksPerSecond,
-      Map<String, Node> domains, List<String> problems) {
-    org.yaml.snakeyaml.nodes.Node yaml;
-    try (Reader r = new StringReader(text)) {
-      yaml = Policies.yaml().compose(r);
-    } catch (MarkedYAMLException e) {
-      int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
-      problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
-      return;
-    } catch (IOException | RuntimeException e) {
-      problems.add(source + ": not valid YAML: " + e.getMessage());
-      return;
+  /** Problems in file order, then line order (each is {@code source:line: ...}). */
+  private static List<String> byLine(List<String> problems) {
+    List<String> files = new ArrayList<>();
+    for (String p : problems) {
+      String f = p.replaceFirst(":\\d+: .*", "");
+      if (!files.contains(f)) {
+        files.add(f);
+      }
     }
-    if (!(yaml instanceof MappingNode top)) {
-      problems.add(source + ":1: expected a mapping with 'domain' and 'descriptors'");
-      return;
-    }
-    domain(source, top, ticksPerSecond, domains, problems, null);
+    List<String> sorted = new ArrayList<>(problems);
+    sorted.sort(java.util.Comparator.comparingInt((String p) -> files.indexOf(
+        p.replaceFirst(":\\d+: .*", ""))).thenComparingLong(p -> {
+          java.util.regex.Matcher m = java.util.regex.Pattern.compile(":(\\d+): ").matcher(p);
+          return m.find() ? Long.parseLong(m.group(1)) : 0;
+        }));
+    return sorted;
+  }
+
+  /** {@link #parse(Map, Settings)} with the default settings. */
+  static EnvoyConfig parse(Map<String, String> texts, long ticksPerSecond)
+      throws ConfigException {
+    return parse(texts, Settings.of(ticksPerSecond));
   }
 
   /**
@@ -246,19 +381,20 @@ final class EnvoyConfig {
    */
   static EnvoyConfig section(String source, org.yaml.snakeyaml.nodes.Node list,
       long ticksPerSecond, Set<String> policies, List<String> problems) {
-    Map<String, Node> domains = new LinkedHashMap<>();
+    Loader loader = new Loader(Settings.of(ticksPerSecond), policies);
     if (!(list instanceof SequenceNode seq)) {
       problems.add(at(source, list) + "'envoy' must be a list of domains ({domain, descriptors})");
-      return new EnvoyConfig(domains);
+      return new EnvoyConfig(loader.domains, List.of());
     }
     for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
       if (!(item instanceof MappingNode m)) {
         problems.add(at(source, item) + "an 'envoy' domain must be a mapping (domain, descriptors)");
       } else {
-        domain(source, m, ticksPerSecond, domains, problems, policies);
+        loader.domain(source, m);
       }
     }
-    return new EnvoyConfig(domains);
+    problems.addAll(loader.problems);
+    return new EnvoyConfig(loader.domains, List.copyOf(loader.warnings));
   }
 
   /**
@@ -277,254 +413,399 @@ final class EnvoyConfig {
             + " configuration (--envoy-config) and the policies file's 'envoy' section"));
       }
     }
-    return new EnvoyConfig(all);
+    List<String> warnings = new ArrayList<>(a.warnings);
+    warnings.addAll(b.warnings);
+    return new EnvoyConfig(all, List.copyOf(warnings));
   }
 
-  private static void domain(String source, MappingNode top, long ticksPerSecond,
-      Map<String, Node> domains, List<String> problems, Set<String> policies) {
-    Node root;
-    String domain = null;
-    org.yaml.snakeyaml.nodes.Node descriptors = null;
-    for (NodeTuple t : top.getValue()) {
-      String k = scalar(t.getKeyNode());
-      if ("domain".equals(k)) {
-        domain = scalar(t.getValueNode());
-        if (domain == null || domain.isBlank()) {
-          problems.add(at(source, t.getValueNode()) + "'domain' must be a non-empty string");
-          domain = null;
+  /** Reads files into domains, collecting every problem. */
+  private static final class Loader {
+    final Settings settings;
+    final Set<String> policies;
+    final Map<String, Node> domains = new LinkedHashMap<>();
+    final List<String> problems = new ArrayList<>();
+    final List<String> warnings = new ArrayList<>();
+
+    Loader(Settings settings, Set<String> policies) {
+      this.settings = settings;
+      this.policies = policies;
+    }
+
+    void file(String source, String text) {
+      org.yaml.snakeyaml.nodes.Node yaml;
+      try (Reader r = new StringReader(text)) {
+        yaml = Policies.yaml().compose(r);
+      } catch (MarkedYAMLException e) {
+        int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
+        problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
+        return;
+      } catch (IOException | RuntimeException e) {
+        problems.add(source + ":1: not valid YAML: " + e.getMessage());
+        return;
+      }
+      if (yaml == null) {
+        problems.add(source + ":1: config file cannot have empty domain (the file is empty)");
+        return;
+      }
+      if (!(yaml instanceof MappingNode top)) {
+        problems.add(source + ":1: expected a mapping with 'domain' and 'descriptors'");
+        return;
+      }
+      domain(source, top);
+    }
+
+    void domain(String source, MappingNode top) {
+      int before = problems.size();
+      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, top, TOP_KEYS, "the file");
+      String domain = text(source, f.get("domain"), "domain");
+      if (problems.size() > before) {
+        return;
+      }
+      if (domain == null || domain.isEmpty()) {
+        problems.add(at(source, f.getOrDefault("domain", top))
+            + "config file cannot have empty domain");
+        return;
+      }
+      Node root = domains.get(domain);
+      if (root != null && !settings.mergeDomains()) {
+        problems.add(at(source, f.get("domain")) + "duplicate domain '" + domain
+            + "' in config file (merging domains across files is off)");
+        return;
+      }
+      if (root == null) {
+        root = Node.root(domain);
+      }
+      org.yaml.snakeyaml.nodes.Node list = f.get("descriptors");
+      if (list != null) {
+        children(source, domain, root, list);
+      }
+      if (problems.size() == before) {
+        domains.putIfAbsent(domain, root);
+      }
+    }
+
+    void children(String source, String domain, Node parent,
+        org.yaml.snakeyaml.nodes.Node list) {
+      if (isNull(list)) {
+        return;   // "descriptors:" left empty
+      }
+      if (!(list instanceof SequenceNode seq)) {
+        problems.add(at(source, list) + parent.path + ": 'descriptors' must be a list");
+        return;
+      }
+      for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
+        if (!(item instanceof MappingNode m)) {
+          problems.add(at(source, item) + parent.path + ": config error, yaml file contains list"
+              + " of type other than map: " + describe(item));
+          continue;
         }
-      } else if ("descriptors".equals(k)) {
-        descriptors = t.getValueNode();
-      } else {
-        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k
-            + "' (expected 'domain' and 'descriptors')");
+        Node child = node(source, domain, parent, m);
+        if (child == null) {
+          continue;
+        }
+        if (parent.children.containsKey(child.finalKey)) {
+          problems.add(at(source, item) + child.path + ": duplicate descriptor composite key '"
+              + child.path + "'");
+          continue;
+        }
+        parent.add(child);
       }
     }
-    if (domain == null) {
-      problems.add(source + ":1: 'domain' is missing");
-      return;
-    }
-    if (domains.containsKey(domain)) {
-      problems.add(at(source, top) + "domain '" + domain + "' is defined twice");
-      return;
-    }
-    root = new Node(null, null, null, null, 0, false, false, false, domain);
-    if (descriptors != null) {
-      children(source, domain, root, descriptors, ticksPerSecond, problems, policies);
-    }
-    domains.put(domain, root);
-  }
 
-  private static void children(String source, String domain, Node parent,
-      org.yaml.snakeyaml.nodes.Node list, long ticksPerSecond, List<String> problems,
-      Set<String> policies) {
-    if (!(list instanceof SequenceNode seq)) {
-      problems.add(at(source, list) + "'descriptors' must be a list");
-      return;
-    }
-    for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
-      Node child = node(source, domain, parent, item, ticksPerSecond, problems, policies);
-      if (child == null) {
-        continue;
+    private Node node(String source, String domain, Node parent, MappingNode m) {
+      int before = problems.size();
+      String where = parent.path + "." + named(m);
+      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, m, NODE_KEYS, where);
+      int named = problems.size();
+      String key = text(source, f.get("key"), "key");
+      String value = text(source, f.get("value"), "value");
+      if (problems.size() > named) {
+        return null;
       }
-      boolean twice = child.value == null ? parent.anyValue.containsKey(child.key)
-          : child.value.endsWith("*")
-              ? parent.prefixed.stream().anyMatch(p -> p.key.equals(child.key)
-                  && p.value.equals(child.value))
-              : parent.exact.containsKey(child.key + "=" + child.value);
-      if (twice) {
-        problems.add(at(source, item) + "descriptor " + child.path + " is defined twice");
-        continue;
+      if (key == null || key.isEmpty()) {
+        problems.add(at(source, m) + where + ": descriptor has empty key");
+        return null;
       }
-      parent.add(child);
+      if (value != null && value.isEmpty()) {
+        value = null;
+      }
+      String finalKey = value == null ? key : key + "_" + value;
+      String path = parent.path + "." + finalKey;
+      boolean[] flags = {
+          flag(source, f, "shadow_mode", path), flag(source, f, "quota_mode", path),
+          flag(source, f, "detailed_metric", path), flag(source, f, "value_to_metric", path),
+          flag(source, f, "share_threshold", path)};
+      if (flags[4] && finalKey.indexOf('*') < 0) {
+        problems.add(at(source, f.get("share_threshold")) + path + ": share_threshold can only be"
+            + " used with wildcard values (containing '*'), but found key '" + finalKey + "'");
+      }
+      if (f.containsKey("metadata") && !isNull(f.get("metadata"))
+          && !(f.get("metadata") instanceof MappingNode)) {
+        problems.add(at(source, f.get("metadata")) + path + ": error parsing metadata: it must"
+            + " be a mapping");
+      }
+      RateLimitDef rateLimit = null;
+      org.yaml.snakeyaml.nodes.Node rl = f.get("rate_limit");
+      if (rl != null && !isNull(rl)) {
+        rateLimit = rateLimit(source, path, rl);
+      }
+      String[] ext = extension(source, path, f.get("sluice"));
+      String algorithm = ext == null ? settings.algorithm() : ext[0];
+      Boolean overrides = ext == null || ext[2] == null ? null : Boolean.valueOf(ext[2]);
+      String policy = text(source, f.get("policy"), "policy");
+      if (policy != null) {
+        if (policies == null) {
+          problems.add(at(source, f.get("policy")) + path + ": 'policy' names a policy of"
+              + " Sluice's policies file, and is only valid there (in its 'envoy:' section)");
+        } else if (!policies.contains(policy)) {
+          problems.add(at(source, f.get("policy")) + path + ": no policy '" + policy + "' (the"
+              + " file has " + new TreeSet<>(policies) + ")");
+        } else if (rl != null) {
+          problems.add(at(source, f.get("policy")) + path + ": give 'rate_limit' or 'policy',"
+              + " not both");
+        }
+      }
+      Limit limit = null;
+      if (problems.size() == before && rateLimit != null && !rateLimit.unlimited()
+          && rateLimit.requestsPerUnit() > 0) {
+        try {
+          limit = limitOf(algorithm, ext == null || ext[1] == null ? rateLimit.requestsPerUnit()
+              : Double.parseDouble(ext[1]), rateLimit.requestsPerUnit(), rateLimit.unit(),
+              rateLimit.name() != null ? rateLimit.name() : path, settings.ticksPerSecond());
+        } catch (IllegalArgumentException e) {
+          problems.add(at(source, rl) + path + ": " + e.getMessage());
+        }
+      }
+      if (problems.size() > before) {
+        return null;
+      }
+      Node node = new Node(key, value, path, rateLimit, flags, algorithm, overrides, policy, limit);
+      if (f.containsKey("descriptors")) {
+        children(source, domain, node, f.get("descriptors"));
+      }
+      return node;
     }
-  }
 
-  private static Node node(String source, String domain, Node parent,
-      org.yaml.snakeyaml.nodes.Node item, long ticksPerSecond, List<String> problems,
-      Set<String> policies) {
-    if (!(item instanceof MappingNode m)) {
-      problems.add(at(source, item) + "a descriptor must be a mapping (key, value, rate_limit, ...)");
-      return null;
-    }
-    Map<String, org.yaml.snakeyaml.nodes.Node> f = new LinkedHashMap<>();
-    int before = problems.size();
-    for (NodeTuple t : m.getValue()) {
-      String k = scalar(t.getKeyNode());
-      if (k == null || !NODE_KEYS.contains(k)) {
-        problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected one of "
-            + String.join(", ", new java.util.TreeSet<>(NODE_KEYS)) + ")");
-      } else {
-        f.put(k, t.getValueNode());
+    /** A descriptor's name before it is read, for messages: key_value, or a placeholder. */
+    private static String named(MappingNode m) {
+      String key = null;
+      String value = null;
+      for (NodeTuple t : m.getValue()) {
+        String k = scalar(t.getKeyNode());
+        if ("key".equals(k)) {
+          key = scalar(t.getValueNode());
+        } else if ("value".equals(k)) {
+          value = scalar(t.getValueNode());
+        }
       }
+      if (key == null || key.isEmpty()) {
+        return "<descriptor>";
+      }
+      return value == null || value.isEmpty() ? key : key + "_" + value;
     }
-    String key = f.containsKey("key") ? scalar(f.get("key")) : null;
-    if (key == null || key.isEmpty()) {
-      problems.add(at(source, m) + "a descriptor needs a non-empty 'key'");
-      return null;
-    }
-    String value = f.containsKey("value") ? scalar(f.get("value")) : null;
-    if (value != null && value.isEmpty()) {
-      value = null;
-    }
-    String path = (parent.key == null ? domain + "." : parent.path + ".") + key
-        + (value == null ? "" : "_" + value);
-    boolean unlimited = flag(source, f, "unlimited", problems);
-    boolean shadow = flag(source, f, "shadow_mode", problems);
-    boolean detailed = flag(source, f, "detailed_metric", problems);
-    Limit limit = null;
-    Unit unit = null;
-    long perUnit = 0;
-    String algorithm = "leaky-bucket";
-    boolean overrides = false;
-    org.yaml.snakeyaml.nodes.Node rl = f.get("rate_limit");
-    if (rl != null) {
+
+    private RateLimitDef rateLimit(String source, String path, org.yaml.snakeyaml.nodes.Node rl) {
       if (!(rl instanceof MappingNode rm)) {
         problems.add(at(source, rl) + path + ": 'rate_limit' must be a mapping (unit,"
-            + " requests_per_unit)");
-      } else {
-        Map<String, org.yaml.snakeyaml.nodes.Node> lf = new LinkedHashMap<>();
-        for (NodeTuple t : rm.getValue()) {
-          String k = scalar(t.getKeyNode());
-          if (k == null || !LIMIT_KEYS.contains(k)) {
-            problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
-                + "' in rate_limit (expected unit, requests_per_unit, name)");
-          } else {
-            lf.put(k, t.getValueNode());
-          }
+            + " requests_per_unit, unlimited, name, replaces)");
+        return null;
+      }
+      int before = problems.size();
+      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, rm, LIMIT_KEYS,
+          path + ".rate_limit");
+      boolean unlimited = flag(source, f, "unlimited", path);
+      String unitText = text(source, f.get("unit"), "unit");
+      Unit unit = Unit.parse(unitText);
+      if (unlimited) {
+        if (unit != null) {
+          problems.add(at(source, f.get("unit")) + path + ": should not specify rate limit unit"
+              + " when unlimited");
         }
-        String u = lf.containsKey("unit") ? scalar(lf.get("unit")) : null;
+        unit = null;
+      } else if (unit == null && problems.size() == before) {
+        problems.add(at(source, f.getOrDefault("unit", rm)) + path + ": invalid rate limit unit '"
+            + (unitText == null ? "" : unitText) + "' (expected second, minute, hour, day, week,"
+            + " month or year)");
+      }
+      long perUnit = 0;
+      org.yaml.snakeyaml.nodes.Node n = f.get("requests_per_unit");
+      if (n != null && !isNull(n)) {
+        String t = n instanceof ScalarNode s ? s.getValue().trim().replace("_", "") : null;
         try {
-          unit = u == null ? null : Unit.valueOf(u.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-          unit = null;
-        }
-        if (unit == null) {
-          problems.add(at(source, lf.getOrDefault("unit", rm)) + path + ": 'unit' must be second,"
-              + " minute, hour, day, week, month or year but was '" + u + "'");
-        }
-        String n = lf.containsKey("requests_per_unit") ? scalar(lf.get("requests_per_unit")) : null;
-        try {
-          perUnit = n == null ? -1 : Long.parseLong(n.trim());
+          perUnit = t == null || !t.matches("\\+?[0-9]+") ? -1 : Long.parseLong(t.replace("+", ""));
         } catch (NumberFormatException e) {
           perUnit = -1;
         }
-        if (perUnit < 0 || perUnit > 1_000_000_000_000L) {
-          problems.add(at(source, lf.getOrDefault("requests_per_unit", rm)) + path
-              + ": 'requests_per_unit' must be a whole number from 0 to 1000000000000 but was '"
-              + n + "'");
+        if (perUnit < 0 || perUnit > MAX_REQUESTS_PER_UNIT) {
+          problems.add(at(source, n) + path + ": 'requests_per_unit' must be a whole number from"
+              + " 0 to " + MAX_REQUESTS_PER_UNIT + " (the wire's uint32) but was '"
+              + (t == null ? describe(n) : ((ScalarNode) n).getValue()) + "'");
         }
-        if (problems.size() == before) {
-          String name = lf.containsKey("name") ? scalar(lf.get("name")) : path;
-          String[] ext = extension(source, path, f.get("sluice"), problems);
-          if (ext != null) {
-            algorithm = ext[0];
-            overrides = ext[2] != null;
-            try {
-              limit = perUnit == 0 ? null : limitOf(algorithm,
-                  ext[1] == null ? perUnit : Double.parseDouble(ext[1]), perUnit, unit, name,
-                  ticksPerSecond);
-            } catch (IllegalArgumentException e) {
-              problems.add(source + ": " + path + ": " + e.getMessage());
+      }
+      String name = text(source, f.get("name"), "name");
+      if (name != null && name.isEmpty()) {
+        name = null;
+      }
+      List<String> replaces = new ArrayList<>();
+      org.yaml.snakeyaml.nodes.Node r = f.get("replaces");
+      if (r != null && !isNull(r)) {
+        if (!(r instanceof SequenceNode rs)) {
+          problems.add(at(source, r) + path + ": 'replaces' must be a list of {name: ...}");
+        } else {
+          for (org.yaml.snakeyaml.nodes.Node item : rs.getValue()) {
+            if (!(item instanceof MappingNode im)) {
+              problems.add(at(source, item) + path + ": config error, yaml file contains list of"
+                  + " type other than map: " + describe(item));
+              continue;
+            }
+            Map<String, org.yaml.snakeyaml.nodes.Node> rf = fields(source, im, Set.of("name"),
+                path + ".rate_limit.replaces");
+            String replaced = text(source, rf.get("name"), "name");
+            if (replaced == null || replaced.isEmpty()) {
+              problems.add(at(source, item) + path + ": should not have an empty replaces entry");
+            } else if (replaced.equals(name)) {
+              problems.add(at(source, item) + path + ": replaces should not contain name of same"
+                  + " descriptor ('" + name + "')");
+            } else {
+              replaces.add(replaced);
             }
           }
         }
       }
+      return problems.size() > before ? null
+          : new RateLimitDef(perUnit, unit, unlimited, name, List.copyOf(replaces));
     }
-    String policy = f.containsKey("policy") ? scalar(f.get("policy")) : null;
-    if (policy != null) {
-      if (policies == null) {
-        problems.add(at(source, f.get("policy")) + path + ": 'policy' names a policy of Sluice's"
-            + " policies file, and is only valid there (in its 'envoy:' section)");
-      } else if (!policies.contains(policy)) {
-        problems.add(at(source, f.get("policy")) + path + ": no policy '" + policy + "' (the"
-            + " file has " + new java.util.TreeSet<>(policies) + ")");
-      } else if (rl != null) {
-        problems.add(at(source, f.get("policy")) + path + ": give 'rate_limit' or 'policy', not"
-            + " both");
-      }
-    }
-    if (problems.size() > before) {
-      return null;
-    }
-    Node node = new Node(key, value, limit, unit, perUnit, unlimited, shadow, detailed, path);
-    node.policy = policy;
-    node.algorithm = algorithm;
-    node.overrides = overrides;
-    if (f.containsKey("descriptors")) {
-      children(source, domain, node, f.get("descriptors"), ticksPerSecond, problems, policies);
-    }
-    return node;
-  }
 
-  /**
-   * The {@code sluice:} extension: {algorithm, capacity or null, "true" or null for overrides};
-   * null after a problem.
-   */
-  private static String[] extension(String source, String path,
-      org.yaml.snakeyaml.nodes.Node extension, List<String> problems) {
-    String[] out = {"leaky-bucket", null, null};
-    if (extension == null) {
-      return out;
-    }
-    if (!(extension instanceof MappingNode em)) {
-      problems.add(at(source, extension) + path + ": 'sluice' must be a mapping (algorithm,"
-          + " capacity, overrides)");
-      return null;
-    }
-    for (NodeTuple t : em.getValue()) {
-      String k = scalar(t.getKeyNode());
-      String v = scalar(t.getValueNode());
-      if ("algorithm".equals(k)) {
-        out[0] = v == null ? "" : v;
-      } else if ("capacity".equals(k)) {
-        try {
-          Double.parseDouble(v);
-          out[1] = v;
-        } catch (NumberFormatException | NullPointerException e) {
-          problems.add(at(source, t.getValueNode()) + path + ": sluice.capacity must be a"
-              + " number but was '" + v + "'");
-          return null;
-        }
-      } else if ("overrides".equals(k) && ("true".equals(v) || "false".equals(v))) {
-        out[2] = "true".equals(v) ? v : null;
-      } else {
-        problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
-            + "' in sluice (expected algorithm, capacity, overrides: true|false)");
+    /**
+     * The {@code sluice:} extension: {algorithm, capacity or null, "true"/"false" or null for
+     * overrides}; null when absent or after a problem.
+     */
+    private String[] extension(String source, String path,
+        org.yaml.snakeyaml.nodes.Node extension) {
+      if (extension == null) {
         return null;
       }
+      String[] out = {settings.algorithm(), null, null};
+      if (!(extension instanceof MappingNode em)) {
+        problems.add(at(source, extension) + path + ": 'sluice' must be a mapping (algorithm,"
+            + " capacity, overrides)");
+        return null;
+      }
+      for (NodeTuple t : em.getValue()) {
+        String k = scalar(t.getKeyNode());
+        String v = scalar(t.getValueNode());
+        if ("algorithm".equals(k)) {
+          out[0] = v == null ? "" : v;
+        } else if ("capacity".equals(k)) {
+          try {
+            Double.parseDouble(v);
+            out[1] = v;
+          } catch (NumberFormatException | NullPointerException e) {
+            problems.add(at(source, t.getValueNode()) + path + ": sluice.capacity must be a"
+                + " number but was '" + v + "'");
+            return null;
+          }
+        } else if ("overrides".equals(k) && ("true".equals(v) || "false".equals(v))) {
+          out[2] = v;
+        } else {
+          problems.add(at(source, t.getKeyNode()) + path + ": unknown key '" + k
+              + "' in sluice (expected algorithm, capacity, overrides: true|false)");
+          return null;
+        }
+      }
+      if ("fixed-window".equals(out[0]) && out[1] != null) {
+        problems.add(at(source, extension) + path + ": sluice.capacity does not apply to"
+            + " fixed-window, which counts requests_per_unit in each calendar unit as"
+            + " envoyproxy/ratelimit does");
+        return null;
+      }
+      return out;
     }
-    return out;
-  }
 
-  /**
-   * The Sluice limit of {@code perUnit} per {@code unit} (positive) with this algorithm and
-   * capacity: a leaky bucket holding one unit's worth keeps envoyproxy/ratelimit's long-run rate.
-   *
-   * @throws IllegalArgumentException naming the problem
-   */
-  static Limit limitOf(String algorithm, double capacity, long perUnit, Unit unit, String name,
-      long ticksPerSecond) {
-    Limit l = LimitSpec.of(algorithm, capacity, Rate.of(perUnit, unit.length), unit.length);
-    l = l.named(name);
-    l.checkRepresentable(ticksPerSecond);
-    return l;
-  }
+    /**
+     * The keys of a mapping: ratelimit's keys are accepted anywhere, as ratelimit accepts them
+     * (those that mean nothing here are ignored with a warning); anything else is refused.
+     */
+    private Map<String, org.yaml.snakeyaml.nodes.Node> fields(String source, MappingNode m,
+        Set<String> meaningful, String where) {
+      Map<String, org.yaml.snakeyaml.nodes.Node> f = new LinkedHashMap<>();
+      for (NodeTuple t : m.getValue()) {
+        org.yaml.snakeyaml.nodes.Node keyNode = t.getKeyNode();
+        if (!(keyNode instanceof ScalarNode ks) || !Tag.STR.equals(ks.getTag())) {
+          problems.add(at(source, keyNode) + where + ": config error, key is not of type string: "
+              + describe(keyNode));
+          continue;
+        }
+        String k = ks.getValue();
+        if (meaningful.contains(k)) {
+          f.put(k, t.getValueNode());
+        } else if (RATELIMIT_KEYS.contains(k)) {
+          warnings.add(at(source, keyNode) + where + ": '" + k + "' means nothing here and is"
+              + " ignored, as envoyproxy/ratelimit ignores it");
+        } else {
+          problems.add(at(source, keyNode) + where + ": config error, unknown key '" + k
+              + "' (expected one of " + String.join(", ", new TreeSet<>(meaningful)) + ")");
+        }
+        checkTypes(source, t.getValueNode(), k, where);
+      }
+      return f;
+    }
 
-  private static boolean flag(String source, Map<String, org.yaml.snakeyaml.nodes.Node> f,
-      String key, List<String> problems) {
-    if (!f.containsKey(key)) {
+    /** ratelimit's type checks below a key: lists hold only mappings; no floats. */
+    private void checkTypes(String source, org.yaml.snakeyaml.nodes.Node v, String key,
+        String where) {
+      if ("metadata".equals(key) || "sluice".equals(key)) {
+        return;
+      }
+      if (v instanceof ScalarNode s && Tag.FLOAT.equals(s.getTag())) {
+        problems.add(at(source, v) + where + ": error checking config: '" + key + "' is a"
+            + " floating-point number (" + s.getValue() + ")");
+      }
+    }
+
+    private String text(String source, org.yaml.snakeyaml.nodes.Node n, String key) {
+      if (n == null || isNull(n)) {
+        return null;
+      }
+      if (!(n instanceof ScalarNode s)) {
+        problems.add(at(source, n) + "'" + key + "' must be a string but was " + describe(n));
+        return null;
+      }
+      return s.getValue();
+    }
+
+    private boolean flag(String source, Map<String, org.yaml.snakeyaml.nodes.Node> f, String key,
+        String path) {
+      org.yaml.snakeyaml.nodes.Node n = f.get(key);
+      if (n == null || isNull(n)) {
+        return false;
+      }
+      String v = scalar(n);
+      if (v != null) {
+        switch (v) {
+          case "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y":
+            return true;
+          case "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N":
+            return false;
+          default:
+            break;
+        }
+      }
+      problems.add(at(source, n) + path + ": '" + key + "' must be true or false but was '"
+          + (v == null ? describe(n) : v) + "'");
       return false;
     }
-    String v = scalar(f.get(key));
-    if ("true".equalsIgnoreCase(v)) {
-      return true;
+  }
+
+  private static boolean isNull(org.yaml.snakeyaml.nodes.Node n) {
+    return n instanceof ScalarNode s && Tag.NULL.equals(s.getTag());
+  }
+
+  private static String describe(org.yaml.snakeyaml.nodes.Node n) {
+    if (n instanceof ScalarNode s) {
+      return s.getValue();
     }
-    if (!"false".equalsIgnoreCase(v)) {
-      problems.add(at(source, f.get(key)) + "'" + key + "' must be true or false but was '" + v
-          + "'");
-    }
-    return false;
+    return n instanceof SequenceNode ? "a list" : "a mapping";
   }
 
   private static String scalar(org.yaml.snakeyaml.nodes.Node n) {
@@ -536,6 +817,25 @@ final class EnvoyConfig {
   }
 
   /**
+   * The Sluice limit of {@code perUnit} per {@code unit} (positive) with this algorithm and
+   * capacity. A leaky bucket holding one unit's worth keeps envoyproxy/ratelimit's long-run rate.
+   * {@code fixed-window} is ratelimit's own counter: a window per calendar unit, keyed by the
+   * unit's number, holding {@code perUnit + 1} (a count of {@code perUnit + 1} means "over"), two
+   * units long so that clocks a little apart still share one window per calendar unit.
+   *
+   * @throws IllegalArgumentException naming the problem
+   */
+  static Limit limitOf(String algorithm, double capacity, long perUnit, Unit unit, String name,
+      long ticksPerSecond) {
+    Limit l = "fixed-window".equals(algorithm)
+        ? Limit.fixedWindow(perUnit + 1, unit.length.multipliedBy(2))
+        : LimitSpec.of(algorithm, capacity, Rate.of(perUnit, unit.length), unit.length);
+    l = l.named(name);
+    l.checkRepresentable(ticksPerSecond);
+    return l;
+  }
+
+  /**
    * A Sluice limit as Envoy's {@code current_limit} shows it: its rate (a window's: the limit per
    * window) in the smallest unit, from a second to a day, in which it is a whole number of
    * requests; else per day, rounded down (at least 1).
@@ -544,7 +844,7 @@ final class EnvoyConfig {
     double perSecond = l.rate() != null ? l.rate().perSecond()
         : l.capacity() / (l.window().toNanos() / 1e9);
     for (Unit u : new Unit[] {Unit.SECOND, Unit.MINUTE, Unit.HOUR, Unit.DAY}) {
-      double n = perSecond * u.length.getSeconds();
+      double n = perSecond * u.seconds;
       long whole = Math.round(n);
       if (whole >= 1 && Math.abs(n - whole) <= 1e-9 * Math.max(1, n)) {
         return new Object[] {whole, u};

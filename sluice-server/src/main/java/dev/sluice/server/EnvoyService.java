@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import com.google.protobuf.Duration;
 import dev.sluice.Decision;
+import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RateLimitHeaders;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
@@ -13,29 +14,50 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStat
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered from an
- * {@link EnvoyConfig}: each descriptor of a request is matched in its domain's tree and decided by
- * that node's limiter, on its own, as envoyproxy/ratelimit does (a request with several
- * descriptors charges each that admits; the overall code is OVER_LIMIT if any is over its limit).
+ * {@link EnvoyConfig} as envoyproxy/ratelimit answers it (its {@code src/service/ratelimit.go} and
+ * {@code src/limiter/base_limiter.go}); docs/envoy.md lists what differs.
  *
  * <ul>
- *   <li>{@code hits_addend}: the descriptor's if set, else the request's; 0 means 1.
- *   <li>A descriptor no limit matches, or an {@code unlimited} one: OK, without a current limit.
- *   <li>{@code shadow_mode}: decided and counted as usual, answered OK.
- *   <li>{@code requests_per_unit: 0}: always over the limit.
- *   <li>A per-descriptor {@code limit} override applies only where the node allows it
- *       ({@code sluice: {overrides: true}}).
- *   <li>The response's headers ({@code response_headers_to_add}) are those of the HTTP API:
- *       {@code RateLimit-Policy}, {@code RateLimit}, and {@code Retry-After} when over the limit,
- *       from the descriptor over its limit with the longest wait, else the one with the least
- *       left.
- *   <li>An empty domain or no descriptors, or a descriptor without entries: INVALID_ARGUMENT.
+ *   <li>Each descriptor is decided on its own: one over its limit does not stop the others from
+ *       being charged. The overall code is OVER_LIMIT if a descriptor not in quota mode is, or
+ *       if every descriptor in quota mode is.
+ *   <li>{@code hits_addend}: the descriptor's if set (0: a check that charges nothing), else the
+ *       request's (0 counts 1); a uint64 is read unsigned.
+ *   <li>A descriptor with no limit (no match, an unknown domain, no entries, or a limit another
+ *       one {@code replaces}): OK without a current limit; an {@code unlimited} one: OK with
+ *       {@code limit_remaining} 4294967295.
+ *   <li>OVER_LIMIT answers {@code limit_remaining} 0; {@code current_limit.name} is the
+ *       configured name, else empty. {@code shadow_mode}: decided and charged, answered OK.
+ *   <li>A request's per-descriptor {@code limit} override applies, as in ratelimit, unless
+ *       turned off (the service's setting, or the node's {@code sluice: {overrides: false}}).
+ *   <li>In {@code fixed-window} mode the counter is ratelimit's: one per calendar unit of the
+ *       wall clock, charged before it is compared (a refused hit counts too),
+ *       {@code duration_until_reset} to the end of the calendar unit. The default leaky bucket
+ *       charges only what it admits, and its reset is when the bucket is empty again.
+ *   <li>A descriptor's key of more than 1,024 bytes of UTF-8 (or one a shared store cannot hold)
+ *       is limited under the SHA-256 digest of its domain and entries, never refused.
+ *   <li>An empty domain or no descriptors: INVALID_ARGUMENT (ratelimit answers an error too).
  * </ul>
  */
 final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
@@ -45,35 +67,64 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   /** The most distinct limit overrides one configuration keeps limiters for. */
   static final int MAX_OVERRIDES = 1_000;
 
-  /**
-   * The configuration, one limiter per limited node, and the limiters of the overrides requests
-   * asked for (by node path, requests per unit and unit).
-   */
-  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters,
-      java.util.concurrent.ConcurrentHashMap<String, RateLimiter> overrides) {}
+  /** {@code limit_remaining} of an unlimited descriptor: the wire's uint32 maximum. */
+  static final int UNLIMITED_REMAINING = -1;   // 4294967295 as an unsigned int
 
-  /** The limit a descriptor is held to: a node's, or an override of it. */
-  private record Applied(String name, long perUnit, EnvoyConfig.Unit unit, RateLimiter limiter) {}
+  private static final System.Logger LOG = System.getLogger(EnvoyService.class.getName());
+
+  /** Which headers the answer asks Envoy to add to the client's response. */
+  enum Headers {
+    /** None: envoyproxy/ratelimit's default. */
+    NONE,
+    /**
+     * envoyproxy/ratelimit's {@code LIMIT_RESPONSE_HEADERS_ENABLED}: {@code RateLimit-Limit},
+     * {@code RateLimit-Remaining}, {@code RateLimit-Reset} of the descriptor closest to its limit.
+     */
+    RATELIMIT,
+    /**
+     * The HTTP API's: {@code RateLimit-Policy}, {@code RateLimit} and, over the limit,
+     * {@code Retry-After}.
+     */
+    IETF
+  }
+
+  /**
+   * The service's settings: whether requests' limit overrides apply, the headers, global shadow
+   * mode (every answer OK, everything still decided and charged), the wall clock (epoch
+   * milliseconds) that numbers the calendar windows.
+   */
+  record Settings(boolean overrides, Headers headers, boolean shadowMode, String algorithm,
+      LongSupplier wallMillis) {
+    static Settings defaults() {
+      return new Settings(true, Headers.NONE, false, "leaky-bucket", System::currentTimeMillis);
+    }
+  }
+
+  /** The configuration, one limiter per limited node, and the limiters of the overrides. */
+  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters,
+      ConcurrentHashMap<String, RateLimiter> overrides) {}
 
   private volatile State state;
-  private final java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor;
+  private final BiFunction<String, Limit, RateLimiter> limiterFor;
   private final Metrics metrics;
   private final long ticksPerSecond;
+  private final Settings settings;
   /** The policies of Sluice's policies file, by name, for descriptors that name one. */
-  private final java.util.function.Function<String, PolicyRegistry.Policy> policies;
+  private final Function<String, PolicyRegistry.Policy> policies;
+  private final LogLimit ignoredOverrides = new LogLimit();
 
   /**
    * {@code limiterFor} makes the limiter of a limit, its keys under the given name (the store and
    * failure policy are the caller's).
    */
-  EnvoyService(EnvoyConfig config,
-      java.util.function.BiFunction<String, dev.sluice.Limit, RateLimiter> limiterFor,
-      Metrics metrics, long ticksPerSecond,
-      java.util.function.Function<String, PolicyRegistry.Policy> policies) {
+  EnvoyService(EnvoyConfig config, BiFunction<String, Limit, RateLimiter> limiterFor,
+      Metrics metrics, long ticksPerSecond, Function<String, PolicyRegistry.Policy> policies,
+      Settings settings) {
     this.policies = policies;
     this.limiterFor = limiterFor;
     this.metrics = metrics;
     this.ticksPerSecond = ticksPerSecond;
+    this.settings = settings;
     this.state = build(config, null);
   }
 
@@ -82,7 +133,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * {@code before} keeps that node's limiter, and so its keys' state.
    */
   private State build(EnvoyConfig config, State before) {
-    Map<String, Map.Entry<EnvoyConfig.Node, RateLimiter>> old = new java.util.HashMap<>();
+    Map<String, Map.Entry<EnvoyConfig.Node, RateLimiter>> old = new HashMap<>();
     if (before != null) {
       for (Map.Entry<EnvoyConfig.Node, RateLimiter> e : before.limiters().entrySet()) {
         old.put(e.getKey().path, e);
@@ -94,7 +145,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       limiters.put(n, kept != null && kept.getKey().limit.equals(n.limit) ? kept.getValue()
           : limiterFor.apply("envoy:" + n.path, n.limit));
     }
-    return new State(config, limiters, new java.util.concurrent.ConcurrentHashMap<>());
+    return new State(config, limiters, new ConcurrentHashMap<>());
   }
 
   /**
@@ -105,7 +156,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     State before = state;
     State after = build(next, before);
     state = after;
-    java.util.Set<RateLimiter> kept = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    Set<RateLimiter> kept = Collections.newSetFromMap(new IdentityHashMap<>());
     kept.addAll(after.limiters().values());
     for (RateLimiter l : before.limiters().values()) {
       if (!kept.contains(l)) {
@@ -125,166 +176,288 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
   /**
    * Answers without holding the calling thread (a Netty event loop): each limited descriptor is
-   * decided with {@code tryAcquireAsync}, which in memory completes at once and on a shared store
-   * completes on the store's own threads; the answer is sent when every one has completed.
+   * decided asynchronously, which in memory completes at once and on a shared store completes on
+   * the store's own threads; the answer is sent when every one has completed.
    */
   @Override
   public void shouldRateLimit(RateLimitRequest request,
       StreamObserver<RateLimitResponse> responses) {
-    Pending pending;
+    Item[] items;
     try {
-      pending = start(request);
+      items = start(request);
     } catch (IllegalArgumentException e) {
       responses.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
       return;
     }
-    java.util.concurrent.CompletableFuture.allOf(pending.decisions)
-        .whenComplete((ignored, failure) -> {
-          if (failure != null) {
-            responses.onError(Status.INTERNAL.withDescription(String.valueOf(failure))
-                .asRuntimeException());
-            return;
-          }
-          responses.onNext(finish(request, pending));
-          responses.onCompleted();
-        });
+    CompletableFuture<?>[] all = new CompletableFuture<?>[items.length];
+    for (int i = 0; i < items.length; i++) {
+      all[i] = items[i].decision;
+    }
+    CompletableFuture.allOf(all).whenComplete((ignored, failure) -> {
+      if (failure != null) {
+        responses.onError(Status.INTERNAL.withDescription(String.valueOf(failure))
+            .asRuntimeException());
+        return;
+      }
+      responses.onNext(finish(request, items));
+      responses.onCompleted();
+    });
   }
 
-  /** The descriptors of a request, matched, with their decisions under way. */
-  private record Pending(State state, EnvoyConfig.Node[] nodes, Applied[] applied,
-      java.util.concurrent.CompletableFuture<?>[] decisions) {}
+  /** One descriptor of a request: what applies to it and its decision under way. */
+  private static final class Item {
+    EnvoyConfig.Node node;
+    /** The limit applied (the node's, or an override's); null for none. */
+    EnvoyConfig.RateLimitDef limit;
+    /** Null when the limit has none (0 per unit: always over). */
+    RateLimiter limiter;
+    String policy;
+    boolean windowed;
+    boolean shadow;
+    boolean quota;
+    boolean unlimited;
+    boolean zeroHits;
+    CompletableFuture<Decision> decision = CompletableFuture.completedFuture(null);
+  }
 
-  private Pending start(RateLimitRequest request) {
+  private Item[] start(RateLimitRequest request) {
     if (request.getDomain().isEmpty()) {
-      throw new IllegalArgumentException("the rate limit domain must not be empty");
+      throw new IllegalArgumentException("rate limit domain must not be empty");
     }
     if (request.getDescriptorsCount() == 0) {
-      throw new IllegalArgumentException("a rate limit request needs at least one descriptor");
+      throw new IllegalArgumentException("rate limit descriptor list must not be empty");
     }
     State s = state;
+    String domain = request.getDomain();
+    boolean known = s.config().domains().containsKey(domain);
     int n = request.getDescriptorsCount();
-    EnvoyConfig.Node[] nodes = new EnvoyConfig.Node[n];
-    Applied[] applied = new Applied[n];
-    java.util.concurrent.CompletableFuture<?>[] decisions =
-        new java.util.concurrent.CompletableFuture<?>[n];
+    Item[] items = new Item[n];
     String[] keys = new String[n];
-    long[] hitsOf = new long[n];
-    // First every descriptor is checked and matched; only then is any charged, so a request
-    // refused as malformed charges nothing.
+    double[] costs = new double[n];
+    Set<String> replaced = new HashSet<>();
     for (int i = 0; i < n; i++) {
       RateLimitDescriptor descriptor = request.getDescriptors(i);
-      if (descriptor.getEntriesCount() == 0) {
-        throw new IllegalArgumentException("descriptor " + i + " has no entries");
-      }
-      List<String[]> entries = new ArrayList<>(descriptor.getEntriesCount());
-      StringBuilder key = new StringBuilder(request.getDomain());
-      for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
-        entries.add(new String[] {e.getKey(), e.getValue()});
-        key.append(SEPARATOR).append(e.getKey()).append('=').append(e.getValue());
+      Item item = new Item();
+      items[i] = item;
+      int entries = descriptor.getEntriesCount();
+      String[] k = new String[entries];
+      String[] v = new String[entries];
+      for (int e = 0; e < entries; e++) {
+        k[e] = descriptor.getEntries(e).getKey();
+        v[e] = descriptor.getEntries(e).getValue();
       }
       long hits = descriptor.hasHitsAddend() ? descriptor.getHitsAddend().getValue()
-          : Integer.toUnsignedLong(request.getHitsAddend());
-      if (hits == 0) {
-        hits = 1;
+          : Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
+      item.zeroHits = hits == 0;
+      costs[i] = hits < 0 ? 0x1p64 + hits : hits;   // a uint64, read unsigned
+      if (!known) {
+        continue;
       }
-      String problem = dev.sluice.spi.StoreKeys.problem(key.toString());
-      if (problem != null) {
-        throw new IllegalArgumentException("descriptor " + i + ": its domain and entries as a"
-            + " key " + problem);
-      }
-      keys[i] = key.toString();
-      hitsOf[i] = hits;
-      EnvoyConfig.Node node = s.config().match(request.getDomain(), entries);
-      nodes[i] = node;
-      Applied a;
-      if (node != null && !node.unlimited && node.policy != null) {
-        PolicyRegistry.Policy policy = policies.apply(node.policy);
-        if (policy == null) {
-          throw new IllegalStateException("policy " + node.policy + " is gone");
+      EnvoyConfig.Match match = s.config().match(domain, k, v);
+      item.node = match.node();
+      if (descriptor.hasLimit() && overridesApply(item.node)) {
+        EnvoyConfig.Unit unit = unitOf(descriptor.getLimit());
+        if (unit != null) {
+          long perUnit = Integer.toUnsignedLong(descriptor.getLimit().getRequestsPerUnit());
+          item.limit = new EnvoyConfig.RateLimitDef(perUnit, unit, false, null, List.of());
+          String algorithm = item.node != null ? item.node.algorithm : settings.algorithm();
+          item.windowed = "fixed-window".equals(algorithm);
+          item.limiter = perUnit == 0 ? null : override(s, algorithm, perUnit, unit);
+          keys[i] = key(domain, k, v, null);
+          continue;
         }
-        Object[] rate = EnvoyConfig.envoyRate(policy.limits().get(0));
-        a = new Applied(policy.name(), (Long) rate[0], (EnvoyConfig.Unit) rate[1],
-            policy.limiter());
-      } else {
-        a = node == null || node.unlimited || node.unit == null ? null
-            : new Applied(node.limit != null ? node.limit.name() : node.path, node.requestsPerUnit,
-                node.unit, node.limit != null ? s.limiters().get(node) : null);
+        if (ignoredOverrides.allow()) {
+          LOG.log(System.Logger.Level.WARNING, "a limit override with unit {0} was ignored (the"
+              + " configured limit applies); further ones are logged at most once a minute",
+              descriptor.getLimit().getUnitValue());
+        }
       }
-      if (a != null && descriptor.hasLimit() && node.overrides) {
-        a = override(s, node, descriptor.getLimit(), i);
+      EnvoyConfig.Node node = item.node;
+      if (node == null) {
+        continue;
       }
-      applied[i] = a;
+      if (node.rateLimit != null) {
+        replaced.addAll(node.rateLimit.replaces());
+      }
+      if (node.policy != null) {
+        item.policy = node.policy;
+        keys[i] = key(domain, k, v, match.shared());
+        continue;
+      }
+      item.limit = node.rateLimit;
+      item.shadow = node.shadow;
+      item.quota = node.quota;
+      if (node.rateLimit.unlimited()) {
+        item.unlimited = true;
+        continue;
+      }
+      item.windowed = node.windowed();
+      item.limiter = node.limit == null ? null : s.limiters().get(node);
+      keys[i] = key(domain, k, v, match.shared());
     }
+    // limits that another descriptor's limit replaces do not apply
+    for (Item item : items) {
+      if (item.limit != null && item.limit.name() != null && replaced.contains(item.limit.name())
+          && !item.unlimited) {
+        item.limit = null;
+        item.limiter = null;
+      }
+    }
+    long nowMillis = settings.wallMillis().getAsLong();
     for (int i = 0; i < n; i++) {
-      Applied a = applied[i];
-      decisions[i] = a != null && a.limiter() != null
-          ? a.limiter().tryAcquireAsync(keys[i], hitsOf[i])
-          : java.util.concurrent.CompletableFuture.completedFuture(null);
+      Item item = items[i];
+      if (item.policy != null) {
+        PolicyRegistry.Policy policy = policies.apply(item.policy);
+        if (policy == null) {
+          throw new IllegalStateException("policy " + item.policy + " is gone");
+        }
+        item.limiter = policy.limiter();
+        double cost = Math.min(costs[i], 2 * most(policy.limits()) + 2);
+        item.decision = item.zeroHits ? item.limiter.checkAsync(keys[i], 1)
+            : item.limiter.tryAcquireAsync(keys[i], cost);
+      } else if (item.limit != null && item.limiter != null) {
+        // beyond twice the capacity a cost is refused all the same (the fixed window's count of
+        // perUnit + 1 already means "over"), and stays far from overflowing any clock
+        double cost = Math.min(costs[i], 2 * Math.max(item.limit.requestsPerUnit(),
+            item.node != null && item.node.limit != null ? item.node.limit.capacity() : 0) + 2);
+        String key = item.windowed ? keys[i] + SEPARATOR + "@"
+            + Math.floorDiv(Math.floorDiv(nowMillis, 1000), item.limit.unit().seconds) : keys[i];
+        item.decision = item.zeroHits ? item.limiter.checkAsync(key, 1)
+            : item.windowed ? item.limiter.fillUpAsync(key, cost)
+            : item.limiter.tryAcquireAsync(key, cost);
+      }
     }
-    return new Pending(s, nodes, applied, decisions);
+    return items;
+  }
+
+  /** The largest capacity of these limits, in units of cost. */
+  private static double most(List<Limit> limits) {
+    double most = 1;
+    for (Limit l : limits) {
+      most = Math.max(most, l.capacity());
+    }
+    return most;
+  }
+
+  /** Whether a request's limit override applies to a descriptor that reached {@code node}. */
+  private boolean overridesApply(EnvoyConfig.Node node) {
+    return node != null && node.overrides != null ? node.overrides : settings.overrides();
+  }
+
+  /** The unit of an override, by its number on the wire (WEEK too); null for an unknown one. */
+  private static EnvoyConfig.Unit unitOf(RateLimitDescriptor.RateLimitOverride o) {
+    return switch (o.getUnitValue()) {
+      case 1 -> EnvoyConfig.Unit.SECOND;
+      case 2 -> EnvoyConfig.Unit.MINUTE;
+      case 3 -> EnvoyConfig.Unit.HOUR;
+      case 4 -> EnvoyConfig.Unit.DAY;
+      case 5 -> EnvoyConfig.Unit.MONTH;
+      case 6 -> EnvoyConfig.Unit.YEAR;
+      case 7 -> EnvoyConfig.Unit.WEEK;
+      default -> null;
+    };
   }
 
   /**
-   * A request's {@code limit} override of a node that allows them ({@code sluice: {overrides:
-   * true}}): a limiter of its own per distinct override, at most {@link #MAX_OVERRIDES} per
-   * configuration, with the node's algorithm and one unit's worth of capacity.
+   * The bucket key of a descriptor: its domain and entries, a {@code share_threshold} wildcard's
+   * pattern standing for the value it matched. A key a shared store cannot hold (over 1,024 bytes
+   * of UTF-8, a U+0000) is replaced by the SHA-256 digest of the whole; two keys share a bucket
+   * only if their digests collide, with odds of about 2^-128 for any two.
    */
-  private Applied override(State s, EnvoyConfig.Node node,
-      RateLimitDescriptor.RateLimitOverride o, int i) {
-    EnvoyConfig.Unit unit;
+  static String key(String domain, String[] keys, String[] values, String[] shared) {
+    StringBuilder b = new StringBuilder(domain.length() + 16 * keys.length).append(domain);
+    for (int i = 0; i < keys.length; i++) {
+      b.append(SEPARATOR).append(keys[i]).append('=')
+          .append(shared != null && shared[i] != null ? shared[i] : values[i]);
+    }
+    String key = b.toString();
+    if (dev.sluice.spi.StoreKeys.problem(key) == null) {
+      return key;
+    }
     try {
-      unit = EnvoyConfig.Unit.valueOf(o.getUnit().name());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("descriptor " + i + ": the limit override's unit must"
-          + " be second, minute, hour, day, week, month or year but was " + o.getUnit());
+      byte[] digest = MessageDigest.getInstance("SHA-256")
+          .digest(key.getBytes(StandardCharsets.UTF_8));
+      return "sha256:" + HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
     }
-    long perUnit = Integer.toUnsignedLong(o.getRequestsPerUnit());
-    String name = node.path + "/override/" + perUnit + "-per-" + unit.name().toLowerCase(
-        java.util.Locale.ROOT);
-    if (perUnit == 0) {
-      return new Applied(name, 0, unit, null);
-    }
-    RateLimiter limiter = s.overrides().get(name);
-    if (limiter == null) {
-      if (s.overrides().size() >= MAX_OVERRIDES) {
-        throw new IllegalArgumentException("descriptor " + i + ": more than " + MAX_OVERRIDES
-            + " distinct limit overrides; the configuration's limits still apply");
-      }
-      dev.sluice.Limit limit;
-      try {
-        limit = EnvoyConfig.limitOf(node.algorithm, perUnit, perUnit, unit, name, ticksPerSecond);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("descriptor " + i + ": limit override: "
-            + e.getMessage());
-      }
-      limiter = s.overrides().computeIfAbsent(name, k -> limiterFor.apply("envoy:" + k, limit));
-    }
-    return new Applied(name, perUnit, unit, limiter);
   }
 
-  private RateLimitResponse finish(RateLimitRequest request, Pending p) {
+  /**
+   * The limiter of a limit override: one per distinct algorithm, rate and unit, at most
+   * {@link #MAX_OVERRIDES} per configuration; beyond them, null (the descriptor is answered
+   * OVER_LIMIT: an override no limiter can hold is not let through unlimited).
+   */
+  private RateLimiter override(State s, String algorithm, long perUnit, EnvoyConfig.Unit unit) {
+    String name = "override/" + algorithm + "/" + perUnit + "-per-"
+        + unit.name().toLowerCase(Locale.ROOT);
+    RateLimiter limiter = s.overrides().get(name);
+    if (limiter != null) {
+      return limiter;
+    }
+    if (s.overrides().size() >= MAX_OVERRIDES) {
+      if (ignoredOverrides.allow()) {
+        LOG.log(System.Logger.Level.WARNING, "more than {0} distinct limit overrides: {1} is"
+            + " answered OVER_LIMIT", MAX_OVERRIDES, name);
+      }
+      return null;
+    }
+    Limit limit;
+    try {
+      limit = EnvoyConfig.limitOf(algorithm, perUnit, perUnit, unit, name, ticksPerSecond);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    return s.overrides().computeIfAbsent(name, k -> limiterFor.apply("envoy:" + k, limit));
+  }
+
+  private RateLimitResponse finish(RateLimitRequest request, Item[] items) {
     RateLimitResponse.Builder out = RateLimitResponse.newBuilder();
-    Code overall = Code.OK;
+    long nowSeconds = Math.floorDiv(settings.wallMillis().getAsLong(), 1000);
+    int failed = 0;
+    int quotaTotal = 0;
+    int quotaFailed = 0;
     Decision headline = null;
     boolean headlineOver = false;
-    for (int i = 0; i < p.nodes.length; i++) {
-      EnvoyConfig.Node node = p.nodes[i];
-      Applied a = p.applied[i];
+    DescriptorStatus closest = null;
+    long closestRemaining = 0xFFFF_FFFFL;
+    boolean known = state.config().domains().containsKey(request.getDomain());
+    for (Item item : items) {
       DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
       String outcome = "no_limit";
-      if (a != null) {
-        status.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
-            .setName(a.name())
-            .setRequestsPerUnit((int) Math.min(Integer.MAX_VALUE, a.perUnit()))
-            .setUnit(RateLimitResponse.RateLimit.Unit.valueOf(a.unit().name())));
-        boolean over;
-        if (a.limiter() == null) {   // requests_per_unit: 0
-          over = true;
+      boolean over = false;
+      if (item.unlimited) {
+        status.setLimitRemaining(UNLIMITED_REMAINING);
+      } else if (item.policy != null || item.limit != null) {
+        Decision d = item.decision.join();
+        long perUnit;
+        EnvoyConfig.Unit unit;
+        String name;
+        if (item.policy != null) {
+          Object[] rate = EnvoyConfig.envoyRate(policies.apply(item.policy).limits().get(0));
+          perUnit = (Long) rate[0];
+          unit = (EnvoyConfig.Unit) rate[1];
+          name = item.policy;
         } else {
-          Decision d = (Decision) p.decisions[i].join();
-          over = !d.isAllowed();
-          status.setLimitRemaining((int) Math.min(Integer.MAX_VALUE, Math.floor(d.remaining())));
-          status.setDurationUntilReset(duration(d.resetAfterNanos()));
+          perUnit = item.limit.requestsPerUnit();
+          unit = item.limit.unit();
+          name = item.limit.name() == null ? "" : item.limit.name();
+        }
+        long remaining;
+        Duration reset;
+        if (d == null) {                        // 0 per unit: always over
+          over = true;
+          remaining = 0;
+          reset = calendarReset(unit, nowSeconds);
+        } else if (item.windowed) {             // ratelimit's counter, holding perUnit + 1
+          long left = Math.round(d.remaining()) - 1;
+          over = left < 0;
+          remaining = Math.max(0, left);
+          reset = calendarReset(unit, nowSeconds);
+        } else {
+          over = !item.zeroHits && !d.isAllowed();
+          remaining = over ? 0 : (long) Math.floor(d.remaining());
+          reset = duration(d.resetAfterNanos());
           if (headline == null || (over && !headlineOver)
               || (over == headlineOver && (over ? d.retryAfterNanos() > headline.retryAfterNanos()
                   : d.remaining() < headline.remaining()))) {
@@ -292,32 +465,91 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
             headlineOver = over;
           }
         }
-        if (over && !node.shadow) {
+        status.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder().setName(name)
+            .setRequestsPerUnit((int) perUnit)
+            .setUnit(RateLimitResponse.RateLimit.Unit.valueOf(unit.name())))
+            .setLimitRemaining((int) Math.min(0xFFFF_FFFFL, remaining))
+            .setDurationUntilReset(reset);
+        boolean shadow = item.shadow && over;
+        if (over && !shadow) {
           status.setCode(Code.OVER_LIMIT);
-          overall = Code.OVER_LIMIT;
+          if (item.quota) {
+            quotaFailed++;
+          } else {
+            failed++;
+          }
         }
-        outcome = !over ? "ok" : node.shadow ? "shadow_over_limit" : "over_limit";
+        if (item.quota) {
+          quotaTotal++;
+        }
+        outcome = !over ? "ok" : shadow ? "shadow_over_limit" : "over_limit";
       }
       if (metrics != null) {
-        boolean known = p.state.config().domains().containsKey(request.getDomain());
         metrics.envoy(known ? request.getDomain() : "unknown", outcome,
-            node != null && node.detailed ? node.path : null);
+            item.node != null && (item.node.detailed || item.node.valueToMetric)
+                ? item.node.path : null);
       }
-      out.addStatuses(status);
+      DescriptorStatus built = status.build();
+      if (built.hasCurrentLimit()) {
+        long left = Integer.toUnsignedLong(built.getLimitRemaining());
+        if (left < closestRemaining || closest == null) {
+          closest = built;
+          closestRemaining = left;
+        }
+        if (built.getCode() == Code.OVER_LIMIT && !item.quota) {
+          closest = built;
+          closestRemaining = 0;
+        }
+      }
+      out.addStatuses(built);
+    }
+    Code overall = failed > 0 || (quotaTotal > 0 && quotaTotal == quotaFailed) ? Code.OVER_LIMIT
+        : Code.OK;
+    if (settings.shadowMode()) {
+      overall = Code.OK;
     }
     out.setOverallCode(overall);
-    if (headline != null && !(headlineOver && overall == Code.OK)) {
+    if (settings.headers() == Headers.RATELIMIT && closest != null) {
+      RateLimitResponse.RateLimit l = closest.getCurrentLimit();
+      EnvoyConfig.Unit unit = EnvoyConfig.Unit.valueOf(l.getUnit().name());
+      header(out, "RateLimit-Limit", Integer.toUnsignedString(l.getRequestsPerUnit()));
+      header(out, "RateLimit-Remaining", Integer.toUnsignedString(closest.getLimitRemaining()));
+      header(out, "RateLimit-Reset", Long.toString(calendarReset(unit, nowSeconds).getSeconds()));
+    } else if (settings.headers() == Headers.IETF && headline != null
+        && !(headlineOver && overall == Code.OK)) {
       for (Map.Entry<String, String> h
           : RateLimitHeaders.of(headline, RateLimitHeaders.Mode.IETF).entrySet()) {
-        out.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(h.getKey())
-            .setValue(h.getValue()));
+        header(out, h.getKey(), h.getValue());
       }
     }
     return out.build();
   }
 
+  private static void header(RateLimitResponse.Builder out, String key, String value) {
+    out.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(key).setValue(value));
+  }
+
+  /** ratelimit's {@code CalculateReset}: seconds to the end of the calendar unit. */
+  static Duration calendarReset(EnvoyConfig.Unit unit, long nowSeconds) {
+    return Duration.newBuilder().setSeconds(unit.seconds - Math.floorMod(nowSeconds, unit.seconds))
+        .build();
+  }
+
   private static Duration duration(long nanos) {
     return Duration.newBuilder().setSeconds(nanos / 1_000_000_000L)
         .setNanos((int) (nanos % 1_000_000_000L)).build();
+  }
+
+  /** At most one log line a minute for one kind of event. */
+  static final class LogLimit {
+    private final java.util.concurrent.atomic.AtomicLong next =
+        new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+
+    boolean allow() {
+      long now = System.nanoTime();
+      long at = next.get();
+      return (at == Long.MIN_VALUE || now - at >= 0)
+          && next.compareAndSet(at, now + 60_000_000_000L);
+    }
   }
 }

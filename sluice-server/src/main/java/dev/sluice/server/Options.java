@@ -77,6 +77,85 @@ public final class Options {
     return this;
   }
 
+  /** The algorithm of Envoy descriptors that do not name one (default leaky-bucket). */
+  String envoyAlgorithm = "leaky-bucket";
+  /** Whether requests' per-descriptor limit overrides apply (default: yes, as in ratelimit). */
+  boolean envoyOverrides = true;
+  /** The headers Envoy answers carry: none (ratelimit's default), ratelimit, ietf. */
+  String envoyHeaders = "none";
+  /** Every Envoy answer OK, everything still decided and charged (ratelimit's SHADOW_MODE). */
+  boolean envoyShadowMode;
+  /** Files of one domain merge (ratelimit's MERGE_DOMAIN_CONFIG) instead of being refused. */
+  boolean envoyMergeDomains;
+  /** The wall clock (epoch milliseconds) that numbers Envoy's calendar windows. */
+  java.util.function.LongSupplier wallMillis = System::currentTimeMillis;
+
+  /**
+   * The algorithm of Envoy descriptors whose {@code sluice:} extension names none: leaky-bucket
+   * (the default), token-bucket, gcra, sliding-window, or fixed-window, which is
+   * envoyproxy/ratelimit's own counter (calendar windows, refused hits counted).
+   */
+  public Options envoyAlgorithm(String algorithm) {
+    Objects.requireNonNull(algorithm, "algorithm");
+    if (!List.of("leaky-bucket", "token-bucket", "gcra", "fixed-window", "sliding-window")
+        .contains(algorithm)) {
+      throw new IllegalArgumentException("envoyAlgorithm must be leaky-bucket, token-bucket,"
+          + " gcra, fixed-window or sliding-window but was '" + algorithm + "'");
+    }
+    this.envoyAlgorithm = algorithm;
+    return this;
+  }
+
+  /**
+   * Whether a request's per-descriptor {@code limit} override replaces the configured limit, as
+   * envoyproxy/ratelimit does (default true; a node's {@code sluice: {overrides: false}} opts
+   * out on its own).
+   */
+  public Options envoyOverrides(boolean apply) {
+    this.envoyOverrides = apply;
+    return this;
+  }
+
+  /**
+   * The headers Envoy's answers ask it to add: {@code none} (the default, as
+   * envoyproxy/ratelimit), {@code ratelimit} (its {@code LIMIT_RESPONSE_HEADERS_ENABLED}:
+   * RateLimit-Limit, -Remaining, -Reset) or {@code ietf} (the HTTP API's RateLimit-Policy,
+   * RateLimit, Retry-After).
+   */
+  public Options envoyHeaders(String headers) {
+    Objects.requireNonNull(headers, "headers");
+    if (!List.of("none", "ratelimit", "ietf").contains(headers)) {
+      throw new IllegalArgumentException("envoyHeaders must be none, ratelimit or ietf but was '"
+          + headers + "'");
+    }
+    this.envoyHeaders = headers;
+    return this;
+  }
+
+  /**
+   * Global shadow mode (envoyproxy/ratelimit's {@code SHADOW_MODE}): every answer's overall code
+   * is OK; descriptors are still decided, charged and reported.
+   */
+  public Options envoyShadowMode(boolean shadow) {
+    this.envoyShadowMode = shadow;
+    return this;
+  }
+
+  /**
+   * Whether files that name the same domain merge into it (envoyproxy/ratelimit's
+   * {@code MERGE_DOMAIN_CONFIG}); off by default, when a domain twice is refused.
+   */
+  public Options envoyMergeDomains(boolean merge) {
+    this.envoyMergeDomains = merge;
+    return this;
+  }
+
+  /** For tests: the wall clock, in epoch milliseconds, of Envoy's calendar windows. */
+  Options wallMillis(java.util.function.LongSupplier wallMillis) {
+    this.wallMillis = Objects.requireNonNull(wallMillis, "wallMillis");
+    return this;
+  }
+
   /** The policies file (default: the bundled sample, not reloaded). */
   public Options config(Path file) {
     this.configFile = file;

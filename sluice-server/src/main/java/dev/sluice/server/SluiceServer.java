@@ -112,7 +112,7 @@ public final class SluiceServer implements AutoCloseable {
     EnvoyConfig envoyConfig = null;
     if (options.grpcPort >= 0) {
       envoyConfig = EnvoyConfig.merge(options.envoyConfig == null ? null
-          : EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+          : EnvoyConfig.load(options.envoyConfig, envoySettings(options)),
           initial.envoy());
       if (envoyConfig == null) {
         throw new ConfigException(List.of("--grpc-port serves Envoy's rate limit service, which"
@@ -122,7 +122,15 @@ public final class SluiceServer implements AutoCloseable {
     }
     this.envoy = envoyConfig == null ? null : new EnvoyService(envoyConfig,
         (name, limit) -> registry.limiter(name, List.of(limit), options.maximumKeys),
-        metrics, SharedStore.ticksPerSecond(options), registry::get);
+        metrics, SharedStore.ticksPerSecond(options), registry::get,
+        new EnvoyService.Settings(options.envoyOverrides,
+            EnvoyService.Headers.valueOf(options.envoyHeaders.toUpperCase(java.util.Locale.ROOT)),
+            options.envoyShadowMode, options.envoyAlgorithm, options.wallMillis));
+    if (envoyConfig != null) {
+      for (String w : envoyConfig.warnings()) {
+        LOG.log(System.Logger.Level.WARNING, w);
+      }
+    }
     if (envoy != null) {
       registry.onReload(() -> {
         try {
@@ -191,6 +199,8 @@ public final class SluiceServer implements AutoCloseable {
       s.server.start();
       if (s.envoy != null) {
         s.health = new io.grpc.protobuf.services.HealthStatusManager();
+        // "" and "ratelimit", as envoyproxy/ratelimit registers them: deployments probe either
+        s.health.setStatus("ratelimit", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         s.grpc = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
             .forAddress(new java.net.InetSocketAddress(options.host, options.grpcPort))
             .directExecutor()
@@ -210,6 +220,11 @@ public final class SluiceServer implements AutoCloseable {
           + e.getMessage(), e);
     }
     return s;
+  }
+
+  private static EnvoyConfig.Settings envoySettings(Options options) {
+    return new EnvoyConfig.Settings(SharedStore.ticksPerSecond(options), options.envoyAlgorithm,
+        options.envoyMergeDomains);
   }
 
   /** Modification times and sizes of the Envoy configuration's files; -1 if unreadable. */
@@ -239,7 +254,7 @@ public final class SluiceServer implements AutoCloseable {
   void reloadEnvoy() throws ConfigException {
     try {
       EnvoyConfig next = EnvoyConfig.merge(options.envoyConfig == null ? null
-          : EnvoyConfig.load(options.envoyConfig, SharedStore.ticksPerSecond(options)),
+          : EnvoyConfig.load(options.envoyConfig, envoySettings(options)),
           registry.envoySection());
       envoy.reload(next == null ? EnvoyConfig.none() : next);
     } catch (ConfigException e) {

@@ -44,7 +44,8 @@ class EnvoyServiceTest {
     try (var in = getClass().getResourceAsStream("/envoy/edge.yaml")) {
       Files.write(config, in.readAllBytes());
     }
-    server = SluiceServer.start(new Options().port(0).grpcPort(0).envoyConfig(config));
+    server = SluiceServer.start(new Options().port(0).grpcPort(0).envoyConfig(config)
+        .envoyHeaders("ietf"));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
     rls = RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
@@ -157,26 +158,29 @@ class EnvoyServiceTest {
   }
 
   @Test
-  void malformedRequests_areInvalidArgument_andHealthIsServing() {
+  void malformedRequests_areInvalidArgument_oddDescriptorsAreDecided_andHealthIsServing() {
     assertThatThrownBy(() -> ask("", 1, descriptor("remote_address", "1.2.3.4")))
         .isInstanceOf(StatusRuntimeException.class)
         .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
             .isEqualTo(Status.Code.INVALID_ARGUMENT))
-        .hasMessageContaining("domain must not be empty");
+        .hasMessageContaining("rate limit domain must not be empty");
     assertThatThrownBy(() -> ask("edge", 1))
-        .hasMessageContaining("at least one descriptor");
-    assertThatThrownBy(() -> ask("edge", 1, RateLimitDescriptor.getDefaultInstance()))
-        .hasMessageContaining("descriptor 0 has no entries");
-    assertThatThrownBy(() -> ask("edge", 1, descriptor("remote_address", "10.9.9.9"),
-        RateLimitDescriptor.getDefaultInstance()))
-        .hasMessageContaining("descriptor 1 has no entries");
-    assertThatThrownBy(() -> ask("edge", 1, descriptor("remote_address", "bad\u0000value")))
-        .hasMessageContaining("descriptor 0: its domain and entries as a key must not contain U+0000");
-    assertThat(ask("edge", 1, descriptor("remote_address", "10.9.9.9")).getStatuses(0)
-        .getLimitRemaining()).as("the refused request charged nothing").isEqualTo(2);
-    HealthCheckResponse health = HealthGrpc.newBlockingStub(channel)
-        .check(HealthCheckRequest.getDefaultInstance());
-    assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        .hasMessageContaining("rate limit descriptor list must not be empty");
+    RateLimitResponse odd = ask("edge", 1, descriptor("remote_address", "10.9.9.9"),
+        RateLimitDescriptor.getDefaultInstance(), descriptor("remote_address", "bad\u0000value"),
+        descriptor("remote_address", "v".repeat(2_000)));
+    assertThat(odd.getStatuses(0).getLimitRemaining()).isEqualTo(2);
+    assertThat(odd.getStatuses(1).hasCurrentLimit()).as("no entries: no limit, as ratelimit")
+        .isFalse();
+    assertThat(odd.getStatuses(2).getLimitRemaining()).as("a U+0000 is limited too").isEqualTo(2);
+    assertThat(odd.getStatuses(3).getLimitRemaining()).as("so is a value over 1,024 bytes")
+        .isEqualTo(2);
+    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+    for (String service : new String[] {"", "ratelimit"}) {
+      assertThat(health.check(HealthCheckRequest.newBuilder().setService(service).build())
+          .getStatus()).as("service '%s', as envoyproxy/ratelimit registers it", service)
+          .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    }
   }
 
   @Test
@@ -196,13 +200,14 @@ class EnvoyServiceTest {
     assertThatThrownBy(() -> EnvoyConfig.load(bad, 1_000_000_000L))
         .isInstanceOf(ConfigException.class)
         .satisfies(e -> assertThat(((ConfigException) e).problems()).containsExactly(
-            bad + ":4: d.a: 'unit' must be second, minute, hour, day, week, month or year but"
-                + " was 'fortnight'",
-            bad + ":7: unknown key 'colour' (expected one of descriptors, detailed_metric, key, policy,"
-                + " rate_limit, shadow_mode, sluice, unlimited, value)",
-            bad + ":6: d.b: 'requests_per_unit' must be a whole number from 0 to 1000000000000"
-                + " but was '-1'",
-            bad + ": d.c: unknown algorithm 'leaky' (expected leaky-bucket, token-bucket, gcra,"
+            bad + ":4: d.a: invalid rate limit unit 'fortnight' (expected second, minute, hour,"
+                + " day, week, month or year)",
+            bad + ":6: d.b: 'requests_per_unit' must be a whole number from 0 to 4294967295 (the"
+                + " wire's uint32) but was '-1'",
+            bad + ":7: d.b: config error, unknown key 'colour' (expected one of"
+                + " descriptors, detailed_metric, key, metadata, policy, quota_mode, rate_limit,"
+                + " shadow_mode, share_threshold, sluice, value, value_to_metric)",
+            bad + ":9: d.c: unknown algorithm 'leaky' (expected leaky-bucket, token-bucket, gcra,"
                 + " fixed-window or sliding-window)"));
     assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)))
         .hasMessageContaining("needs descriptors: give --envoy-config, or an 'envoy' section in"
@@ -231,7 +236,7 @@ class EnvoyServiceTest {
         .as("removed").isFalse();
     Files.writeString(config, "domain: edge\ndescriptors:\n  - value: no-key\n");
     assertThatThrownBy(() -> server.reloadEnvoy()).isInstanceOf(ConfigException.class)
-        .hasMessageContaining("a descriptor needs a non-empty 'key'");
+        .hasMessageContaining(":3: edge.<descriptor>: descriptor has empty key");
     assertThat(ask("edge", 1, descriptor("user", "u2")).getStatuses(0).hasCurrentLimit())
         .as("the previous configuration stays").isTrue();
     assertThat(metrics()).contains("sluice_config_reloads_total{result=\"ok\"} 1",
@@ -264,15 +269,15 @@ class EnvoyServiceTest {
   }
 
   @Test
-  void limitOverrides_applyWhereTheConfigurationAllowsThem() {
+  void limitOverrides_applyByDefault_exceptWhereANodeOptsOut() {
     RateLimitDescriptor.RateLimitOverride oneAnHour = RateLimitDescriptor.RateLimitOverride
         .newBuilder().setRequestsPerUnit(1).setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.HOUR).build();
     RateLimitDescriptor key = descriptor("api_key", "k1").toBuilder().setLimit(oneAnHour).build();
     RateLimitResponse first = ask("edge", 1, key);
     assertThat(first.getOverallCode()).isEqualTo(Code.OK);
     assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(1);
-    assertThat(first.getStatuses(0).getCurrentLimit().getName())
-        .isEqualTo("edge.api_key/override/1-per-hour");
+    assertThat(first.getStatuses(0).getCurrentLimit().getName()).as("as ratelimit: no name")
+        .isEmpty();
     assertThat(ask("edge", 1, key).getOverallCode()).as("the override's 1 an hour")
         .isEqualTo(Code.OVER_LIMIT);
     assertThat(ask("edge", 1, descriptor("api_key", "k1")).getStatuses(0).getLimitRemaining())
@@ -281,11 +286,11 @@ class EnvoyServiceTest {
         .setLimit(oneAnHour).build();
     RateLimitResponse ignored = ask("edge", 1, address);
     assertThat(ignored.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
-        .as("remote_address does not allow overrides").isEqualTo(3);
+        .as("remote_address says sluice: {overrides: false}").isEqualTo(3);
     RateLimitDescriptor unknownUnit = descriptor("api_key", "k2").toBuilder().setLimit(
         oneAnHour.toBuilder().setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.UNKNOWN)).build();
-    assertThatThrownBy(() -> ask("edge", 1, unknownUnit))
-        .hasMessageContaining("the limit override's unit must be second");
+    assertThat(ask("edge", 1, unknownUnit).getStatuses(0).getCurrentLimit().getRequestsPerUnit())
+        .as("an override without a unit is ignored").isEqualTo(100);
   }
 
   @Test
@@ -316,6 +321,8 @@ class EnvoyServiceTest {
         RateLimitResponse first = stub.shouldRateLimit(user);
         assertThat(first.getOverallCode()).isEqualTo(Code.OK);
         assertThat(first.getStatuses(0).getCurrentLimit().getName()).isEqualTo("api");
+        assertThat(first.getResponseHeadersToAddList()).as("no headers by default, as ratelimit")
+            .isEmpty();
         assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
             .as("90 a minute is 1.5 a second: shown per minute").isEqualTo(90);
         assertThat(first.getStatuses(0).getCurrentLimit().getUnit())
