@@ -174,6 +174,55 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     state.overrides().values().forEach(RateLimiter::close);
   }
 
+  /** Stands for a request whose bytes were not a {@code RateLimitRequest}. */
+  private static final RateLimitRequest MALFORMED = RateLimitRequest.newBuilder()
+      .setDomain("\u0000malformed").build();
+  private final LogLimit malformedLog = new LogLimit();
+
+  /**
+   * The service as it is served: a request that does not parse is answered INVALID_ARGUMENT,
+   * counted ({@code sluice_envoy_malformed_requests_total}) and logged in one line at most once a
+   * minute, where grpc-java would log each one as an error with a stack trace (a client could
+   * fill the disk).
+   */
+  io.grpc.ServerServiceDefinition definition() {
+    io.grpc.ServerServiceDefinition bound = bindService();
+    io.grpc.MethodDescriptor<RateLimitRequest, RateLimitResponse> method =
+        RateLimitServiceGrpc.getShouldRateLimitMethod();
+    io.grpc.MethodDescriptor.Marshaller<RateLimitRequest> strict = method.getRequestMarshaller();
+    io.grpc.MethodDescriptor.Marshaller<RateLimitRequest> lenient = new io.grpc.MethodDescriptor
+        .Marshaller<>() {
+      @Override
+      public java.io.InputStream stream(RateLimitRequest value) {
+        return strict.stream(value);
+      }
+
+      @Override
+      public RateLimitRequest parse(java.io.InputStream stream) {
+        try {
+          return strict.parse(stream);
+        } catch (RuntimeException e) {
+          if (metrics != null) {
+            metrics.envoyMalformed.increment();
+          }
+          if (malformedLog.allow()) {
+            LOG.log(System.Logger.Level.WARNING, "a ShouldRateLimit request was not a valid"
+                + " RateLimitRequest ({0}); answered INVALID_ARGUMENT; further ones are counted"
+                + " in sluice_envoy_malformed_requests_total and logged at most once a minute",
+                e.getMessage());
+          }
+          return MALFORMED;
+        }
+      }
+    };
+    @SuppressWarnings("unchecked")
+    io.grpc.ServerCallHandler<RateLimitRequest, RateLimitResponse> handler =
+        (io.grpc.ServerCallHandler<RateLimitRequest, RateLimitResponse>) bound
+            .getMethod(method.getFullMethodName()).getServerCallHandler();
+    return io.grpc.ServerServiceDefinition.builder(RateLimitServiceGrpc.SERVICE_NAME)
+        .addMethod(method.toBuilder().setRequestMarshaller(lenient).build(), handler).build();
+  }
+
   /**
    * Answers without holding the calling thread (a Netty event loop): each limited descriptor is
    * decided asynchronously, which in memory completes at once and on a shared store completes on
@@ -182,6 +231,11 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   @Override
   public void shouldRateLimit(RateLimitRequest request,
       StreamObserver<RateLimitResponse> responses) {
+    if (request == MALFORMED) {
+      responses.onError(Status.INVALID_ARGUMENT.withDescription("not a valid RateLimitRequest")
+          .asRuntimeException());
+      return;
+    }
     Item[] items;
     try {
       items = start(request);

@@ -17,6 +17,8 @@ final class Metrics {
   private final LongAdder latencyCount = new LongAdder();
   private final ConcurrentHashMap<String, LongAdder> envoy = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, LongAdder> envoyDetailed = new ConcurrentHashMap<>();
+  /** Envoy requests that were not a valid {@code RateLimitRequest} (refused, not decided). */
+  final LongAdder envoyMalformed = new LongAdder();
   final LongAdder reloadsOk = new LongAdder();
   final LongAdder reloadsFailed = new LongAdder();
 
@@ -131,6 +133,12 @@ final class Metrics {
     responses.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
         b.append("sluice_http_responses_total{code=\"").append(e.getKey()).append("\"} ")
             .append(e.getValue().sum()).append('\n'));
+    if (envoyMalformed.sum() > 0) {
+      b.append("# HELP sluice_envoy_malformed_requests_total Envoy requests that were not a valid"
+          + " RateLimitRequest (answered INVALID_ARGUMENT).\n");
+      b.append("# TYPE sluice_envoy_malformed_requests_total counter\n");
+      b.append("sluice_envoy_malformed_requests_total ").append(envoyMalformed.sum()).append('\n');
+    }
     b.append("# HELP sluice_config_reloads_total Configuration reloads by result.\n");
     b.append("# TYPE sluice_config_reloads_total counter\n");
     b.append("sluice_config_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');

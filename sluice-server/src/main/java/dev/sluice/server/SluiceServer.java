@@ -204,7 +204,7 @@ public final class SluiceServer implements AutoCloseable {
         s.grpc = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
             .forAddress(new java.net.InetSocketAddress(options.host, options.grpcPort))
             .directExecutor()
-            .addService(s.envoy).addService(s.health.getHealthService())
+            .addService(s.envoy.definition()).addService(s.health.getHealthService())
             .build().start();
       }
       s.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {

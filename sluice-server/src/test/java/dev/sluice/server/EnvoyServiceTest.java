@@ -184,6 +184,67 @@ class EnvoyServiceTest {
   }
 
   @Test
+  void malformedProtobuf_isInvalidArgument_countedAndLoggedOnceInOneLine() throws Exception {
+    io.grpc.MethodDescriptor.Marshaller<byte[]> raw = new io.grpc.MethodDescriptor.Marshaller<>() {
+      @Override
+      public java.io.InputStream stream(byte[] value) {
+        return new java.io.ByteArrayInputStream(value);
+      }
+
+      @Override
+      public byte[] parse(java.io.InputStream stream) {
+        try {
+          return stream.readAllBytes();
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+    };
+    io.grpc.MethodDescriptor<byte[], byte[]> garbage = io.grpc.MethodDescriptor
+        .<byte[], byte[]>newBuilder().setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName())
+        .setRequestMarshaller(raw).setResponseMarshaller(raw).build();
+    java.util.List<java.util.logging.LogRecord> logged =
+        java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord r) {
+        if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+          logged.add(r);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    root.addHandler(capture);
+    try {
+      for (int i = 0; i < 50; i++) {
+        assertThatThrownBy(() -> io.grpc.stub.ClientCalls.blockingUnaryCall(channel, garbage,
+            io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS),
+            new byte[] {(byte) 0xff, (byte) 0xff, 0x01, 0x02}))
+            .isInstanceOf(StatusRuntimeException.class)
+            .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+                .isEqualTo(Status.Code.INVALID_ARGUMENT));
+      }
+    } finally {
+      root.removeHandler(capture);
+    }
+    assertThat(logged).as("one line for 50 malformed requests, without a stack trace")
+        .singleElement().satisfies(r -> {
+          assertThat(r.getThrown()).isNull();
+          assertThat(r.getMessage()).contains("was not a valid RateLimitRequest");
+        });
+    assertThat(metrics()).contains("sluice_envoy_malformed_requests_total 50");
+    assertThat(ask("edge", 1, descriptor("remote_address", "10.7.7.7")).getOverallCode())
+        .as("the service still answers").isEqualTo(Code.OK);
+  }
+
+  @Test
   void badConfiguration_isRefusedWithFileAndLine() throws Exception {
     Path bad = dir.resolve("bad.yaml");
     Files.writeString(bad, String.join("\n",

@@ -47,8 +47,26 @@ class SharedStoresTest {
 
   private void sharedAcrossInstances(Options a, Options b) throws Exception {
     java.nio.file.Path config = config();
-    try (SluiceServer one = SluiceServer.start(a.port(0).config(config));
-        SluiceServer two = SluiceServer.start(b.port(0).config(config))) {
+    java.nio.file.Path envoyConfig = java.nio.file.Files.createTempFile("sluice-envoy", ".yaml");
+    envoyConfig.toFile().deleteOnExit();
+    java.nio.file.Files.writeString(envoyConfig, String.join("\n", "domain: edge", "descriptors:",
+        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 3}", ""));
+    java.util.concurrent.atomic.AtomicLong wall = new java.util.concurrent.atomic.AtomicLong(
+        EnvoyHarness.START_MILLIS);
+    try (SluiceServer one = SluiceServer.start(a.port(0).config(config).grpcPort(0)
+            .envoyConfig(envoyConfig).envoyAlgorithm("fixed-window").wallMillis(wall::get));
+        SluiceServer two = SluiceServer.start(b.port(0).config(config).grpcPort(0)
+            .envoyConfig(envoyConfig).envoyAlgorithm("fixed-window").wallMillis(wall::get))) {
+      // Envoy's API in fixed-window mode: envoyproxy/ratelimit's counter, on the shared store
+      String address = "10.2." + (System.nanoTime() % 250) + ".1";
+      assertThat(envoy(one, address, 2).getStatuses(0).getLimitRemaining()).isEqualTo(1);
+      assertThat(envoy(two, address, 2).getOverallCode()).as("the other instance, same counter")
+          .isEqualTo(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OVER_LIMIT);
+      assertThat(envoy(one, address, 1).getOverallCode()).as("the refused 2 were counted")
+          .isEqualTo(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OVER_LIMIT);
+      wall.addAndGet(3_600_000);
+      assertThat(envoy(two, address, 1).getStatuses(0).getLimitRemaining())
+          .as("the next calendar hour: a new counter").isEqualTo(2);
       String key = "{\"policy\":\"demo\",\"key\":\"shared-" + System.nanoTime() + "\"}";
       assertThat(check(one, key).statusCode()).isEqualTo(200);
       HttpResponse<String> other = check(two, key);
@@ -315,6 +333,19 @@ class SharedStoresTest {
                 .addEntries(io.envoyproxy.envoy.extensions.common.ratelimit.v3
                     .RateLimitDescriptor.Entry.newBuilder().setKey("remote_address")
                     .setValue(address))).build();
+  }
+
+  private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse envoy(SluiceServer s,
+      String address, int hits) throws InterruptedException {
+    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress("127.0.0.1", s.grpcPort()).usePlaintext().build();
+    try {
+      return io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.newBlockingStub(channel)
+          .withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS)
+          .shouldRateLimit(request(address).toBuilder().setHitsAddend(hits).build());
+    } finally {
+      channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
   }
 
   private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse envoy(SluiceServer s)
