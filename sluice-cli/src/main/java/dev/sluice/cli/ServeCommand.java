@@ -59,6 +59,16 @@ final class ServeCommand implements Callable<Integer> {
       + " deciding and charging (envoyproxy/ratelimit's SHADOW_MODE)")
   boolean envoyShadowMode;
 
+  @Option(names = "--envoy-response-metadata", description = "Envoy answers carry dynamic"
+      + " metadata: the domain, the descriptors, the configured metadata of those that passed"
+      + " (envoyproxy/ratelimit's RESPONSE_DYNAMIC_METADATA)")
+  boolean envoyResponseMetadata;
+
+  @Option(names = "--envoy-quota-mode", description = "every Envoy descriptor in quota mode: an"
+      + " answer is over the limit only when all its descriptors are (envoyproxy/ratelimit's"
+      + " QUOTA_MODE)")
+  boolean envoyQuotaMode;
+
   @Option(names = "--envoy-merge-domains", description = "merge Envoy configuration files that"
       + " name the same domain (envoyproxy/ratelimit's MERGE_DOMAIN_CONFIG)")
   boolean envoyMergeDomains;
@@ -269,7 +279,8 @@ final class ServeCommand implements Callable<Integer> {
         o.envoyConfig(envoyConfig);
       }
       o.envoyAlgorithm(envoyAlgorithm).envoyOverrides(envoyOverrides).envoyHeaders(envoyHeaders)
-          .envoyShadowMode(envoyShadowMode).envoyMergeDomains(envoyMergeDomains);
+          .envoyShadowMode(envoyShadowMode).envoyMergeDomains(envoyMergeDomains)
+          .envoyResponseMetadata(envoyResponseMetadata).envoyQuotaMode(envoyQuotaMode);
       o.validate();
     } catch (IllegalArgumentException e) {
       throw new InputException(e.getMessage());

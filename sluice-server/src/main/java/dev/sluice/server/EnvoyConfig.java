@@ -128,6 +128,8 @@ final class EnvoyConfig {
     final String policy;
     /** The Sluice limit: null without one (no rate_limit, unlimited, 0 per unit, a policy). */
     final Limit limit;
+    /** The node's {@code metadata}, or null: returned in answers' dynamic metadata. */
+    com.google.protobuf.Struct metadata;
     final Map<String, Node> children = new LinkedHashMap<>();
     final List<Wildcard> wildcards = new ArrayList<>();
 
@@ -580,6 +582,9 @@ final class EnvoyConfig {
         return null;
       }
       Node node = new Node(key, value, path, rateLimit, flags, algorithm, overrides, policy, limit);
+      if (f.get("metadata") instanceof MappingNode meta) {
+        node.metadata = toValue(meta).getStructValue();
+      }
       if (f.containsKey("descriptors")) {
         children(source, domain, node, f.get("descriptors"));
       }
@@ -795,6 +800,43 @@ final class EnvoyConfig {
           + (v == null ? describe(n) : v) + "'");
       return false;
     }
+  }
+
+  /** A YAML node as a protobuf value, as ratelimit's {@code structpb.NewStruct} makes it. */
+  static com.google.protobuf.Value toValue(org.yaml.snakeyaml.nodes.Node n) {
+    com.google.protobuf.Value.Builder v = com.google.protobuf.Value.newBuilder();
+    if (n instanceof MappingNode m) {
+      com.google.protobuf.Struct.Builder s = com.google.protobuf.Struct.newBuilder();
+      for (NodeTuple t : m.getValue()) {
+        String k = t.getKeyNode() instanceof ScalarNode ks ? ks.getValue() : String.valueOf(
+            t.getKeyNode());
+        s.putFields(k, toValue(t.getValueNode()));
+      }
+      return v.setStructValue(s).build();
+    }
+    if (n instanceof SequenceNode q) {
+      com.google.protobuf.ListValue.Builder l = com.google.protobuf.ListValue.newBuilder();
+      for (org.yaml.snakeyaml.nodes.Node item : q.getValue()) {
+        l.addValues(toValue(item));
+      }
+      return v.setListValue(l).build();
+    }
+    ScalarNode s = (ScalarNode) n;
+    if (Tag.NULL.equals(s.getTag())) {
+      return v.setNullValue(com.google.protobuf.NullValue.NULL_VALUE).build();
+    }
+    if (Tag.BOOL.equals(s.getTag())) {
+      return v.setBoolValue(s.getValue().toLowerCase(Locale.ROOT).matches("true|yes|on|y"))
+          .build();
+    }
+    if (Tag.INT.equals(s.getTag()) || Tag.FLOAT.equals(s.getTag())) {
+      try {
+        return v.setNumberValue(Double.parseDouble(s.getValue().replace("_", ""))).build();
+      } catch (NumberFormatException e) {
+        return v.setStringValue(s.getValue()).build();
+      }
+    }
+    return v.setStringValue(s.getValue()).build();
   }
 
   private static boolean isNull(org.yaml.snakeyaml.nodes.Node n) {

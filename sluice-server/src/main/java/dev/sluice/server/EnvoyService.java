@@ -94,7 +94,12 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * milliseconds) that numbers the calendar windows.
    */
   record Settings(boolean overrides, Headers headers, boolean shadowMode, String algorithm,
-      LongSupplier wallMillis) {
+      LongSupplier wallMillis, boolean responseMetadata, boolean quotaMode) {
+    Settings(boolean overrides, Headers headers, boolean shadowMode, String algorithm,
+        LongSupplier wallMillis) {
+      this(overrides, headers, shadowMode, algorithm, wallMillis, false, false);
+    }
+
     static Settings defaults() {
       return new Settings(true, Headers.NONE, false, "leaky-bucket", System::currentTimeMillis);
     }
@@ -527,16 +532,16 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         boolean shadow = item.shadow && over;
         if (over && !shadow) {
           status.setCode(Code.OVER_LIMIT);
-          if (item.quota) {
+          if (item.quota || settings.quotaMode()) {
             quotaFailed++;
           } else {
             failed++;
           }
         }
-        if (item.quota) {
-          quotaTotal++;
-        }
         outcome = !over ? "ok" : shadow ? "shadow_over_limit" : "over_limit";
+      }
+      if (!item.unlimited && (settings.quotaMode() || (item.quota && item.limit != null))) {
+        quotaTotal++;
       }
       if (metrics != null) {
         metrics.envoy(known ? request.getDomain() : "unknown", outcome,
@@ -550,7 +555,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
           closest = built;
           closestRemaining = left;
         }
-        if (built.getCode() == Code.OVER_LIMIT && !item.quota) {
+        if (built.getCode() == Code.OVER_LIMIT && !item.quota && !settings.quotaMode()) {
           closest = built;
           closestRemaining = 0;
         }
@@ -563,6 +568,9 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       overall = Code.OK;
     }
     out.setOverallCode(overall);
+    if (settings.responseMetadata()) {
+      out.setDynamicMetadata(dynamicMetadata(request, items, out));
+    }
     if (settings.headers() == Headers.RATELIMIT && closest != null) {
       RateLimitResponse.RateLimit l = closest.getCurrentLimit();
       EnvoyConfig.Unit unit = EnvoyConfig.Unit.valueOf(l.getUnit().name());
@@ -577,6 +585,76 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
     }
     return out.build();
+  }
+
+  /**
+   * envoyproxy/ratelimit's {@code RESPONSE_DYNAMIC_METADATA}: the domain, each descriptor (its
+   * entries as {@code key=value}, its limit override and hits_addend when set), the request's
+   * hits_addend when set, and the {@code metadata} of the configuration's descriptors that
+   * passed, merged (the first value of a key wins; mappings merge).
+   */
+  private static com.google.protobuf.Struct dynamicMetadata(RateLimitRequest request,
+      Item[] items, RateLimitResponse.Builder out) {
+    com.google.protobuf.Struct.Builder fields = com.google.protobuf.Struct.newBuilder();
+    fields.putFields("domain", string(request.getDomain()));
+    com.google.protobuf.ListValue.Builder descriptors = com.google.protobuf.ListValue.newBuilder();
+    for (RateLimitDescriptor d : request.getDescriptorsList()) {
+      com.google.protobuf.Struct.Builder one = com.google.protobuf.Struct.newBuilder();
+      com.google.protobuf.ListValue.Builder entries = com.google.protobuf.ListValue.newBuilder();
+      for (RateLimitDescriptor.Entry e : d.getEntriesList()) {
+        entries.addValues(string(e.getKey() + "=" + e.getValue()));
+      }
+      one.putFields("entries", com.google.protobuf.Value.newBuilder().setListValue(entries)
+          .build());
+      if (d.hasLimit()) {
+        one.putFields("limit", string(com.google.protobuf.TextFormat.shortDebugString(
+            d.getLimit())));
+      }
+      if (d.hasHitsAddend()) {
+        one.putFields("hitsAddend", com.google.protobuf.Value.newBuilder()
+            .setNumberValue(d.getHitsAddend().getValue()).build());
+      }
+      descriptors.addValues(com.google.protobuf.Value.newBuilder().setStructValue(one));
+    }
+    fields.putFields("descriptors", com.google.protobuf.Value.newBuilder()
+        .setListValue(descriptors).build());
+    if (request.getHitsAddend() != 0) {
+      fields.putFields("hitsAddend", com.google.protobuf.Value.newBuilder()
+          .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend())).build());
+    }
+    com.google.protobuf.Struct.Builder passed = com.google.protobuf.Struct.newBuilder();
+    for (int i = 0; i < items.length; i++) {
+      Item item = items[i];
+      if (!item.unlimited && out.getStatuses(i).getCode() != Code.OVER_LIMIT
+          && item.limit != null && item.node != null && item.limit == item.node.rateLimit
+          && item.node.metadata != null) {
+        merge(passed, item.node.metadata);
+      }
+    }
+    if (passed.getFieldsCount() > 0) {
+      fields.putFields("metadata", com.google.protobuf.Value.newBuilder()
+          .setStructValue(passed).build());
+    }
+    return fields.build();
+  }
+
+  private static void merge(com.google.protobuf.Struct.Builder into,
+      com.google.protobuf.Struct from) {
+    for (Map.Entry<String, com.google.protobuf.Value> e : from.getFieldsMap().entrySet()) {
+      com.google.protobuf.Value there = into.getFieldsMap().get(e.getKey());
+      if (there == null) {
+        into.putFields(e.getKey(), e.getValue());
+      } else if (there.hasStructValue() && e.getValue().hasStructValue()) {
+        com.google.protobuf.Struct.Builder nested = there.getStructValue().toBuilder();
+        merge(nested, e.getValue().getStructValue());
+        into.putFields(e.getKey(), com.google.protobuf.Value.newBuilder()
+            .setStructValue(nested).build());
+      }
+    }
+  }
+
+  private static com.google.protobuf.Value string(String s) {
+    return com.google.protobuf.Value.newBuilder().setStringValue(s).build();
   }
 
   private static void header(RateLimitResponse.Builder out, String key, String value) {

@@ -150,6 +150,32 @@ public final class Options {
     return this;
   }
 
+  /** Whether Envoy answers carry dynamic metadata (ratelimit's RESPONSE_DYNAMIC_METADATA). */
+  boolean envoyResponseMetadata;
+
+  /**
+   * Whether Envoy's answers carry dynamic metadata, as envoyproxy/ratelimit's
+   * {@code RESPONSE_DYNAMIC_METADATA} does: the domain, the descriptors, and the configured
+   * {@code metadata} of those that passed. Off by default.
+   */
+  public Options envoyResponseMetadata(boolean on) {
+    this.envoyResponseMetadata = on;
+    return this;
+  }
+
+  /** Every Envoy descriptor in quota mode (ratelimit's QUOTA_MODE). */
+  boolean envoyQuotaMode;
+
+  /**
+   * Global quota mode, as envoyproxy/ratelimit's {@code QUOTA_MODE}: every descriptor is in quota
+   * mode, so an answer is OVER_LIMIT only when every descriptor of the request is. Off by
+   * default.
+   */
+  public Options envoyQuotaMode(boolean on) {
+    this.envoyQuotaMode = on;
+    return this;
+  }
+
   /** For tests: the wall clock, in epoch milliseconds, of Envoy's calendar windows. */
   Options wallMillis(java.util.function.LongSupplier wallMillis) {
     this.wallMillis = Objects.requireNonNull(wallMillis, "wallMillis");

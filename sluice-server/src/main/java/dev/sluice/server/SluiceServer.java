@@ -125,7 +125,8 @@ public final class SluiceServer implements AutoCloseable {
         metrics, SharedStore.ticksPerSecond(options), registry::get,
         new EnvoyService.Settings(options.envoyOverrides,
             EnvoyService.Headers.valueOf(options.envoyHeaders.toUpperCase(java.util.Locale.ROOT)),
-            options.envoyShadowMode, options.envoyAlgorithm, options.wallMillis));
+            options.envoyShadowMode, options.envoyAlgorithm, options.wallMillis,
+            options.envoyResponseMetadata, options.envoyQuotaMode));
     if (envoyConfig != null) {
       for (String w : envoyConfig.warnings()) {
         LOG.log(System.Logger.Level.WARNING, w);

@@ -31,7 +31,8 @@ final class EnvoyHarness {
 
   EnvoyHarness(EnvoyConfig config, EnvoyService.Settings settings) {
     EnvoyService.Settings s = new EnvoyService.Settings(settings.overrides(), settings.headers(),
-        settings.shadowMode(), settings.algorithm(), wallMillis::get);
+        settings.shadowMode(), settings.algorithm(), wallMillis::get, settings.responseMetadata(),
+        settings.quotaMode());
     this.service = new EnvoyService(config,
         (name, limit) -> Sluice.builder().limits(limit).clock(clock).build(), metrics,
         1_000_000_000L, name -> null, s);

@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The behaviour envoyproxy/ratelimit's own tests pin down, case by case, on Sluice's own
@@ -35,6 +37,22 @@ class EnvoyRatelimitCasesTest {
 
   private static EnvoyHarness fixed(String... resources) throws ConfigException {
     return EnvoyHarness.of(FIXED, settings("fixed-window"), resources);
+  }
+
+  /**
+   * A harness in either mode: ratelimit's counter, or the default leaky bucket, for the cases
+   * where the algorithm does not decide the answer (matching, limits, names, codes before time
+   * passes).
+   */
+  private static EnvoyHarness in(String algorithm, String... resources) throws ConfigException {
+    return EnvoyHarness.of(new EnvoyConfig.Settings(1_000_000_000L, algorithm, false),
+        settings(algorithm), resources);
+  }
+
+  private static EnvoyConfig parse(String algorithm, String name, String yaml)
+      throws ConfigException {
+    return EnvoyConfig.parse(Map.of(name, yaml), new EnvoyConfig.Settings(1_000_000_000L,
+        algorithm, false));
   }
 
   private static EnvoyService.Settings settings(String algorithm) {
@@ -61,9 +79,10 @@ class EnvoyRatelimitCasesTest {
   /** config_test.go: TestBasicConfig, TestShadowModeConfig, TestConfigLimitOverride. */
   @Nested
   class Matching {
-    @Test
-    void basicConfig_eachDescriptorFindsTheLimitRatelimitFinds() throws Exception {
-      EnvoyHarness h = fixed("shop.yaml");
+    @ParameterizedTest
+    @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+    void basicConfig_eachDescriptorFindsTheLimitRatelimitFinds(String mode) throws Exception {
+      EnvoyHarness h = in(mode, "shop.yaml");
       assertThat(h.one("nowhere", "client", "a")).as("unknown domain").isEqualTo(NO_LIMIT);
       assertThat(h.ask("shop", 1, RateLimitDescriptor.getDefaultInstance()).getStatuses(0))
           .as("a descriptor without entries").isEqualTo(NO_LIMIT);
@@ -163,9 +182,10 @@ class EnvoyRatelimitCasesTest {
   }
 
   /** config_test.go: TestWildcardConfig; README example 9. */
-  @Test
-  void wildcards_anywhereInTheValue_matchAsRatelimitMatches() throws Exception {
-    EnvoyHarness h = fixed("wildcards.yaml");
+  @ParameterizedTest
+  @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+  void wildcards_anywhereInTheValue_matchAsRatelimitMatches(String mode) throws Exception {
+    EnvoyHarness h = in(mode, "wildcards.yaml");
     assertThat(h.one("wild", "path", "/img/a.png").hasCurrentLimit()).isTrue();
     assertThat(h.one("wild", "path", "/img/").hasCurrentLimit()).as("* matches nothing too")
         .isTrue();
@@ -195,9 +215,10 @@ class EnvoyRatelimitCasesTest {
   }
 
   /** config_test.go: TestShareThreshold; integration_test.go: TestShareThreshold. */
-  @Test
-  void shareThreshold_valuesMatchingOneWildcardShareOneCounter() throws Exception {
-    EnvoyHarness h = fixed("shared.yaml");
+  @ParameterizedTest
+  @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+  void shareThreshold_valuesMatchingOneWildcardShareOneCounter(String mode) throws Exception {
+    EnvoyHarness h = in(mode, "shared.yaml");
     assertThat(h.one("share", "file", "docs/a").getLimitRemaining()).isEqualTo(2);
     assertThat(h.one("share", "file", "docs/b").getLimitRemaining()).isEqualTo(1);
     assertThat(h.one("share", "file", "docs/c").getLimitRemaining()).isZero();
@@ -460,9 +481,10 @@ class EnvoyRatelimitCasesTest {
   /** ratelimit_test.go: how statuses make the answer. */
   @Nested
   class Answers {
-    @Test
-    void unlimited_andNoLimit_andReplaces() throws Exception {
-      EnvoyConfig c = EnvoyConfig.parse(Map.of("r.yaml", String.join("\n",
+    @ParameterizedTest
+    @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+    void unlimited_andNoLimit_andReplaces(String mode) throws Exception {
+      EnvoyConfig c = parse(mode, "r.yaml", String.join("\n",
           "domain: r",
           "descriptors:",
           "  - key: general",
@@ -475,8 +497,8 @@ class EnvoyRatelimitCasesTest {
           "  - key: free",
           "    rate_limit:",
           "      unlimited: true",
-          "      replaces: [{name: general}]", "")), FIXED);
-      EnvoyHarness h = new EnvoyHarness(c, settings("fixed-window"));
+          "      replaces: [{name: general}]", ""));
+      EnvoyHarness h = new EnvoyHarness(c, settings(mode));
       RateLimitResponse r = h.ask("r", 1, descriptor("general", "g"), descriptor("none", "n"),
           descriptor("free", "f"));
       assertThat(r.getOverallCode()).isEqualTo(Code.OK);
@@ -492,10 +514,11 @@ class EnvoyRatelimitCasesTest {
       assertThat(vip.getStatuses(1).getLimitRemaining()).isEqualTo(99);
     }
 
-    @Test
-    void quotaMode_overOnlyWhenEveryQuotaDescriptorIs_andRateLimitsStillDecide()
+    @ParameterizedTest
+    @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+    void quotaMode_overOnlyWhenEveryQuotaDescriptorIs_andRateLimitsStillDecide(String mode)
         throws Exception {
-      EnvoyConfig c = EnvoyConfig.parse(Map.of("q.yaml", String.join("\n",
+      EnvoyConfig c = parse(mode, "q.yaml", String.join("\n",
           "domain: q",
           "descriptors:",
           "  - key: q1",
@@ -509,8 +532,8 @@ class EnvoyRatelimitCasesTest {
           "  - key: qs",
           "    quota_mode: true",
           "    shadow_mode: true",
-          "    rate_limit: {unit: minute, requests_per_unit: 0}", "")), FIXED);
-      EnvoyHarness h = new EnvoyHarness(c, settings("fixed-window"));
+          "    rate_limit: {unit: minute, requests_per_unit: 0}", ""));
+      EnvoyHarness h = new EnvoyHarness(c, settings(mode));
       h.one("q", "q1", "a");
       RateLimitResponse some = h.ask("q", 1, descriptor("q1", "a"), descriptor("q2", "a"));
       assertThat(some.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
@@ -528,16 +551,79 @@ class EnvoyRatelimitCasesTest {
           .isEqualTo(Code.OK);
     }
 
-    @Test
-    void globalShadowMode_answersOk_butReportsEachDescriptor() throws Exception {
-      EnvoyHarness h = EnvoyHarness.of(FIXED, new EnvoyService.Settings(true,
-          EnvoyService.Headers.NONE, true, "fixed-window", System::currentTimeMillis),
+    @ParameterizedTest
+    @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+    void globalShadowMode_answersOk_butReportsEachDescriptor(String mode) throws Exception {
+      EnvoyHarness h = EnvoyHarness.of(new EnvoyConfig.Settings(1_000_000_000L, mode, false),
+          new EnvoyService.Settings(true, EnvoyService.Headers.NONE, true, mode,
+              System::currentTimeMillis),
           "shop.yaml");
       h.ask("shop", 2, descriptor("ip", "1"));
       RateLimitResponse r = h.ask("shop", 1, descriptor("ip", "1"));
       assertThat(r.getOverallCode()).isEqualTo(Code.OK);
       assertThat(r.getStatuses(0).getCode()).as("TestServiceGlobalShadowMode")
           .isEqualTo(Code.OVER_LIMIT);
+    }
+
+    @Test
+    void globalQuotaMode_overOnlyWhenEveryDescriptorIs() throws Exception {
+      EnvoyHarness h = EnvoyHarness.of(FIXED, new EnvoyService.Settings(true,
+          EnvoyService.Headers.NONE, false, "fixed-window", System::currentTimeMillis, false,
+          true), "shop.yaml");
+      h.ask("shop", 2, descriptor("ip", "q"));
+      RateLimitResponse some = h.ask("shop", 1, descriptor("ip", "q"), descriptor("client", "q"));
+      assertThat(some.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+      assertThat(some.getOverallCode()).as("TestServiceGlobalQuotaMode").isEqualTo(Code.OK);
+      assertThat(h.ask("shop", 1, descriptor("ip", "q"), descriptor("none", "n"))
+          .getOverallCode()).as("a descriptor without a limit counts, and never fails")
+          .isEqualTo(Code.OK);
+      assertThat(h.ask("shop", 1, descriptor("ip", "q")).getOverallCode()).as("all of one")
+          .isEqualTo(Code.OVER_LIMIT);
+    }
+
+    @Test
+    void dynamicMetadata_whenAsked_carriesTheMetadataOfThePassedDescriptors() throws Exception {
+      EnvoyConfig c = EnvoyConfig.parse(Map.of("m.yaml", String.join("\n",
+          "domain: m",
+          "descriptors:",
+          "  - key: a",
+          "    metadata: {name: service_1, quota: {tier: gold}, weight: 2}",
+          "    rate_limit: {unit: minute, requests_per_unit: 5}",
+          "  - key: b",
+          "    metadata: {name: service_2, quota: {region: eu}, extra: true}",
+          "    rate_limit: {unit: minute, requests_per_unit: 0}",
+          "  - key: c",
+          "    metadata: {name: service_3, quota: {region: us}, more: [x, 1]}",
+          "    rate_limit: {unit: minute, requests_per_unit: 5}", "")), FIXED);
+      EnvoyHarness h = new EnvoyHarness(c, new EnvoyService.Settings(true,
+          EnvoyService.Headers.NONE, false, "fixed-window", System::currentTimeMillis, true,
+          false));
+      RateLimitDescriptor overridden = descriptor("c", "3").toBuilder()
+          .setHitsAddend(UInt64Value.of(2)).build();
+      RateLimitResponse r = h.ask("m", 1, descriptor("a", "1"), descriptor("b", "2"),
+          overridden);
+      com.google.protobuf.Struct meta = r.getDynamicMetadata();
+      assertThat(meta.getFieldsOrThrow("domain").getStringValue()).isEqualTo("m");
+      assertThat(meta.getFieldsOrThrow("hitsAddend").getNumberValue()).isEqualTo(1);
+      List<com.google.protobuf.Value> ds = meta.getFieldsOrThrow("descriptors").getListValue()
+          .getValuesList();
+      assertThat(ds).hasSize(3);
+      assertThat(ds.get(0).getStructValue().getFieldsOrThrow("entries").getListValue()
+          .getValues(0).getStringValue()).isEqualTo("a=1");
+      assertThat(ds.get(2).getStructValue().getFieldsOrThrow("hitsAddend").getNumberValue())
+          .isEqualTo(2);
+      com.google.protobuf.Struct passed = meta.getFieldsOrThrow("metadata").getStructValue();
+      assertThat(passed.getFieldsOrThrow("name").getStringValue())
+          .as("TestOverlappingMetadataReturnsTheFirstValue").isEqualTo("service_1");
+      assertThat(passed.getFieldsOrThrow("quota").getStructValue().getFieldsMap())
+          .as("mappings merge").containsOnlyKeys("tier", "region");
+      assertThat(passed.getFieldsOrThrow("quota").getStructValue().getFieldsOrThrow("region")
+          .getStringValue()).as("b was over its limit: only c's metadata joins").isEqualTo("us");
+      assertThat(passed.getFieldsMap()).containsKeys("weight", "more").doesNotContainKey("extra");
+      assertThat(passed.getFieldsOrThrow("weight").getNumberValue()).isEqualTo(2);
+      assertThat(EnvoyHarness.of(FIXED, settings("fixed-window"), "shop.yaml")
+          .ask("shop", 1, descriptor("client", "x")).hasDynamicMetadata()).as("off by default")
+          .isFalse();
     }
 
     @Test
@@ -581,9 +667,11 @@ class EnvoyRatelimitCasesTest {
   /** The bypasses ratelimit does not have: no descriptor fails the whole call. */
   @Nested
   class NoBypass {
-    @Test
-    void aLongValue_isLimitedByItsDigest_andTheOthersAreStillDecided() throws Exception {
-      EnvoyHarness h = fixed("shop.yaml");
+    @ParameterizedTest
+    @ValueSource(strings = {"fixed-window", "leaky-bucket"})
+    void aLongValue_isLimitedByItsDigest_andTheOthersAreStillDecided(String mode)
+        throws Exception {
+      EnvoyHarness h = in(mode, "shop.yaml");
       String longValue = "x".repeat(5_000);
       h.ask("shop", 2, descriptor("ip", "1.1.1.1"));
       RateLimitResponse r = h.ask("shop", 1, descriptor("ip", "1.1.1.1"),
