@@ -121,6 +121,13 @@ class CommandsTest {
     assertThat(run("serve", "--port", "0", "--redis", "redis://a", "--redis-cluster",
         "redis://b:7000,redis://c:7000")).isEqualTo(2);
     assertThat(err.toString()).contains("choose one of --redis, --redis-cluster and --postgres");
+    assertThat(run("serve", "--port", "0", "--grpc-port", "0", "--envoy-algorithm", "leaky"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("envoyAlgorithm must be leaky-bucket, token-bucket, gcra,"
+        + " fixed-window or sliding-window but was 'leaky'");
+    assertThat(run("serve", "--port", "0", "--grpc-port", "0", "--envoy-headers", "all"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("envoyHeaders must be none, ratelimit or ietf but was 'all'");
     assertThat(run("serve", "--port", "0", "--store-timeout", "soon")).isEqualTo(2);
     assertThat(err.toString()).contains("--store-timeout must be a duration such as 250ms, 5s or 1m but was 'soon'");
     assertThat(run("serve", "--port", "0", "--breaker-failure-rate", "1.5")).isEqualTo(2);

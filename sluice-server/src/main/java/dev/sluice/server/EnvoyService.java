@@ -270,7 +270,9 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     EnvoyConfig.RateLimitDef limit;
     /** Null when the limit has none (0 per unit: always over). */
     RateLimiter limiter;
+    /** The Sluice policy the descriptor is held to, by name, and as resolved (null if gone). */
     String policy;
+    PolicyRegistry.Policy resolved;
     boolean windowed;
     boolean shadow;
     boolean quota;
@@ -368,8 +370,13 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       if (item.policy != null) {
         PolicyRegistry.Policy policy = policies.apply(item.policy);
         if (policy == null) {
-          throw new IllegalStateException("policy " + item.policy + " is gone");
+          // gone in a reload this request raced with: over the limit, never let through
+          item.limit = new EnvoyConfig.RateLimitDef(0, EnvoyConfig.Unit.SECOND, false,
+              item.policy, List.of());
+          item.policy = null;
+          continue;
         }
+        item.resolved = policy;
         item.limiter = policy.limiter();
         double cost = Math.min(costs[i], 2 * most(policy.limits()) + 2);
         item.decision = item.zeroHits ? item.limiter.checkAsync(keys[i], 1)
@@ -493,7 +500,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
         EnvoyConfig.Unit unit;
         String name;
         if (item.policy != null) {
-          Object[] rate = EnvoyConfig.envoyRate(policies.apply(item.policy).limits().get(0));
+          Object[] rate = EnvoyConfig.envoyRate(item.resolved.limits().get(0));
           perUnit = (Long) rate[0];
           unit = (EnvoyConfig.Unit) rate[1];
           name = item.policy;

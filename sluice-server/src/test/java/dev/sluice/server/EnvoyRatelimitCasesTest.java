@@ -139,6 +139,10 @@ class EnvoyRatelimitCasesTest {
       h.one("s", "a", "loud");
       assertThat(h.ask("s", 1, descriptor("a", "loud")).getOverallCode())
           .as("its sibling with a value is not in shadow mode").isEqualTo(Code.OVER_LIMIT);
+      RateLimitResponse mixed = h.ask("s", 1, descriptor("a", "x"), descriptor("a", "loud"));
+      assertThat(mixed.getOverallCode()).as("TestMixedRuleShadowMode").isEqualTo(Code.OVER_LIMIT);
+      assertThat(mixed.getStatuses(0).getCode()).isEqualTo(Code.OK);
+      assertThat(mixed.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
     }
 
     @Test
@@ -172,6 +176,15 @@ class EnvoyRatelimitCasesTest {
       assertThat(h.ask("shop", 1, unknownUnit).getStatuses(0).getCurrentLimit())
           .as("an override without a unit is ignored: the configured limit applies")
           .isEqualTo(limit(12, Unit.MINUTE, ""));
+
+      for (int i = 0; i < EnvoyService.MAX_OVERRIDES + 5; i++) {
+        RateLimitDescriptor many = descriptor("client", "many").toBuilder().setLimit(
+            tenADay.toBuilder().setRequestsPerUnit(1_000 + i)).build();
+        DescriptorStatus got = h.ask("shop", 1, many).getStatuses(0);
+        assertThat(got.getCode()).as("override rate %s of at most %s", i + 1,
+            EnvoyService.MAX_OVERRIDES).isEqualTo(
+                i + 3 < EnvoyService.MAX_OVERRIDES ? Code.OK : Code.OVER_LIMIT);   // 3 made above
+      }
 
       EnvoyHarness off = EnvoyHarness.of(FIXED, new EnvoyService.Settings(false,
           EnvoyService.Headers.NONE, false, "fixed-window", System::currentTimeMillis),

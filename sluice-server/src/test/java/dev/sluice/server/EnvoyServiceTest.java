@@ -152,6 +152,10 @@ class EnvoyServiceTest {
       assertThat(r.getStatuses(0).getCurrentLimit().getName()).isEqualTo("free-plan");
       assertThat(r.getStatuses(0).getLimitRemaining()).isEqualTo(Math.max(0, 1 - i));
     }
+    assertThat(ask("edge", 1, descriptor("path", "/api/v1/users/7/edit")).getStatuses(0)
+        .getLimitRemaining()).isEqualTo(99);
+    assertThat(ask("edge", 1, descriptor("path", "/api/v2/users/8/edit")).getStatuses(0)
+        .getLimitRemaining()).as("share_threshold: one counter for every match").isEqualTo(98);
     RateLimitResponse banned = ask("edge", 1, descriptor("banned", "me"));
     assertThat(banned.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(banned.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isZero();
@@ -352,6 +356,46 @@ class EnvoyServiceTest {
         oneAnHour.toBuilder().setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.UNKNOWN)).build();
     assertThat(ask("edge", 1, unknownUnit).getStatuses(0).getCurrentLimit().getRequestsPerUnit())
         .as("an override without a unit is ignored").isEqualTo(100);
+  }
+
+  @Test
+  void settings_reachTheService_asRatelimitsEnvironmentVariablesDo() throws Exception {
+    Path conf = dir.resolve("conf");
+    Files.createDirectories(conf);
+    Files.writeString(conf.resolve("a.yaml"), "domain: m\ndescriptors:\n  - key: a\n"
+        + "    metadata: {team: one}\n    rate_limit: {unit: minute, requests_per_unit: 1}\n");
+    Files.writeString(conf.resolve("b.yaml"), "domain: m\ndescriptors:\n  - key: b\n"
+        + "    rate_limit: {unit: minute, requests_per_unit: 5}\n");
+    assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).grpcPort(0)
+        .envoyConfig(conf))).hasMessageContaining("duplicate domain 'm' in config file");
+    try (SluiceServer s = SluiceServer.start(new Options().port(0).grpcPort(0).envoyConfig(conf)
+        .envoyMergeDomains(true).envoyAlgorithm("fixed-window").envoyShadowMode(true)
+        .envoyHeaders("ratelimit").envoyResponseMetadata(true).envoyOverrides(false))) {
+      ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", s.grpcPort()).usePlaintext()
+          .build();
+      try {
+        RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc
+            .newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS);
+        RateLimitDescriptor a = descriptor("a", "x").toBuilder().setLimit(
+            RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(50)
+                .setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.MINUTE)).build();
+        RateLimitRequest both = RateLimitRequest.newBuilder().setDomain("m").addDescriptors(a)
+            .addDescriptors(descriptor("b", "y")).build();
+        stub.shouldRateLimit(both);
+        RateLimitResponse r = stub.shouldRateLimit(both);
+        assertThat(r.getStatuses(0).getCurrentLimit().getRequestsPerUnit())
+            .as("merged domain; overrides off").isEqualTo(1);
+        assertThat(r.getStatuses(0).getCode()).as("fixed-window: the second hit is over")
+            .isEqualTo(Code.OVER_LIMIT);
+        assertThat(r.getOverallCode()).as("global shadow mode").isEqualTo(Code.OK);
+        assertThat(headers(r)).containsEntry("RateLimit-Limit", "1")
+            .containsEntry("RateLimit-Remaining", "0");
+        assertThat(r.getDynamicMetadata().getFieldsOrThrow("domain").getStringValue())
+            .isEqualTo("m");
+      } finally {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    }
   }
 
   @Test
