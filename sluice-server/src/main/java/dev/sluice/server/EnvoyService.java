@@ -324,7 +324,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
           String algorithm = item.node != null ? item.node.algorithm : settings.algorithm();
           item.windowed = "fixed-window".equals(algorithm);
           item.limiter = perUnit == 0 ? null : override(s, algorithm, perUnit, unit);
-          keys[i] = key(domain, k, v, null);
+          keys[i] = rawKey(domain, k, v, null);
           continue;
         }
         if (ignoredOverrides.allow()) {
@@ -342,7 +342,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
       if (node.policy != null) {
         item.policy = node.policy;
-        keys[i] = key(domain, k, v, match.shared());
+        keys[i] = rawKey(domain, k, v, match.shared());
         continue;
       }
       item.limit = node.rateLimit;
@@ -354,7 +354,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
       item.windowed = node.windowed();
       item.limiter = node.limit == null ? null : s.limiters().get(node);
-      keys[i] = key(domain, k, v, match.shared());
+      keys[i] = rawKey(domain, k, v, match.shared());
     }
     // limits that another descriptor's limit replaces do not apply
     for (Item item : items) {
@@ -366,34 +366,63 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
     }
     long nowMillis = settings.wallMillis().getAsLong();
     for (int i = 0; i < n; i++) {
-      Item item = items[i];
-      if (item.policy != null) {
-        PolicyRegistry.Policy policy = policies.apply(item.policy);
-        if (policy == null) {
-          // gone in a reload this request raced with: over the limit, never let through
-          item.limit = new EnvoyConfig.RateLimitDef(0, EnvoyConfig.Unit.SECOND, false,
-              item.policy, List.of());
-          item.policy = null;
-          continue;
-        }
-        item.resolved = policy;
-        item.limiter = policy.limiter();
-        double cost = Math.min(costs[i], 2 * most(policy.limits()) + 2);
-        item.decision = item.zeroHits ? item.limiter.checkAsync(keys[i], 1)
-            : item.limiter.tryAcquireAsync(keys[i], cost);
-      } else if (item.limit != null && item.limiter != null) {
-        // beyond twice the capacity a cost is refused all the same (the fixed window's count of
-        // perUnit + 1 already means "over"), and stays far from overflowing any clock
-        double cost = Math.min(costs[i], 2 * Math.max(item.limit.requestsPerUnit(),
-            item.node != null && item.node.limit != null ? item.node.limit.capacity() : 0) + 2);
-        String key = item.windowed ? keys[i] + SEPARATOR + "@"
-            + Math.floorDiv(Math.floorDiv(nowMillis, 1000), item.limit.unit().seconds) : keys[i];
-        item.decision = item.zeroHits ? item.limiter.checkAsync(key, 1)
-            : item.windowed ? item.limiter.fillUpAsync(key, cost)
-            : item.limiter.tryAcquireAsync(key, cost);
+      try {
+        decide(items[i], keys[i], costs[i], nowMillis);
+      } catch (RuntimeException e) {
+        overOnFailure(items[i], e);
       }
+      // a decision that fails unexpectedly answers that descriptor OVER_LIMIT: never a failed
+      // call, which Envoy's failure_mode_deny: false would let through
+      Item item = items[i];
+      item.decision = item.decision.exceptionally(e -> {
+        overOnFailure(item, e);
+        return null;
+      });
     }
     return items;
+  }
+
+  private final LogLimit failures = new LogLimit();
+
+  /** Marks a descriptor whose decision failed as over its limit, and logs it now and then. */
+  private void overOnFailure(Item item, Throwable e) {
+    if (item.policy != null) {
+      item.limit = new EnvoyConfig.RateLimitDef(0, EnvoyConfig.Unit.SECOND, false, item.policy,
+          List.of());
+      item.policy = null;
+    }
+    item.limiter = null;
+    if (failures.allow()) {
+      LOG.log(System.Logger.Level.WARNING, "a descriptor could not be decided and was answered"
+          + " OVER_LIMIT; further ones are logged at most once a minute", e);
+    }
+  }
+
+  /** Starts one descriptor's decision, if it has a limit. */
+  private void decide(Item item, String rawKey, double hits, long nowMillis) {
+    if (item.policy != null) {
+      PolicyRegistry.Policy policy = policies.apply(item.policy);
+      if (policy == null) {
+        throw new IllegalStateException("policy " + item.policy + " is gone (a reload this"
+            + " request raced with)");
+      }
+      item.resolved = policy;
+      item.limiter = policy.limiter();
+      double cost = Math.min(hits, 2 * most(policy.limits()) + 2);
+      String key = storeKey(rawKey);
+      item.decision = item.zeroHits ? item.limiter.checkAsync(key, 1)
+          : item.limiter.tryAcquireAsync(key, cost);
+    } else if (item.limit != null && item.limiter != null) {
+      // beyond twice the capacity a cost is refused all the same (the fixed window's count of
+      // perUnit + 1 already means "over"), and stays far from overflowing any clock
+      double cost = Math.min(hits, 2 * Math.max(item.limit.requestsPerUnit(),
+          item.node != null && item.node.limit != null ? item.node.limit.capacity() : 0) + 2);
+      String key = storeKey(item.windowed ? rawKey + SEPARATOR + "@"
+          + Math.floorDiv(Math.floorDiv(nowMillis, 1000), item.limit.unit().seconds) : rawKey);
+      item.decision = item.zeroHits ? item.limiter.checkAsync(key, 1)
+          : item.windowed ? item.limiter.fillUpAsync(key, cost)
+          : item.limiter.tryAcquireAsync(key, cost);
+    }
   }
 
   /** The largest capacity of these limits, in units of cost. */
@@ -425,18 +454,32 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   }
 
   /**
-   * The bucket key of a descriptor: its domain and entries, a {@code share_threshold} wildcard's
-   * pattern standing for the value it matched. A key a shared store cannot hold (over 1,024 bytes
-   * of UTF-8, a U+0000) is replaced by the SHA-256 digest of the whole; two keys share a bucket
-   * only if their digests collide, with odds of about 2^-128 for any two.
+   * The bucket key of a descriptor, as a store holds it: {@link #rawKey} through
+   * {@link #storeKey}.
    */
   static String key(String domain, String[] keys, String[] values, String[] shared) {
+    return storeKey(rawKey(domain, keys, values, shared));
+  }
+
+  /**
+   * A descriptor's domain and entries, a {@code share_threshold} wildcard's pattern standing for
+   * the value it matched.
+   */
+  static String rawKey(String domain, String[] keys, String[] values, String[] shared) {
     StringBuilder b = new StringBuilder(domain.length() + 16 * keys.length).append(domain);
     for (int i = 0; i < keys.length; i++) {
       b.append(SEPARATOR).append(keys[i]).append('=')
           .append(shared != null && shared[i] != null ? shared[i] : values[i]);
     }
-    String key = b.toString();
+    return b.toString();
+  }
+
+  /**
+   * {@code key}, or, when a shared store cannot hold it (over 1,024 bytes of UTF-8, a U+0000),
+   * the SHA-256 digest of it: two keys share a bucket only if their digests collide, with odds of
+   * about 2^-128 for any two.
+   */
+  static String storeKey(String key) {
     if (dev.sluice.spi.StoreKeys.problem(key) == null) {
       return key;
     }
@@ -558,7 +601,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       DescriptorStatus built = status.build();
       if (built.hasCurrentLimit()) {
         long left = Integer.toUnsignedLong(built.getLimitRemaining());
-        if (left < closestRemaining || closest == null) {
+        if (left < closestRemaining) {
           closest = built;
           closestRemaining = left;
         }

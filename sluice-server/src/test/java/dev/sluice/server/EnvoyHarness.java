@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.testkit.ManualClock;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -34,8 +35,25 @@ final class EnvoyHarness {
         settings.shadowMode(), settings.algorithm(), wallMillis::get, settings.responseMetadata(),
         settings.quotaMode());
     this.service = new EnvoyService(config,
-        (name, limit) -> Sluice.builder().limits(limit).clock(clock).build(), metrics,
+        (name, limit) -> asSharedStore(Sluice.builder().limits(limit).clock(clock).build()),
+        metrics,
         1_000_000_000L, name -> null, s);
+  }
+
+  /** An in-memory limiter that refuses, as a shared store does, a key a store cannot hold. */
+  static RateLimiter asSharedStore(RateLimiter limiter) {
+    return (RateLimiter) java.lang.reflect.Proxy.newProxyInstance(
+        RateLimiter.class.getClassLoader(), new Class<?>[] {RateLimiter.class},
+        (proxy, method, args) -> {
+          if (args != null && args.length > 0 && args[0] instanceof String key) {
+            dev.sluice.spi.StoreKeys.check(key);
+          }
+          try {
+            return method.invoke(limiter, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
   }
 
   /** A harness over test resources {@code envoy/cases/<name>}, loaded with these settings. */

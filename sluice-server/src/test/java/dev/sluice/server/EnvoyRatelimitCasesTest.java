@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.UInt64Value;
+import dev.sluice.RateLimiter;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -702,7 +703,58 @@ class EnvoyRatelimitCasesTest {
           .as("a different long value: a different digest").isEqualTo(1);
       assertThat(EnvoyService.key("d", new String[] {"k"}, new String[] {longValue}, null))
           .matches("sha256:[0-9a-f]{64}");
+      String atTheEdge = "e".repeat(1024 - "shop\u001fip=".length());
+      assertThat(EnvoyService.key("shop", new String[] {"ip"}, new String[] {atTheEdge}, null))
+          .as("exactly 1,024 bytes: kept as is").hasSize(1024);
+      assertThat(h.one("shop", "ip", atTheEdge).getLimitRemaining())
+          .as("and still limited when the window's number makes it longer").isEqualTo(1);
     }
+  }
+
+  /** A limiter that fails, at once or later: that descriptor is over, the call is answered. */
+  @Test
+  void aFailingDecision_isThatDescriptorOverLimit_neverAFailedCall() throws Exception {
+    EnvoyConfig c = EnvoyConfig.parse(EnvoyHarness.texts("shop.yaml"), FIXED);
+    RateLimiter broken = (RateLimiter) java.lang.reflect.Proxy.newProxyInstance(
+        RateLimiter.class.getClassLoader(), new Class<?>[] {RateLimiter.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("close")) {
+            return null;
+          }
+          if (String.valueOf(args[0]).contains("now")) {
+            throw new IllegalStateException("broken at once");
+          }
+          return java.util.concurrent.CompletableFuture.failedFuture(
+              new IllegalStateException("broken later"));
+        });
+    EnvoyService service = new EnvoyService(c, (name, limit) -> name.contains("client")
+        ? broken : dev.sluice.Sluice.builder().limits(limit).build(), new Metrics(),
+        1_000_000_000L, name -> null, settings("fixed-window"));
+    java.util.concurrent.atomic.AtomicReference<Object> got =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    service.shouldRateLimit(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+        .setDomain("shop").addDescriptors(descriptor("client", "now"))
+        .addDescriptors(descriptor("client", "later")).addDescriptors(descriptor("ip", "1"))
+        .build(), new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(RateLimitResponse value) {
+            got.set(value);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            got.set(t);
+          }
+
+          @Override
+          public void onCompleted() {}
+        });
+    assertThat(got.get()).isInstanceOf(RateLimitResponse.class);
+    RateLimitResponse r = (RateLimitResponse) got.get();
+    assertThat(r.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(r.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(r.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(r.getStatuses(2).getCode()).as("the others are decided").isEqualTo(Code.OK);
   }
 
   /** The default algorithm: the leaky bucket decides where the algorithm decides. */
