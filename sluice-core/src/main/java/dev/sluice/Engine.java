@@ -241,7 +241,11 @@ final class Engine {
         n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
   }
 
-  /** Where {@link #meterBuckets} puts the state to keep when the decision writes one. */
+  /**
+   * Where {@link #meterBuckets} puts the state to keep when the decision writes one. A null sink
+   * asks for a read-only decision: one that would write returns null instead, having allocated
+   * nothing.
+   */
   interface StateSink {
     void keep(long[] next);
   }
@@ -268,6 +272,9 @@ final class Engine {
       o += l.slots;
     }
     boolean write = op != CHECK && (all || penalty);
+    if (write && sink == null) {
+      return null;   // a read-only attempt, and this decision writes
+    }
     long[] next = write ? new long[state.length] : state;
     int deciding = -1;
     double leastShare = Double.POSITIVE_INFINITY;

@@ -136,11 +136,14 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
           continue;
         }
         SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
-        synchronized (born) {
+        born.lock();
+        try {
           if (!table.insert(key, born)) {
             continue;
           }
-          d = born.decide(op, cost);
+          d = born.decideLocked(op, cost);
+        } finally {
+          born.unlock();
         }
         table.inserted();
         return d;
@@ -195,18 +198,41 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   }
 
   /**
-   * State slots of several limits or a window, decided under the cell's monitor (the clock is
-   * read inside it, so decisions on a key commit in the order of their clock readings). Each
-   * decision writes a new array instead of changing the old one, so that a decision's per-limit
-   * figures, computed when first asked for (Engine.meter), read the states it saw.
+   * State slots of several limits or a window, decided under the cell's lock (the clock is read
+   * inside it, so decisions on a key commit in the order of their clock readings). Each decision
+   * writes a new array instead of changing the old one, so that a decision's per-limit figures,
+   * computed when first asked for (Engine.meter), read the states it saw.
+   *
+   * <p>The lock is one CAS on an int, not the cell's monitor: a decision holds it for tens of
+   * nanoseconds, and a thread that finds it taken spins briefly, then parks for the shortest time
+   * the OS allows, as a lost CAS does on the lock-free path. A monitor under contention inflates
+   * and parks its waiters in the kernel, which costs more than the decision it guards.
    */
   static final class SlotsCell extends KeyTable.Cell implements Engine.StateSink {
+    private static final java.lang.invoke.VarHandle LOCK;
+    private static final int SPINS = 64;
+
+    static {
+      try {
+        LOCK = java.lang.invoke.MethodHandles.lookup().findVarHandle(SlotsCell.class, "locked",
+            int.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
     private final CompiledLimit[] limits;
     private final Clock clock;
     /** Every limit is a bucket: the meter takes Engine.meterBuckets. */
     private final boolean buckets;
-    private long[] state;
-    private boolean dead;
+    /** 1 while a thread holds the cell; written only through LOCK. */
+    @SuppressWarnings("unused")
+    private volatile int locked;
+    /** Written under the lock, never changed in place: read without it by read-only decisions. */
+    private volatile long[] state;
+    private volatile boolean dead;
+    /** Whether the last meter decision rejected (a hint, racy and harmless). */
+    private boolean rejecting;
 
     SlotsCell(CompiledLimit[] limits, boolean buckets, Clock clock, long[] state) {
       this.limits = limits;
@@ -215,25 +241,80 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       this.state = state;
     }
 
-    /** Under the monitor: the state the decision keeps. */
+    void lock() {
+      if (LOCK.compareAndSet(this, 0, 1)) {
+        return;
+      }
+      for (int spins = 0; ; spins++) {
+        if ((int) LOCK.getOpaque(this) == 0 && LOCK.compareAndSet(this, 0, 1)) {
+          return;
+        }
+        if (spins < SPINS) {
+          Thread.onSpinWait();
+        } else {
+          java.util.concurrent.locks.LockSupport.parkNanos(1);
+        }
+      }
+    }
+
+    void unlock() {
+      LOCK.setRelease(this, 0);
+    }
+
+    /** Under the lock: the state the decision keeps. */
     @Override
     public void keep(long[] next) {
       state = next;
     }
 
     /** The state now, never changed in place; null if the cell is dead. */
-    synchronized long[] snapshot() {
-      return dead ? null : state;
+    long[] snapshot() {
+      lock();
+      try {
+        return dead ? null : state;
+      } finally {
+        unlock();
+      }
     }
 
-    /** The decision, or null if the cell is dead and the caller must start over. */
-    synchronized Decision decide(int op, double cost) {
+    /**
+     * The decision, or null if the cell is dead and the caller must start over. A check, and a
+     * meter decision on a key that has been rejecting, first try without the lock: the clock,
+     * then the state, and if the decision writes nothing (a check, a rejection that starts no
+     * penalty) it takes effect at the read of the state, as of the clock reading just before, as
+     * a lock-free bucket's does; otherwise it is decided again under the lock.
+     */
+    Decision decide(int op, double cost) {
+      if (buckets && (op == Engine.CHECK || (op == Engine.TRY_ACQUIRE && rejecting))) {
+        long now = clock.nanoTime();
+        long[] s = state;
+        if (!dead) {
+          Decision d = Engine.meterBuckets(limits, s, now, op, cost, null);
+          if (d != null) {
+            return d;
+          }
+        }
+      }
+      lock();
+      try {
+        return decideLocked(op, cost);
+      } finally {
+        unlock();
+      }
+    }
+
+    /** {@link #decide} with the lock held. */
+    Decision decideLocked(int op, double cost) {
       if (dead) {
         return null;
       }
       long[] s = state;
       if (buckets && (op == Engine.TRY_ACQUIRE || op == Engine.CHECK)) {
-        return Engine.meterBuckets(limits, s, clock.nanoTime(), op, cost, this);
+        Decision d = Engine.meterBuckets(limits, s, clock.nanoTime(), op, cost, this);
+        if (op == Engine.TRY_ACQUIRE) {
+          rejecting = !d.isAllowed();
+        }
+        return d;
       }
       long[] next = new long[s.length];
       Decision d = InMemoryRateLimiter.decide(limits, s, clock.nanoTime(), op, cost, next);
@@ -244,21 +325,36 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    synchronized boolean killIfIdle(long now) {
-      if (!dead && Engine.idleAfter(limits, state, now) == 0) {
-        dead = true;
+    boolean killIfIdle(long now) {
+      lock();
+      try {
+        if (!dead && Engine.idleAfter(limits, state, now) == 0) {
+          dead = true;
+        }
+        return dead;
+      } finally {
+        unlock();
       }
-      return dead;
     }
 
     @Override
-    synchronized void kill() {
-      dead = true;
+    void kill() {
+      lock();
+      try {
+        dead = true;
+      } finally {
+        unlock();
+      }
     }
 
     @Override
-    synchronized long pressure(long now) {
-      return dead ? 0 : Engine.idleAfter(limits, state, now);
+    long pressure(long now) {
+      lock();
+      try {
+        return dead ? 0 : Engine.idleAfter(limits, state, now);
+      } finally {
+        unlock();
+      }
     }
   }
 }

@@ -52,6 +52,13 @@ class MeterEquivalenceTest {
           if (java.util.Arrays.equals(expectedNext, state)) {
             assertThat(kept[0]).as("nothing to keep, nothing allocated").isNull();
           }
+          Decision readOnly = Engine.meterBuckets(limits, state, now, op, cost, null);
+          if (kept[0] == null) {
+            same(set + " step " + step + " read-only", expected, readOnly);
+          } else {
+            assertThat(readOnly).as("%s step %d: a read-only attempt at a decision that writes",
+                set, step).isNull();
+          }
         }
         state = expectedNext;
       }
