@@ -210,12 +210,16 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
    */
   static final class SlotsCell extends KeyTable.Cell implements Engine.StateSink {
     private static final java.lang.invoke.VarHandle LOCK;
+    private static final java.lang.invoke.VarHandle STATE;
+    private static final java.lang.invoke.VarHandle WRITTEN_AT;
     private static final int SPINS = 64;
 
     static {
       try {
-        LOCK = java.lang.invoke.MethodHandles.lookup().findVarHandle(SlotsCell.class, "locked",
-            int.class);
+        java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
+        LOCK = lookup.findVarHandle(SlotsCell.class, "locked", int.class);
+        STATE = lookup.findVarHandle(SlotsCell.class, "state", long[].class);
+        WRITTEN_AT = lookup.findVarHandle(SlotsCell.class, "writtenAt", long.class);
       } catch (ReflectiveOperationException e) {
         throw new ExceptionInInitializerError(e);
       }
@@ -228,8 +232,18 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     /** 1 while a thread holds the cell; written only through LOCK. */
     @SuppressWarnings("unused")
     private volatile int locked;
-    /** Written under the lock, never changed in place: read without it by read-only decisions. */
-    private volatile long[] state;
+    /**
+     * Written under the lock with release semantics, never changed in place: read without it, by
+     * read-only decisions, with acquire semantics (STATE).
+     */
+    private long[] state;
+    /**
+     * The clock reading of the decision that wrote {@link #state}, released just before it (so a
+     * reader that acquires a state sees this reading or a later one).
+     */
+    private long writtenAt = Long.MIN_VALUE;
+    /** Under the lock: the clock reading of the decision in progress. */
+    private long deciding;
     private volatile boolean dead;
     /** Whether the last meter decision rejected (a hint, racy and harmless). */
     private boolean rejecting;
@@ -264,7 +278,8 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     /** Under the lock: the state the decision keeps. */
     @Override
     public void keep(long[] next) {
-      state = next;
+      WRITTEN_AT.setRelease(this, deciding);
+      STATE.setRelease(this, next);
     }
 
     /** The state now, never changed in place; null if the cell is dead. */
@@ -278,20 +293,28 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
 
     /**
-     * The decision, or null if the cell is dead and the caller must start over. A check, and a
-     * meter decision on a key that has been rejecting, first try without the lock: the clock,
-     * then the state, and if the decision writes nothing (a check, a rejection that starts no
-     * penalty) it takes effect at the read of the state, as of the clock reading just before, as
-     * a lock-free bucket's does; otherwise it is decided again under the lock.
+     * The decision, or null if the cell is dead and the caller must start over.
+     *
+     * <p>A check, and a meter decision on a key that has been rejecting, first try without the
+     * lock: read the clock (t), see the lock free, read the state and the reading it was written
+     * at (w); if w is not after t, and the decision writes nothing (a check, a rejection that
+     * starts no penalty), it is the answer, in the order of clock readings: every decision that
+     * read the clock before t has either committed before the state was read (and is in it) or
+     * held the lock when it was seen free (it takes the lock before reading the clock), which
+     * sends this one to the lock; a decision that read the clock after t comes after it. Anything
+     * else is decided under the lock. InMemorySeveralBucketsLinearizabilityTest races the clock.
      */
     Decision decide(int op, double cost) {
       if (buckets && (op == Engine.CHECK || (op == Engine.TRY_ACQUIRE && rejecting))) {
         long now = clock.nanoTime();
-        long[] s = state;
-        if (!dead) {
-          Decision d = Engine.meterBuckets(limits, s, now, op, cost, null);
-          if (d != null) {
-            return d;
+        if ((int) LOCK.getVolatile(this) == 0) {
+          long[] s = (long[]) STATE.getAcquire(this);
+          long w = (long) WRITTEN_AT.getAcquire(this);
+          if ((w == Long.MIN_VALUE || w - now <= 0) && !dead) {
+            Decision d = Engine.meterBuckets(limits, s, now, op, cost, null);
+            if (d != null) {
+              return d;
+            }
           }
         }
       }
@@ -309,17 +332,19 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         return null;
       }
       long[] s = state;
+      long now = clock.nanoTime();
+      deciding = now;
       if (buckets && (op == Engine.TRY_ACQUIRE || op == Engine.CHECK)) {
-        Decision d = Engine.meterBuckets(limits, s, clock.nanoTime(), op, cost, this);
+        Decision d = Engine.meterBuckets(limits, s, now, op, cost, this);
         if (op == Engine.TRY_ACQUIRE) {
           rejecting = !d.isAllowed();
         }
         return d;
       }
       long[] next = new long[s.length];
-      Decision d = InMemoryRateLimiter.decide(limits, s, clock.nanoTime(), op, cost, next);
+      Decision d = InMemoryRateLimiter.decide(limits, s, now, op, cost, next);
       if (op != Engine.CHECK) {
-        state = next;
+        keep(next);
       }
       return d;
     }
