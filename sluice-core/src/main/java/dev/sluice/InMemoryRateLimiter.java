@@ -9,8 +9,9 @@ import java.util.List;
  * Keys map to cells in a ConcurrentHashMap; there is no global lock on the decision path.
  *
  * A single bucket, at any rate, decides lock-free: one CAS on one long (LockFreeBucket). Several
- * limits or a window: the cell holds the state slots and decides under its own monitor
- * (SlotsCell); the meter builds each limit's own figures only when asked for (Engine.meter).
+ * limits or a window: the cell holds the state slots and decides under its own spin lock
+ * (SlotsCell), checks and rejections of buckets without it when the clock order allows; the
+ * meter builds each limit's own figures only when asked for (Engine.meter).
  *
  * A key enters the map only when a decision writes to it: checks, rejections and costs that can
  * never fit leave an unknown key unknown, so they allocate nothing.

@@ -11,7 +11,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The key table of the in-memory store.
  *
  * Eviction. A cell leaves the map only after it is marked dead (E = DEAD, or dead = true under
- * the monitor), and only an idle cell is marked dead unless the key bound forces it. A decision
+ * the cell's lock), and only an idle cell is marked dead unless the key bound forces it. A decision
  * that finds a dead cell helps remove it and starts over on a fresh cell, so no charge is ever
  * applied to a cell that has left the map: nothing admitted is lost or counted twice. Idle cells
  * are swept 16 at a time on about every 64th new key.
