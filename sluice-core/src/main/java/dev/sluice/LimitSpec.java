@@ -80,7 +80,7 @@ public final class LimitSpec {
       // still check what can be checked without the algorithm, so every problem shows at once
       for (String k : new String[] {"capacity", "burst", "limit"}) {
         if (fields.containsKey(k)) {
-          number(k, fields.get(k), p);
+          positive(k, fields.get(k), p);
         }
       }
       if (fields.containsKey("rate")) {
@@ -110,8 +110,11 @@ public final class LimitSpec {
           p.report(null, "a " + algorithm + " needs 'capacity' and 'rate'");
           return null;
         }
-        double c = number(capField, cap, p);
+        double c = positive(capField, cap, p);
         Rate r = rate(rate, p);
+        if (fields.containsKey("penalty")) {
+          duration("penalty", fields.get("penalty"), p);
+        }
         if (count[0] > 0) {
           return null;
         }
@@ -130,8 +133,14 @@ public final class LimitSpec {
           p.report(null, "a " + algorithm + " needs 'limit' and 'window'");
           return null;
         }
-        double n = number("limit", lim, p);
+        double n = positive("limit", lim, p);
         Duration w = duration("window", win, p);
+        if (w != null && (w.isZero() || w.isNegative())) {
+          p.report("window", "'window' must be longer than 0 but was '" + win + "'");
+        }
+        if (fields.containsKey("penalty")) {
+          duration("penalty", fields.get("penalty"), p);
+        }
         if (count[0] > 0) {
           return null;
         }
@@ -188,6 +197,16 @@ public final class LimitSpec {
     }
     problems.report(field, "'" + field + "' must be a number but was '" + text + "'");
     return Double.NaN;
+  }
+
+  /** A positive finite number, or NaN after reporting that {@code field} is not one. */
+  public static double positive(String field, String text, Problems problems) {
+    double v = number(field, text, problems);
+    if (v <= 0) {
+      problems.report(field, "'" + field + "' must be positive but was '" + text.trim() + "'");
+      return Double.NaN;
+    }
+    return v;
   }
 
   /**

@@ -66,7 +66,7 @@ class PoliciesTest {
   @Test
   void limitRulesOfCore_apply_withTheLine() {
     assertThatThrownBy(() -> Policies.parse("p.yaml", "policies:\n\n  a: {algorithm: leaky-bucket, capacity: 0, rate: 1/s}\n"))
-        .hasMessageStartingWith("p.yaml:3: policy 'a': capacity");
+        .hasMessageStartingWith("p.yaml:3: policy 'a': 'capacity' must be positive but was '0'");
   }
 
   @Test

@@ -208,7 +208,7 @@ class ServerTest {
     assertThat(post("/v1/check", "{\"policy\":\"c\",\"key\":\"k\"}").statusCode()).isEqualTo(200);
     Files.writeString(file, "policies:\n  a: {algorithm: leaky-bucket, capacity: -1, rate: 1/1h}\n");
     assertThatThrownBy(() -> server.reload()).isInstanceOf(ConfigException.class)
-        .hasMessageContaining(file + ":2: policy 'a': capacity");
+        .hasMessageContaining(file + ":2: policy 'a': 'capacity' must be positive but was '-1'");
     assertThat(server.policyNames()).as("the old policies stay").contains("c");
     assertThat(get("/metrics").body()).contains("sluice_config_reloads_total{result=\"ok\"} 1")
         .contains("sluice_config_reloads_total{result=\"error\"} 1");

@@ -47,6 +47,38 @@ class ConfigurationTest {
   }
 
   @Test
+  void everyProblemOfOnePolicy_isReported_eachUnderItsOwnProperty() {
+    runner.withPropertyValues(
+        "sluice.policies.api.algorithm=leaky-bucket", "sluice.policies.api.capacity=-1",
+        "sluice.policies.api.rate=banana", "sluice.policies.api.penalty=soon",
+        "sluice.policies.win.algorithm=fixed-window", "sluice.policies.win.limit=0",
+        "sluice.policies.win.window=0s",
+        "sluice.policies.neg.algorithm=gcra", "sluice.policies.neg.burst=-3",
+        "sluice.policies.neg.rate=5/s")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(((SluiceConfigurationException) root).problems()).containsExactlyInAnyOrder(
+              "sluice.policies.api.capacity: 'capacity' must be positive but was '-1'",
+              "sluice.policies.api.rate: 'rate' must look like 10/s, 100/1m, 1.5/s or 5/250ms but"
+                  + " was 'banana'",
+              "sluice.policies.api.penalty: 'penalty' must be a duration such as 250ms, 30s, 5m,"
+                  + " 1h or 1d but was 'soon'",
+              "sluice.policies.win.limit: 'limit' must be positive but was '0'",
+              "sluice.policies.win.window: 'window' must be a duration such as 250ms, 30s, 5m, 1h"
+                  + " or 1d but was '0s'",
+              "sluice.policies.neg.burst: 'burst' must be positive but was '-3'");
+          FailureAnalysis analysis = new SluiceFailureAnalyzer().analyze(context.getStartupFailure());
+          assertThat(analysis.getDescription())
+              .contains("sluice.policies.api.capacity: 'capacity' must be positive but was '-1'")
+              .contains("sluice.policies.api.rate: 'rate' must look like");
+        });
+  }
+
+  @Test
   void everyBadPropertyFailsStartup_namingTheProperty_andTheProblem() {
     runner.withPropertyValues(
         "sluice.policies.api.algorithm=leaky-bucket", "sluice.policies.api.capacity=ten",
