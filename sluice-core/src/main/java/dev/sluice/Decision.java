@@ -26,6 +26,7 @@ public final class Decision {
   private final boolean degraded;
   private final boolean leased;
   private final boolean borrowed;
+  private final boolean unavailable;
 
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit) {
@@ -50,6 +51,21 @@ public final class Decision {
   Decision(boolean allowed, boolean reachedCapacity, double remaining, long retryAfterNanos,
       long resetAfterNanos, long delayNanos, Limit limit, List<Decision> perLimit,
       boolean degraded, boolean leased, boolean borrowed) {
+    this(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos, delayNanos, limit,
+        perLimit, degraded, leased, borrowed, false);
+  }
+
+  /** The refusal of a store that cannot be asked, under {@link StoreFailure#FAIL_CLOSED}. */
+  static Decision unavailable(long retryAfterNanos, Limit limit) {
+    return new Decision(false, false, 0, retryAfterNanos, retryAfterNanos, 0, limit, null, true,
+        false, false, true);
+  }
+
+  private Decision(boolean allowed, boolean reachedCapacity, double remaining,
+      long retryAfterNanos, long resetAfterNanos, long delayNanos, Limit limit,
+      List<Decision> perLimit, boolean degraded, boolean leased, boolean borrowed,
+      boolean unavailable) {
+    this.unavailable = unavailable;
     this.borrowed = borrowed;
     this.degraded = degraded;
     this.leased = leased;
@@ -138,6 +154,17 @@ public final class Decision {
   }
 
   /**
+   * Whether nothing could decide: the shared store could not be asked and the failure policy is
+   * {@link StoreFailure#FAIL_CLOSED}, so the request is refused without any limit having been
+   * consulted. HTTP answers {@code 503}. A refusal by the {@link StoreFailure#FALLBACK_IN_MEMORY
+   * fallback} limiter is {@linkplain #isDegraded() degraded} but not unavailable: a limit refused
+   * it, and HTTP answers {@code 429}.
+   */
+  public boolean isUnavailable() {
+    return unavailable;
+  }
+
+  /**
    * A copy of {@code other}; or, when it is null, a local admission from a lease that leaves
    * {@code remaining} held (for fleet mode's one allocation site on its hot path).
    */
@@ -154,6 +181,7 @@ public final class Decision {
       this.degraded = false;
       this.leased = true;
       this.borrowed = false;
+      this.unavailable = false;
     } else {
       this.allowed = other.allowed;
       this.reachedCapacity = other.reachedCapacity;
@@ -166,6 +194,7 @@ public final class Decision {
       this.degraded = other.degraded;
       this.leased = other.leased;
       this.borrowed = other.borrowed;
+      this.unavailable = other.unavailable;
     }
   }
 

@@ -408,7 +408,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
       default: {
         // Retry when the breaker next lets a call through (at least a second).
         long retry = Math.max(domain.remainingOpenNanos(), 1_000_000_000L);
-        return new Decision(false, false, 0, retry, retry, 0, compiled[0].limit, null, true);
+        return Decision.unavailable(retry, compiled[0].limit);
       }
     }
   }

@@ -12,9 +12,12 @@ import java.util.function.BiConsumer;
  *
  * <ul>
  *   <li>{@code 429 Too Many Requests} when a limit refuses the request, with {@code Retry-After}
- *       (whole seconds, rounded up, at least 1) unless no retry can ever fit it;
+ *       (whole seconds, rounded up, at least 1) unless no retry can ever fit it; that includes the
+ *       local fallback limiter's refusals while a store is down
+ *       ({@link dev.sluice.StoreFailure#FALLBACK_IN_MEMORY});
  *   <li>{@code 503 Service Unavailable} with {@code Retry-After: 1} when the limiter's store is
- *       down and its failure policy refuses ({@linkplain Decision#isDegraded() degraded});
+ *       down and its failure policy refuses without deciding
+ *       ({@linkplain Decision#isUnavailable() unavailable}: fail closed);
  *   <li>on every limited response the rate-limit fields of {@link RateLimitHeaders} in the chosen
  *       mode, and {@code Access-Control-Expose-Headers} naming them.
  * </ul>
@@ -37,7 +40,7 @@ public record RateLimitProblem(int status, String title, String detail) {
     if (d.isAllowed()) {
       throw new IllegalArgumentException("an admitted request is no problem: " + d);
     }
-    if (d.isDegraded()) {
+    if (d.isUnavailable()) {
       return new RateLimitProblem(503, "Rate limiter unavailable", "the rate limiter's store cannot"
           + " be reached and its failure policy refuses requests meanwhile");
     }
@@ -57,7 +60,7 @@ public record RateLimitProblem(int status, String title, String detail) {
    */
   public static void writeHeaders(Decision d, RateLimitHeaders.Mode mode,
       BiConsumer<String, String> sink) {
-    boolean unavailable = !d.isAllowed() && d.isDegraded();
+    boolean unavailable = !d.isAllowed() && d.isUnavailable();
     RateLimitHeaders.write(d, mode, unavailable
         ? (name, value) -> sink.accept(name, name.equals("Retry-After") ? "1" : value) : sink);
     sink.accept("Access-Control-Expose-Headers", RateLimitHeaders.exposeHeaders(mode));

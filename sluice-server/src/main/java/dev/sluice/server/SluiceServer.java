@@ -517,8 +517,8 @@ public final class SluiceServer implements AutoCloseable {
         responses.json(x, 200, "application/json", g -> CheckCodec.result(g, c, d, headers, null, 0, null));
       } else {
         // a refusal is a problem document whose extension members are the decision
-        Problem p = d.isDegraded() ? Problem.STORE_UNAVAILABLE : Problem.RATE_LIMITED;
-        String detail = d.isDegraded() ? "the shared store does not answer and the policy '"
+        Problem p = d.isUnavailable() ? Problem.STORE_UNAVAILABLE : Problem.RATE_LIMITED;
+        String detail = d.isUnavailable() ? "the shared store does not answer and the policy '"
             + c.policy().name() + "' fails closed" : d.isNeverAdmissible()
             ? "a cost of " + c.cost() + " never fits limit '" + d.limit().name() + "'"
             : "limit '" + d.limit().name() + "' of policy '" + c.policy().name() + "' is full for key '"
@@ -559,7 +559,7 @@ public final class SluiceServer implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new Refusal(Problem.INVALID_CHECK, e.getMessage());
     }
-    String outcome = d.isAllowed() ? "allowed" : d.isDegraded() ? "unavailable" : "rejected";
+    String outcome = d.isAllowed() ? "allowed" : d.isUnavailable() ? "unavailable" : "rejected";
     metrics.decision(c.policy().name(), outcome, System.nanoTime() - start);
     return d;
   }

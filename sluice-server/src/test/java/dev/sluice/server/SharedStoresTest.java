@@ -167,6 +167,18 @@ class SharedStoresTest {
           assertThat(metric(after, "sluice_degraded_decisions_total"))
               .isEqualTo(metric(before, "sluice_degraded_decisions_total"));
         }
+        redis = startRedis(java.net.URI.create(uri).getPort());
+        try (SluiceServer s = SluiceServer.start(new Options().port(0).redis(uri)
+            .storeFailure(dev.sluice.StoreFailure.FALLBACK_IN_MEMORY))) {
+          redis.stop();
+          assertThat(check(s, "{\"policy\":\"demo\",\"key\":\"fb\"}").statusCode())
+              .as("the in-process fallback admits its capacity of 1").isEqualTo(200);
+          HttpResponse<String> r = check(s, "{\"policy\":\"demo\",\"key\":\"fb\"}");
+          assertThat(r.statusCode()).as("a fallback refusal is a rate limit's: 429").isEqualTo(429);
+          assertThat(r.body()).contains("\"type\":\"urn:sluice:problem:rate-limited\"")
+              .contains("\"degraded\":true");
+          assertThat(r.headers().firstValue("Retry-After")).hasValue("10");
+        }
       }
     } finally {
       if (redis != null && redis.isActive()) {

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * and an {@code application/problem+json} body; every limited response carries the
  * {@code RateLimit-Policy} and {@code RateLimit} fields (or the legacy {@code X-RateLimit-*}, or
  * none) and {@code Access-Control-Expose-Headers} for them. When the limiter's store is down and
- * its failure policy rejects, the answer is {@code 503}.
+ * its failure policy refuses without deciding (fail closed), the answer is {@code 503}; a refusal
+ * by the local fallback limiter is a rate limit's, {@code 429}.
  *
  * <pre>{@code
  * SluiceFilter filter = SluiceFilter.builder()
@@ -146,7 +147,7 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    (d.isDegraded() ? unavailable : rejected).incrementAndGet();
+    (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
     writeProblem(response, RateLimitProblem.of(d, cost));
   }
 

@@ -44,7 +44,7 @@ public class RateLimitExceededException extends RuntimeException {
 
   /** True when the store was down and the failure policy refused (an HTTP 503, not a 429). */
   public boolean isUnavailable() {
-    return decision.isDegraded();
+    return decision.isUnavailable();
   }
 
   /** The HTTP answer: status, title, detail. */

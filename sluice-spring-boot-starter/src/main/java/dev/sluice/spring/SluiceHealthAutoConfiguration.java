@@ -1,18 +1,23 @@
 package dev.sluice.spring;
 
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Actuator's {@code sluice} health component: {@code UP} when the shared store answers a ping
- * (always, for the in-memory store), {@code DOWN} with the error when it does not; the details
- * name the store and the policies. {@code management.health.sluice.enabled=false} turns it off.
+ * Actuator's {@code sluice} health component. Its details name the store, the policies, the
+ * failure policy and the store's state ({@code storeState}: {@code up}, or {@code down} with
+ * {@code storeError}). Its status is {@code UP} while the shared store answers a ping (always, for
+ * the in-memory store); while it does not, it follows {@code sluice.store.health-when-down}: by
+ * default ({@code auto}) {@code DOWN} when the failure policy is {@code closed} (no request can be
+ * decided) and {@code UP} when it keeps serving ({@code open}, {@code fallback}), so that a load
+ * balancer reading the health does not take out every instance that is serving correctly.
+ * {@code management.health.sluice.enabled=false} turns it off.
  */
 @AutoConfiguration(after = SluiceAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -21,14 +26,29 @@ import org.springframework.context.annotation.Bean;
 public class SluiceHealthAutoConfiguration {
   @Bean(name = "sluiceHealthIndicator")
   public HealthIndicator sluiceHealthIndicator(SluiceLimiters limiters) {
-    return new AbstractHealthIndicator("Sluice's store is down") {
-      @Override
-      protected void doHealthCheck(Health.Builder builder) {
-        builder.withDetail("store", limiters.storeName())
-            .withDetail("policies", limiters.all().keySet());
-        limiters.store().ifPresent(s -> s.ping());
-        builder.up();
+    return () -> {
+      Health.Builder builder = Health.up().withDetail("store", limiters.storeName())
+          .withDetail("policies", limiters.all().keySet())
+          .withDetail("failurePolicy", failurePolicy(limiters.settings.failure));
+      if (limiters.store().isEmpty()) {
+        return builder.build();
       }
+      try {
+        limiters.store().get().ping();
+        return builder.withDetail("storeState", "up").build();
+      } catch (RuntimeException e) {
+        return builder.status(new Status(limiters.settings.healthWhenDown))
+            .withDetail("storeState", "down").withDetail("storeError", String.valueOf(e))
+            .build();
+      }
+    };
+  }
+
+  private static String failurePolicy(dev.sluice.StoreFailure f) {
+    return switch (f) {
+      case FAIL_OPEN -> "open";
+      case FALLBACK_IN_MEMORY -> "fallback";
+      default -> "closed";
     };
   }
 }

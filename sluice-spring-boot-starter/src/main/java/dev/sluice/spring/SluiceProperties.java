@@ -330,6 +330,20 @@ public class SluiceProperties {
     private Postgres postgres = new Postgres();
     /** When decisions stop calling a failing store (unset: Sluice's defaults). */
     private CircuitBreaker circuitBreaker = new CircuitBreaker();
+    /**
+     * The sluice health component's status while the shared store does not answer: auto (DOWN
+     * when the failure policy is closed, UP when it keeps serving: open, fallback), down,
+     * out-of-service or up.
+     */
+    private String healthWhenDown = "auto";
+
+    public String getHealthWhenDown() {
+      return healthWhenDown;
+    }
+
+    public void setHealthWhenDown(String healthWhenDown) {
+      this.healthWhenDown = healthWhenDown;
+    }
 
     public CircuitBreaker getCircuitBreaker() {
       return circuitBreaker;

@@ -59,6 +59,8 @@ final class SluiceSettings {
   final String storeType;
   final boolean dryRun;
   final CircuitBreakerSettings breaker;
+  /** The health status while the store is down: DOWN, OUT_OF_SERVICE or UP. */
+  String healthWhenDown = "DOWN";
 
   private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
       RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType,
@@ -151,11 +153,25 @@ final class SluiceSettings {
         rules.add(r);
       }
     }
+    String healthWhenDown = switch (lower(store.getHealthWhenDown())) {
+      case "auto" -> failure == StoreFailure.FAIL_OPEN || failure == StoreFailure.FALLBACK_IN_MEMORY
+          ? "UP" : "DOWN";
+      case "down" -> "DOWN";
+      case "out-of-service" -> "OUT_OF_SERVICE";
+      case "up" -> "UP";
+      default -> {
+        problems.add("sluice.store.health-when-down: must be auto, down, out-of-service or up but"
+            + " was '" + store.getHealthWhenDown() + "'");
+        yield null;
+      }
+    };
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }
-    return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
-        headers, missingKey, failure, storeType, p.isDryRun(), breaker);
+    SluiceSettings s = new SluiceSettings(java.util.Collections.unmodifiableMap(policies),
+        List.copyOf(rules), headers, missingKey, failure, storeType, p.isDryRun(), breaker);
+    s.healthWhenDown = healthWhenDown;
+    return s;
   }
 
   /** Sluice's defaults with what is set applied, each checked and named when refused. */

@@ -31,8 +31,9 @@ import reactor.core.publisher.Mono;
  * <p>The first {@link WebRule} that matches a request decides it; a request no rule matches
  * passes. A rejected request gets {@code 429 Too Many Requests} with {@code Retry-After} and an
  * {@code application/problem+json} body; every limited response carries the rate-limit fields
- * ({@link RateLimitHeaders}); when the store is down and its failure policy refuses, the answer
- * is {@code 503} with {@code Retry-After: 1}. The answers are the servlet filter's, word for word
+ * ({@link RateLimitHeaders}); when the store is down and its failure policy refuses without
+ * deciding (fail closed), the answer is {@code 503} with {@code Retry-After: 1} (a refusal by the
+ * local fallback limiter is a rate limit's, {@code 429}). The answers are the servlet filter's, word for word
  * ({@link RateLimitProblem}).
  *
  * <pre>{@code
@@ -156,7 +157,7 @@ public final class SluiceWebFilter implements WebFilter {
           ? delayer.delay(d.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
           : chain.filter(exchange);
     }
-    (d.isDegraded() ? unavailable : rejected).incrementAndGet();
+    (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
     return writeProblem(exchange.getResponse(), RateLimitProblem.of(d, cost));
   }
 
