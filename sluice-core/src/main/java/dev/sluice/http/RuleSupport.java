@@ -12,19 +12,26 @@ import java.util.TreeSet;
 public final class RuleSupport {
   private RuleSupport() {}
 
+  /** The methods of HTTP (RFC 9110) and PATCH (RFC 5789). */
+  public static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE",
+      "CONNECT", "OPTIONS", "TRACE", "PATCH");
+
   /**
-   * HTTP methods in upper case.
+   * HTTP methods in upper case: those of {@link #HTTP_METHODS}, in any case (a misspelt method,
+   * {@code GETT}, would never match a request, so the rule would silently limit nothing).
    *
-   * @throws IllegalArgumentException naming one that is not a method name
+   * @throws IllegalArgumentException naming one that is not an HTTP method
    */
   public static Set<String> methods(String... methods) {
     TreeSet<String> m = new TreeSet<>();
     for (String s : methods) {
-      if (s == null || !s.matches("[A-Za-z]+")) {
-        throw new IllegalArgumentException("not an HTTP method: '" + s + "' in "
+      String upper = s == null ? null : s.trim().toUpperCase(Locale.ROOT);
+      if (upper == null || !HTTP_METHODS.contains(upper)) {
+        throw new IllegalArgumentException("not an HTTP method: '" + s + "' (expected one of"
+            + " GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT) in "
             + Arrays.toString(methods));
       }
-      m.add(s.toUpperCase(Locale.ROOT));
+      m.add(upper);
     }
     return Set.copyOf(m);
   }

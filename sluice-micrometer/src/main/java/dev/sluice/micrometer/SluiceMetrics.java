@@ -42,7 +42,7 @@ import java.util.function.ToDoubleFunction;
  * {@code sluice.store.errors}, {@code sluice.decisions.degraded}, {@code sluice.denied.locally},
  * {@code sluice.evictions{kind=idle|busy}} (counters), {@code sluice.circuit.open} (1 while the
  * breaker keeps calls away from the store), {@code sluice.keys} (held in memory), and in fleet
- * mode {@code sluice.lease.calls}, {@code sluice.lease.units.granted},
+ * mode (and only then) {@code sluice.lease.calls}, {@code sluice.lease.units.granted},
  * {@code sluice.lease.units.returned}, {@code sluice.lease.units.stranded},
  * {@code sluice.lease.units.spent}, {@code sluice.lease.local.rejections},
  * {@code sluice.lease.units.reconciled} (counters), {@code sluice.lease.units.held},
@@ -91,6 +91,9 @@ public final class SluiceMetrics {
           + " the store", tags, limiter, l -> l.stats().breakerOpen() ? 1 : 0);
       gauge(registry, "sluice.keys", "Keys held in memory", tags, limiter,
           l -> l.stats().keysHeld());
+      if (limiter.stats().leases() == null || limiter.stats().leases() == LeaseStats.NONE) {
+        return;   // not in fleet mode: no lease meters that would stay at zero
+      }
       ToDoubleFunction<RateLimiter> calls = l -> lease(l).leaseCalls();
       counter(registry, "sluice.lease.calls", "Lease and release calls (fleet mode)", tags,
           limiter, calls);

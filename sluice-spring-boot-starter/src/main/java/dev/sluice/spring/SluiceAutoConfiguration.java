@@ -132,9 +132,8 @@ public class SluiceAutoConfiguration {
       RateLimiter l = b.build();
       limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));
     }
-    LOG.info("Sluice: " + limiters.size() + " policies " + limiters.keySet() + " on the " + type
-        + " store" + (store == null ? "" : " (" + store + ")") + ", " + settings.rules.size()
-        + " rules" + (properties.isDryRun() ? ", dry run" : ""));
+    LOG.info("Sluice: " + startupLine(limiters.keySet(), type, store == null ? null
+        : String.valueOf(store), settings.rules.size(), properties.isDryRun()));
     return new SluiceLimiters(limiters, store, type, resources, settings);
   }
 
@@ -166,5 +165,17 @@ public class SluiceAutoConfiguration {
         // the configuration error is what matters
       }
     }
+  }
+
+  /** The startup log line: "1 policy [api] on the memory store, 2 rules". */
+  static String startupLine(java.util.Collection<String> policies, String type, String store,
+      int rules, boolean dryRun) {
+    return count(policies.size(), "policy", "policies") + " " + policies + " on the " + type
+        + " store" + (store == null ? "" : " (" + store + ")") + ", "
+        + count(rules, "rule", "rules") + (dryRun ? ", dry run" : "");
+  }
+
+  private static String count(int n, String one, String many) {
+    return n + " " + (n == 1 ? one : many);
   }
 }

@@ -47,6 +47,28 @@ class ConfigurationTest {
   }
 
   @Test
+  void aMisspeltHttpMethod_isRefused_andTheStartupLineCounts() {
+    runner.withPropertyValues("sluice.policies.api.algorithm=gcra", "sluice.policies.api.burst=5",
+        "sluice.policies.api.rate=1/s", "sluice.rules[0].path=/api/**",
+        "sluice.rules[0].policy=api", "sluice.rules[0].methods=GET,GETT")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          Throwable root = context.getStartupFailure();
+          while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+            root = root.getCause();
+          }
+          assertThat(((SluiceConfigurationException) root).problems()).containsExactly(
+              "sluice.rules[0].methods: not an HTTP method: 'GETT' (expected one of GET, HEAD,"
+                  + " POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT) in [GET, GETT]");
+        });
+    assertThat(SluiceAutoConfiguration.startupLine(java.util.List.of("api"), "memory", null, 1,
+        false)).isEqualTo("1 policy [api] on the memory store, 1 rule");
+    assertThat(SluiceAutoConfiguration.startupLine(java.util.List.of("a", "b"), "redis",
+        "redis://x", 0, true))
+        .isEqualTo("2 policies [a, b] on the redis store (redis://x), 0 rules, dry run");
+  }
+
+  @Test
   void everyProblemOfOnePolicy_isReported_eachUnderItsOwnProperty() {
     runner.withPropertyValues(
         "sluice.policies.api.algorithm=leaky-bucket", "sluice.policies.api.capacity=-1",
