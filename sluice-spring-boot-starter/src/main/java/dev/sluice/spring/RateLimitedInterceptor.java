@@ -75,6 +75,12 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     } catch (ExpressionException e) {
       problems.add(where + ": cost: not a SpEL expression: '" + a.cost() + "': " + e.getMessage());
     }
+    if (key != null) {
+      checkVariables(method, "key", a.key(), key, problems, where);
+    }
+    if (cost != null) {
+      checkVariables(method, "cost", a.cost(), cost, problems, where);
+    }
     Duration wait = null;
     if (!a.maxWait().isBlank()) {
       wait = LimitSpec.parseDuration(a.maxWait().trim());
@@ -88,6 +94,58 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     }
     return new Target(a.policy(), key,
         method.getDeclaringClass().getSimpleName() + "." + method.getName(), cost, wait, where);
+  }
+
+  /**
+   * Every {@code #name} an expression uses must be a parameter the method's compiled class names
+   * ({@code #p0}/{@code #a0} by position, {@code #root} and {@code #this} always work): without
+   * {@code -parameters} a name would evaluate to null at every call, so every caller would share
+   * one bucket, and a typo would do the same.
+   */
+  private static void checkVariables(Method method, String what, String text, Expression e,
+      java.util.List<String> problems, String where) {
+    if (!(e instanceof org.springframework.expression.spel.standard.SpelExpression spel)) {
+      return;
+    }
+    java.util.Set<String> used = new java.util.LinkedHashSet<>();
+    variables(spel.getAST(), used);
+    String[] names = NAMES.getParameterNames(method);
+    for (String v : used) {
+      if (v.equals("root") || v.equals("this")) {
+        continue;
+      }
+      java.util.regex.Matcher positional = java.util.regex.Pattern.compile("[pa](\\d+)")
+          .matcher(v);
+      if (positional.matches()) {
+        if (Integer.parseInt(positional.group(1)) >= method.getParameterCount()) {
+          problems.add(where + ": " + what + " '" + text + "' uses #" + v + ", but the method has "
+              + method.getParameterCount() + " parameter(s)");
+        }
+        continue;
+      }
+      if (names == null) {
+        problems.add(where + ": " + what + " '" + text + "' names the parameter #" + v + ", but"
+            + " the compiled class does not keep parameter names, so it would be null at every"
+            + " call (and every caller would share one bucket): compile with -parameters (Maven:"
+            + " <maven.compiler.parameters>true</maven.compiler.parameters>; Gradle:"
+            + " options.compilerArgs << '-parameters'), or name it by position: #p0 or #a0");
+      } else if (!java.util.Arrays.asList(names).contains(v)) {
+        problems.add(where + ": " + what + " '" + text + "' names #" + v + ", which is not a"
+            + " parameter of the method (its parameters: " + java.util.Arrays.toString(names)
+            + ")");
+      }
+    }
+  }
+
+  private static void variables(org.springframework.expression.spel.SpelNode node,
+      java.util.Set<String> out) {
+    if (node instanceof org.springframework.expression.spel.ast.VariableReference) {
+      String s = node.toStringAST();
+      out.add(s.startsWith("#") ? s.substring(1) : s);
+    }
+    for (int i = 0; i < node.getChildCount(); i++) {
+      variables(node.getChild(i), out);
+    }
   }
 
   @Override

@@ -7,16 +7,27 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Proxies beans with {@link RateLimited} methods, and checks each annotation (its policy exists,
  * its expressions parse) as the bean is made, so a wrong one stops the application at startup.
  */
-final class RateLimitedPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+final class RateLimitedPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+    implements org.springframework.context.ApplicationContextAware {
   private static final long serialVersionUID = 1L;
 
   private final transient Supplier<SluiceLimiters> limiters;
+  private transient boolean reactiveWeb;
+
+  @Override
+  public void setApplicationContext(org.springframework.context.ApplicationContext context) {
+    reactiveWeb = ClassUtils.isPresent(
+        "org.springframework.boot.web.reactive.context.ReactiveWebApplicationContext", null)
+        && context instanceof org.springframework.boot.web.reactive.context
+            .ReactiveWebApplicationContext;
+  }
 
   RateLimitedPostProcessor(Supplier<SluiceLimiters> limiters) {
     this.limiters = limiters;
@@ -41,11 +52,38 @@ final class RateLimitedPostProcessor extends AbstractBeanFactoryAwareAdvisingPos
         } catch (SluiceConfigurationException e) {
           problems.addAll(e.problems());
         }
+        String blocking = blockingHandler(m);
+        if (blocking != null) {
+          problems.add(blocking);
+        }
       }
     });
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }
     return super.postProcessAfterInitialization(bean, beanName);
+  }
+
+  /**
+   * In a WebFlux application on a shared store, a {@code @RateLimited} request handler that does
+   * not return {@code Mono}, {@code Flux} or {@code CompletionStage} runs on the event loop, and
+   * its decision, a store round trip, would block it: found here, not at the first request.
+   */
+  private String blockingHandler(java.lang.reflect.Method m) {
+    if (!reactiveWeb || limiters.get().store().isEmpty()
+        || !AnnotatedElementUtils.hasAnnotation(m,
+            org.springframework.web.bind.annotation.RequestMapping.class)) {
+      return null;
+    }
+    Class<?> returns = m.getReturnType();
+    if (java.util.concurrent.CompletionStage.class.isAssignableFrom(returns)
+        || (ClassUtils.isPresent("org.reactivestreams.Publisher", null)
+            && org.reactivestreams.Publisher.class.isAssignableFrom(returns))) {
+      return null;
+    }
+    return "@RateLimited on " + m.getDeclaringClass().getName() + "." + m.getName() + ": a WebFlux"
+        + " handler that returns " + returns.getSimpleName() + " runs on the event loop, and its"
+        + " decision on the " + limiters.get().storeName() + " store would block it: return Mono"
+        + " or Flux (decided without blocking)";
   }
 }
