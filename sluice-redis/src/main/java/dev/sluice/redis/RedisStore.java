@@ -82,10 +82,9 @@ public final class RedisStore implements DecisionStore {
    */
   static final Duration RECONNECT_DELAY_CAP = Duration.ofMillis(250);
 
-  private static ClientResources reconnectingResources() {
+  private static ClientResources reconnectingResources(Duration cap) {
     return DefaultClientResources.builder()
-        .reconnectDelay(Delay.exponential(Duration.ofMillis(1), RECONNECT_DELAY_CAP, 2,
-            TimeUnit.MILLISECONDS))
+        .reconnectDelay(Delay.exponential(Duration.ofMillis(1), cap, 2, TimeUnit.MILLISECONDS))
         .build();
   }
   /** The cluster connection, whose partitions say which node owns a key; null if standalone. */
@@ -130,7 +129,7 @@ public final class RedisStore implements DecisionStore {
       for (RedisURI seed : b.clusterSeeds) {
         seeds.add(withHandshakeTimeout(seed, b.connectTimeout));
       }
-      this.ownedResources = reconnectingResources();
+      this.ownedResources = reconnectingResources(b.reconnectDelayCap);
       RedisClusterClient client = RedisClusterClient.create(ownedResources, seeds);
       this.ownedClusterClient = client;
       ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder()
@@ -169,7 +168,7 @@ public final class RedisStore implements DecisionStore {
       return;
     }
     this.ownedClusterClient = null;
-    this.ownedResources = b.client != null ? null : reconnectingResources();
+    this.ownedResources = b.client != null ? null : reconnectingResources(b.reconnectDelayCap);
     RedisClient client = b.client != null ? b.client : RedisClient.create(ownedResources);
     this.ownedClient = b.client != null ? null : client;
     client.setOptions(ClientOptions.builder()
@@ -593,6 +592,7 @@ public final class RedisStore implements DecisionStore {
     private boolean uriTimeoutGiven;
     private String prefix = "sluice:";
     private Duration commandTimeout = Duration.ofMillis(50);
+    private Duration reconnectDelayCap = RECONNECT_DELAY_CAP;
     private Duration connectTimeout = Duration.ofSeconds(2);
     private LongSupplier micros;
     private StatefulRedisConnection<String, String> connection;
@@ -612,6 +612,18 @@ public final class RedisStore implements DecisionStore {
         throw new IllegalArgumentException("prefix must not contain '{' or '}' but was '" + prefix + "'");
       }
       this.prefix = prefix;
+      return this;
+    }
+
+    /**
+     * The longest a client the store makes waits between reconnect attempts while Redis is down
+     * (default 250 ms; the delay doubles from 1 ms up to it): Redis answers decisions again at
+     * most this long after it is back, whatever the outage's length. Lettuce's own default grows
+     * to 30 s. Not used with a client or connection of the application's, whose
+     * {@code ClientResources} decide.
+     */
+    public Builder reconnectDelayCap(Duration cap) {
+      this.reconnectDelayCap = positive("reconnectDelayCap", cap);
       return this;
     }
 

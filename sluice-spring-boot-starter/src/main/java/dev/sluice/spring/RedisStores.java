@@ -41,7 +41,8 @@ final class RedisStores {
   static Opened fromProperties(SluiceProperties.Redis redis, Duration timeout) {
     RedisStore.Builder b = redis.getCluster().isEmpty() ? RedisStore.builder(redis.getUri())
         : RedisStore.clusterBuilder(redis.getCluster().toArray(new String[0]));
-    RedisStore store = b.prefix(redis.getPrefix()).commandTimeout(timeout).build();
+    RedisStore store = b.prefix(redis.getPrefix()).commandTimeout(timeout)
+        .reconnectDelayCap(redis.getReconnectDelayMax()).build();
     return new Opened(store, store);
   }
 

@@ -77,16 +77,30 @@ public class SluiceAutoConfiguration {
               + " dev.sluice:sluice-redis on the classpath"));
         }
         RedisStores.Opened o;
+        String failure = s.getFailure() == null ? "closed" : s.getFailure().trim();
         if (redisSettings) {
+          String tried = s.getRedis().getUri() != null ? redacted(s.getRedis().getUri())
+              : String.valueOf(s.getRedis().getCluster());
           try {
             o = RedisStores.fromProperties(s.getRedis(), s.getTimeout());
           } catch (IllegalArgumentException e) {
             throw new SluiceConfigurationException(List.of("sluice.store.redis: " + e.getMessage()));
+          } catch (IllegalStateException e) {
+            throw new SluiceStoreUnreachableException("Redis at " + tried, failure, e);
           }
         } else if (lettuceClient != null) {
-          o = RedisStores.fromClient(lettuceClient, s.getRedis(), s.getTimeout());
+          try {
+            o = RedisStores.fromClient(lettuceClient, s.getRedis(), s.getTimeout());
+          } catch (io.lettuce.core.RedisException e) {
+            throw new SluiceStoreUnreachableException("Redis (the application's RedisClient)",
+                failure, e);
+          }
         } else if (springRedis != null) {
-          o = SpringDataRedis.open(springRedis, s.getRedis(), s.getTimeout());
+          try {
+            o = SpringDataRedis.open(springRedis, s.getRedis(), s.getTimeout());
+          } catch (IllegalStateException e) {
+            throw new SluiceStoreUnreachableException("Redis (spring.data.redis.*)", failure, e);
+          }
         } else {
           throw new SluiceConfigurationException(List.of("sluice.store.redis.uri: is missing:"
               + " set it (or sluice.store.redis.cluster), or configure Spring Data Redis"
@@ -177,5 +191,10 @@ public class SluiceAutoConfiguration {
 
   private static String count(int n, String one, String many) {
     return n + " " + (n == 1 ? one : many);
+  }
+
+  /** A URI without its password. */
+  static String redacted(String uri) {
+    return uri.replaceAll("(//[^:/@]*:)[^@]*@", "$1****@");
   }
 }

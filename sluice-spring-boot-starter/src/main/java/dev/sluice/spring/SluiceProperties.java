@@ -456,6 +456,19 @@ public class SluiceProperties {
     private List<String> cluster = new ArrayList<>();
     /** The prefix of Sluice's keys. */
     private String prefix = "sluice:";
+    /**
+     * The longest Sluice's Redis client waits between reconnect attempts while Redis is down:
+     * decisions resume at most this long after Redis answers again, whatever the outage's length.
+     */
+    private Duration reconnectDelayMax = Duration.ofMillis(250);
+
+    public Duration getReconnectDelayMax() {
+      return reconnectDelayMax;
+    }
+
+    public void setReconnectDelayMax(Duration reconnectDelayMax) {
+      this.reconnectDelayMax = reconnectDelayMax;
+    }
 
     public String getUri() {
       return uri;

@@ -126,6 +126,11 @@ final class SluiceSettings {
           + store.getFailure() + "'");
     }
     CircuitBreakerSettings breaker = breaker(store.getCircuitBreaker(), problems);
+    Duration reconnect = store.getRedis().getReconnectDelayMax();
+    if (reconnect == null || reconnect.toMillis() < 1 || reconnect.compareTo(Duration.ofMinutes(1)) > 0) {
+      problems.add("sluice.store.redis.reconnect-delay-max: must be between 1ms and 1m but was "
+          + reconnect);
+    }
     Duration timeout = store.getTimeout();
     if (timeout == null || timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
       problems.add("sluice.store.timeout: must be between 1ms and 1m but was " + timeout);

@@ -32,7 +32,8 @@ final class SpringDataRedis {
         seeds.add(u.build().toURI().toString());
       }
       RedisStore store = RedisStore.clusterBuilder(seeds.toArray(new String[0]))
-          .prefix(redis.getPrefix()).commandTimeout(timeout).build();
+          .prefix(redis.getPrefix()).commandTimeout(timeout)
+          .reconnectDelayCap(redis.getReconnectDelayMax()).build();
       return new RedisStores.Opened(store, store);
     }
     RedisURI uri;
@@ -56,7 +57,7 @@ final class SpringDataRedis {
     // a client of the store's own: its reconnect delay is capped, so decisions come back soon
     // after a long outage (Lettuce's default back-off grows to 30 s)
     RedisStore store = RedisStore.builder(uri).prefix(redis.getPrefix()).commandTimeout(timeout)
-        .build();
+        .reconnectDelayCap(redis.getReconnectDelayMax()).build();
     return new RedisStores.Opened(store, store);
   }
 
