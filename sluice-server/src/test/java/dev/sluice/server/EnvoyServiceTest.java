@@ -396,6 +396,24 @@ class EnvoyServiceTest {
         c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
     }
+    try (SluiceServer s = SluiceServer.start(new Options().port(0).grpcPort(0).envoyConfig(conf)
+        .envoyMergeDomains(true).envoyQuotaMode(true))) {
+      ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", s.grpcPort()).usePlaintext()
+          .build();
+      try {
+        RateLimitServiceGrpc.RateLimitServiceBlockingStub stub = RateLimitServiceGrpc
+            .newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS);
+        RateLimitRequest both = RateLimitRequest.newBuilder().setDomain("m")
+            .addDescriptors(descriptor("a", "q")).addDescriptors(descriptor("b", "q")).build();
+        stub.shouldRateLimit(both);
+        RateLimitResponse r = stub.shouldRateLimit(both);
+        assertThat(r.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+        assertThat(r.getOverallCode()).as("global quota mode: not every descriptor is over")
+            .isEqualTo(Code.OK);
+      } finally {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    }
   }
 
   @Test

@@ -91,7 +91,10 @@ public class SluiceAutoConfiguration {
         } else if (lettuceClient != null) {
           try {
             o = RedisStores.fromClient(lettuceClient, s.getRedis(), s.getTimeout());
-          } catch (io.lettuce.core.RedisException e) {
+          } catch (SluiceConfigurationException e) {
+            throw e;
+          } catch (RuntimeException e) {   // Lettuce's RedisException: not named here, as
+            // Lettuce is optional and this class is introspected without it
             throw new SluiceStoreUnreachableException("Redis (the application's RedisClient)",
                 failure, e);
           }
