@@ -49,6 +49,7 @@ public final class SluiceFilter implements Filter {
   private final RateLimitHeaders.Mode headers;
   private final MissingKey missingKey;
   private final boolean dryRun;
+  private final boolean combineHeaders;
   private final Sleeper sleeper;
   private final AtomicLong rejected = new AtomicLong();
   private final AtomicLong wouldReject = new AtomicLong();
@@ -59,6 +60,7 @@ public final class SluiceFilter implements Filter {
     this.headers = b.headers;
     this.missingKey = b.missingKey;
     this.dryRun = b.dryRun;
+    this.combineHeaders = b.combineHeaders;
     this.sleeper = b.sleeper;
   }
 
@@ -144,7 +146,7 @@ public final class SluiceFilter implements Filter {
           return;
         }
       }
-      chain.doFilter(req, res);
+      chain.doFilter(req, combineHeaders ? new CombiningResponse(response) : res);
       return;
     }
     (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
@@ -186,12 +188,44 @@ public final class SluiceFilter implements Filter {
     return unavailable.get();
   }
 
+  /**
+   * The response as the rest of the chain sees it when headers are combined: a
+   * {@code RateLimit-Policy} or {@code RateLimit} field that the application (a proxy copying a
+   * downstream service's answer) sets or adds is appended to this filter's as members of one
+   * list, on one line.
+   */
+  static final class CombiningResponse extends jakarta.servlet.http.HttpServletResponseWrapper {
+    CombiningResponse(HttpServletResponse response) {
+      super(response);
+    }
+
+    private static boolean listField(String name) {
+      return "RateLimit".equalsIgnoreCase(name) || "RateLimit-Policy".equalsIgnoreCase(name);
+    }
+
+    @Override
+    public void setHeader(String name, String value) {
+      String mine = listField(name) ? getHeader(name) : null;
+      super.setHeader(name, mine == null || value == null ? value : mine + ", " + value);
+    }
+
+    @Override
+    public void addHeader(String name, String value) {
+      if (listField(name) && getHeader(name) != null && value != null) {
+        super.setHeader(name, getHeader(name) + ", " + value);
+      } else {
+        super.addHeader(name, value);
+      }
+    }
+  }
+
   /** Settings of a {@link SluiceFilter}. */
   public static final class Builder {
     private final List<Rule> rules = new ArrayList<>();
     private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
     private MissingKey missingKey = MissingKey.REJECT;
     private boolean dryRun;
+    private boolean combineHeaders;
     private Sleeper sleeper = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
 
     private Builder() {}
@@ -217,6 +251,17 @@ public final class SluiceFilter implements Filter {
     /** Shadow mode: decide, count and log, but never reject or add headers. */
     public Builder dryRun(boolean on) {
       this.dryRun = on;
+      return this;
+    }
+
+    /**
+     * Whether {@code RateLimit-Policy} and {@code RateLimit} fields the application adds after
+     * this filter (a gateway copying a downstream service's) join this filter's as one list on one
+     * line, instead of a second line (default false: HTTP reads two lines of a list field as one
+     * list anyway, but some clients read only the first).
+     */
+    public Builder combineHeaders(boolean on) {
+      this.combineHeaders = on;
       return this;
     }
 

@@ -29,6 +29,19 @@ public class SluiceProperties {
   private boolean dryRun = false;
   /** Which rate-limit response fields to send: ietf (RateLimit, RateLimit-Policy), legacy (X-RateLimit-*) or none. */
   private String headers = "ietf";
+  /**
+   * Whether RateLimit-Policy and RateLimit fields added after Sluice's (a gateway copying a
+   * downstream service's) join Sluice's as one list on one line.
+   */
+  private boolean headersCombine = false;
+
+  public boolean isHeadersCombine() {
+    return headersCombine;
+  }
+
+  public void setHeadersCombine(boolean headersCombine) {
+    this.headersCombine = headersCombine;
+  }
   /** What a request without a key gets: reject (400), allow (unlimited) or shared (one key for all). */
   private String missingKey = "reject";
   /** Proxies whose Forwarded / X-Forwarded-For headers are believed (CIDR blocks or addresses). */

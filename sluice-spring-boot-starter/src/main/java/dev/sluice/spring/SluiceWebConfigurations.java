@@ -44,7 +44,7 @@ final class SluiceWebConfigurations {
     FilterRegistrationBean<SluiceFilter> sluiceFilter(SluiceLimiters limiters, SluiceProperties p) {
       SluiceSettings s = limiters.settings;
       SluiceFilter.Builder b = SluiceFilter.builder().headers(s.headers).onMissingKey(s.missingKey)
-          .dryRun(p.isDryRun());
+          .dryRun(p.isDryRun()).combineHeaders(p.isHeadersCombine());
       for (SluiceSettings.RuleSpec r : s.rules) {
         Rule.Builder rule = Rule.path(r.path()).limiter(limiters.get(r.policy()))
             .key(servletKey(r.key(), p));
@@ -122,7 +122,7 @@ final class SluiceWebConfigurations {
     OrderedWebFilter sluiceWebFilter(SluiceLimiters limiters, SluiceProperties p) {
       SluiceSettings s = limiters.settings;
       SluiceWebFilter.Builder b = SluiceWebFilter.builder().headers(s.headers)
-          .onMissingKey(s.missingKey).dryRun(p.isDryRun());
+          .onMissingKey(s.missingKey).dryRun(p.isDryRun()).combineHeaders(p.isHeadersCombine());
       for (SluiceSettings.RuleSpec r : s.rules) {
         WebRule.Builder rule = WebRule.path(r.path()).limiter(limiters.get(r.policy()))
             .key(webKey(r.key(), p));

@@ -61,11 +61,15 @@ public final class SluiceWebFilter implements WebFilter {
   private final AtomicLong wouldReject = new AtomicLong();
   private final AtomicLong unavailable = new AtomicLong();
 
+  /** Whether list fields added after this filter join its own on one line. */
+  private final boolean combineHeaders;
+
   private SluiceWebFilter(Builder b) {
     this.rules = List.copyOf(b.rules);
     this.headers = b.headers;
     this.missingKey = b.missingKey;
     this.dryRun = b.dryRun;
+    this.combineHeaders = b.combineHeaders;
     this.delayer = b.delayer;
   }
 
@@ -153,12 +157,43 @@ public final class SluiceWebFilter implements WebFilter {
     HttpHeaders h = exchange.getResponse().getHeaders();
     RateLimitProblem.writeHeaders(d, headers, h::set);
     if (d.isAllowed()) {
+      if (combineHeaders) {
+        String policy = h.getFirst("RateLimit-Policy");
+        String limit = h.getFirst("RateLimit");
+        exchange.getResponse().beforeCommit(() -> {
+          combine(exchange.getResponse().getHeaders(), "RateLimit-Policy", policy);
+          combine(exchange.getResponse().getHeaders(), "RateLimit", limit);
+          return Mono.empty();
+        });
+      }
       return rule.queue() && d.delayNanos() > 0
           ? delayer.delay(d.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
           : chain.filter(exchange);
     }
     (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
     return writeProblem(exchange.getResponse(), RateLimitProblem.of(d, cost));
+  }
+
+  /**
+   * This filter's value of a list field and every line set or added after it (a handler's
+   * {@code ResponseEntity} headers replace the filter's), as members of one list on one line.
+   */
+  static void combine(HttpHeaders h, String name, String mine) {
+    List<String> lines = h.get(name);
+    List<String> members = new java.util.ArrayList<>();
+    if (mine != null) {
+      members.add(mine);
+    }
+    if (lines != null) {
+      for (String line : lines) {
+        if (!line.equals(mine)) {
+          members.add(line);
+        }
+      }
+    }
+    if (!members.isEmpty()) {
+      h.set(name, String.join(", ", members));
+    }
   }
 
   private static Mono<Void> problem(ServerHttpResponse response, int status, String title,
@@ -199,6 +234,7 @@ public final class SluiceWebFilter implements WebFilter {
     private final List<WebRule> rules = new ArrayList<>();
     private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
     private MissingKey missingKey = MissingKey.REJECT;
+    private boolean combineHeaders;
     private boolean dryRun;
     private Delayer delayer = nanos -> Mono.delay(java.time.Duration.ofNanos(nanos));
 
@@ -225,6 +261,17 @@ public final class SluiceWebFilter implements WebFilter {
     /** Shadow mode: decide, count and log, but never reject or add headers. */
     public Builder dryRun(boolean on) {
       this.dryRun = on;
+      return this;
+    }
+
+    /**
+     * Whether {@code RateLimit-Policy} and {@code RateLimit} lines added after this filter (a
+     * gateway copying a downstream service's) join this filter's as one list on one line when the
+     * response is committed (default false: HTTP reads several lines of a list field as one list
+     * anyway, but some clients read only the first).
+     */
+    public Builder combineHeaders(boolean on) {
+      this.combineHeaders = on;
       return this;
     }
 

@@ -43,6 +43,14 @@ public class TestApp {
       return "hello";
     }
 
+    /** As a gateway answers: with the fields of the service behind it, copied. */
+    @GetMapping("/api/proxied")
+    org.springframework.http.ResponseEntity<String> proxied() {
+      return org.springframework.http.ResponseEntity.ok()
+          .header("RateLimit-Policy", "\"down\";q=10;w=1")
+          .header("RateLimit", "\"down\";r=9;t=1").body("proxied");
+    }
+
     @PostMapping("/api/batch")
     String batch() {
       return "stored";
