@@ -352,22 +352,31 @@ final class EnvoyConfig {
     return new EnvoyConfig(loader.domains, List.copyOf(loader.warnings));
   }
 
+  /** A problem's {@code :line: } after its source. */
+  private static final java.util.regex.Pattern LINE =
+      java.util.regex.Pattern.compile(":(\\d+): ");
+
   /** Problems in file order, then line order (each is {@code source:line: ...}). */
   private static List<String> byLine(List<String> problems) {
     List<String> files = new ArrayList<>();
     for (String p : problems) {
-      String f = p.replaceFirst(":\\d+: .*", "");
+      String f = source(p);
       if (!files.contains(f)) {
         files.add(f);
       }
     }
     List<String> sorted = new ArrayList<>(problems);
-    sorted.sort(java.util.Comparator.comparingInt((String p) -> files.indexOf(
-        p.replaceFirst(":\\d+: .*", ""))).thenComparingLong(p -> {
-          java.util.regex.Matcher m = java.util.regex.Pattern.compile(":(\\d+): ").matcher(p);
+    sorted.sort(java.util.Comparator.comparingInt((String p) -> files.indexOf(source(p)))
+        .thenComparingLong(p -> {
+          java.util.regex.Matcher m = LINE.matcher(p);
           return m.find() ? Long.parseLong(m.group(1)) : 0;
         }));
     return sorted;
+  }
+
+  private static String source(String problem) {
+    java.util.regex.Matcher m = LINE.matcher(problem);
+    return m.find() ? problem.substring(0, m.start()) : problem;
   }
 
   /** {@link #parse(Map, Settings)} with the default settings. */

@@ -93,6 +93,11 @@ final class EnvoyHarness {
 
   /** The answer to one request, as a client gets it; an error status is thrown. */
   RateLimitResponse ask(RateLimitRequest request) {
+    return answer(service, request);
+  }
+
+  /** {@code service}'s answer to one request, as a client gets it; an error status is thrown. */
+  static RateLimitResponse answer(EnvoyService service, RateLimitRequest request) {
     AtomicReference<Object> got = new AtomicReference<>();
     service.shouldRateLimit(request, new StreamObserver<>() {
       @Override

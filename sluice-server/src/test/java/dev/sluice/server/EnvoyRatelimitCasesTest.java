@@ -730,27 +730,10 @@ class EnvoyRatelimitCasesTest {
     EnvoyService service = new EnvoyService(c, (name, limit) -> name.contains("client")
         ? broken : dev.sluice.Sluice.builder().limits(limit).build(), new Metrics(),
         1_000_000_000L, name -> null, settings("fixed-window"));
-    java.util.concurrent.atomic.AtomicReference<Object> got =
-        new java.util.concurrent.atomic.AtomicReference<>();
-    service.shouldRateLimit(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
-        .setDomain("shop").addDescriptors(descriptor("client", "now"))
+    RateLimitResponse r = EnvoyHarness.answer(service, io.envoyproxy.envoy.service.ratelimit.v3
+        .RateLimitRequest.newBuilder().setDomain("shop").addDescriptors(descriptor("client", "now"))
         .addDescriptors(descriptor("client", "later")).addDescriptors(descriptor("ip", "1"))
-        .build(), new io.grpc.stub.StreamObserver<>() {
-          @Override
-          public void onNext(RateLimitResponse value) {
-            got.set(value);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            got.set(t);
-          }
-
-          @Override
-          public void onCompleted() {}
-        });
-    assertThat(got.get()).isInstanceOf(RateLimitResponse.class);
-    RateLimitResponse r = (RateLimitResponse) got.get();
+        .build());
     assertThat(r.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(r.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(r.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);

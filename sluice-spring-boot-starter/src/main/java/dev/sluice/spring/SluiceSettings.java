@@ -60,11 +60,12 @@ final class SluiceSettings {
   final boolean dryRun;
   final CircuitBreakerSettings breaker;
   /** The health status while the store is down: DOWN, OUT_OF_SERVICE or UP. */
-  String healthWhenDown = "DOWN";
+  final String healthWhenDown;
 
   private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
       RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType,
-      boolean dryRun, CircuitBreakerSettings breaker) {
+      boolean dryRun, CircuitBreakerSettings breaker, String healthWhenDown) {
+    this.healthWhenDown = healthWhenDown;
     this.dryRun = dryRun;
     this.breaker = breaker;
     this.policies = policies;
@@ -173,10 +174,8 @@ final class SluiceSettings {
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }
-    SluiceSettings s = new SluiceSettings(java.util.Collections.unmodifiableMap(policies),
-        List.copyOf(rules), headers, missingKey, failure, storeType, p.isDryRun(), breaker);
-    s.healthWhenDown = healthWhenDown;
-    return s;
+    return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
+        headers, missingKey, failure, storeType, p.isDryRun(), breaker, healthWhenDown);
   }
 
   /** Sluice's defaults with what is set applied, each checked and named when refused. */

@@ -22,9 +22,13 @@ import redis.embedded.RedisServer;
 class RedisFallbackOutageTest {
   /** What every web stack answers while Redis is down under the fallback policy. */
   abstract static class Contract extends StarterContract {
-    abstract RedisServer redis();
+    RedisServer redis() {
+      return redis;
+    }
 
-    abstract void restart() throws Exception;
+    void restart() {
+      redis = TestStores.startRedis(PORT);
+    }
 
     @Override
     String expectedStore() {
@@ -91,15 +95,6 @@ class RedisFallbackOutageTest {
           "sluice.store.timeout=200ms", "spring.autoconfigure.exclude="
           + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
   class Mvc extends Contract {
-    @Override
-    RedisServer redis() {
-      return redis;
-    }
-
-    @Override
-    void restart() {
-      redis = TestStores.startRedis(PORT);
-    }
   }
 
   @Nested
@@ -109,14 +104,5 @@ class RedisFallbackOutageTest {
           "sluice.store.timeout=200ms", "spring.autoconfigure.exclude="
           + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
   class WebFlux extends Contract {
-    @Override
-    RedisServer redis() {
-      return redis;
-    }
-
-    @Override
-    void restart() {
-      redis = TestStores.startRedis(PORT);
-    }
   }
 }
