@@ -4,7 +4,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * Which key a request is limited under: a client address, an API key, a user. Returns null when
- * the request has no key; the filter's {@link MissingKey} rule decides what happens then.
+ * the request has no key; the filter's {@link dev.sluice.http.MissingKey} rule decides what happens then.
  * {@link Keys} has the usual ones.
  */
 @FunctionalInterface
