@@ -21,7 +21,12 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * Loaded by BlockHound through {@code ServiceLoader}; without BlockHound on the classpath it is
  * never touched.
  */
+// BlockHound's types are optional (requires static): not re-exported to Sluice's users.
+@SuppressWarnings("exports")
 public final class SluiceBlockHoundIntegration implements BlockHoundIntegration {
+  /** For the service loader. */
+  public SluiceBlockHoundIntegration() {}
+
   @Override
   public void applyTo(BlockHound.Builder builder) {
     builder.allowBlockingCallsInside("dev.sluice.LockFreeBucket", "backOff");
