@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.spi.StoreProtocol;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.util.Locale;
 
 /**
@@ -249,7 +250,7 @@ final class CompiledLimit {
         a = b;
         b = qr[1];
         BigDecimal approx = new BigDecimal(h1).divide(new BigDecimal(k1), 40,
-            java.math.RoundingMode.HALF_EVEN);
+            RoundingMode.HALF_EVEN);
         if (approx.subtract(exact).abs().compareTo(tolerance) <= 0) {
           break;
         }

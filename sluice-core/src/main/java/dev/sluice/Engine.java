@@ -1,7 +1,9 @@
 package dev.sluice;
 
 import dev.sluice.spi.StoreProtocol;
+import java.util.AbstractList;
 import java.util.List;
+import java.util.RandomAccess;
 
 /*
  * The algorithms, as pure functions of (state, now, operation, cost).
@@ -355,8 +357,8 @@ final class Engine {
    * The per-limit figures of a meter decision, computed on first use from the states before and
    * after it (never changed afterwards). Immutable once computed; a race computes equal values.
    */
-  static final class PerLimit extends java.util.AbstractList<Decision>
-      implements java.util.RandomAccess {
+  static final class PerLimit extends AbstractList<Decision>
+      implements RandomAccess {
     private final CompiledLimit[] limits;
     private final long[] before;
     private final long[] after;

@@ -4,12 +4,22 @@ import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreProtocol.Operation;
+import dev.sluice.spi.StoreRequest;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 
 /*
  * Fleet mode: a store-backed limiter that answers hot keys from leases (docs/fleet.md).
@@ -53,16 +63,16 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final Limit deciding;
   private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
   /** Records made and not yet removed, never more than maximumKeys (places reserved first). */
-  private final java.util.concurrent.atomic.AtomicInteger records =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger records =
+      new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   /** Lease and release calls sent and not yet answered (with their answer handled). */
-  private final java.util.concurrent.atomic.AtomicInteger inFlight =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger inFlight =
+      new AtomicInteger();
   /** close() has given back what was held: a grant landing later is given back at once. */
   private volatile boolean drained;
   /** This instance, to the store's count of the fleet's live instances. */
-  private final String instanceId = java.util.UUID.randomUUID().toString();
+  private final String instanceId = UUID.randomUUID().toString();
   private final String fleet;
   private final AtomicBoolean heartbeatBusy = new AtomicBoolean();
   /** How many instances the store last counted (0 before it answered, or if it cannot). */
@@ -150,7 +160,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     this.fleetCap = cap;
     this.leakPerSecond = leak;
     if (instanceCap() < MIN_LEASE) {
-      throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
+      throw new IllegalArgumentException(String.format(Locale.ROOT,
           "leases would hold %s units per instance (the least of the capacity, %s%% of a second"
               + " of the rate and a lifetime of the rate, over %d instances), and a lease needs at"
               + " least %d: raise excessShare or the lifetime, or leave leases off",
@@ -200,14 +210,14 @@ final class FleetRateLimiter extends AbstractRateLimiter {
             .append(l.rate()).append('|').append(l.window()).append('|').append(l.penalty())
             .append('|').append(l.name()).append(';');
       }
-      byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-          .digest(all.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      byte[] digest = MessageDigest.getInstance("SHA-256")
+          .digest(all.toString().getBytes(StandardCharsets.UTF_8));
       StringBuilder b = new StringBuilder("limits-");
       for (int i = 0; i < 8; i++) {
-        b.append(String.format(java.util.Locale.ROOT, "%02x", digest[i]));
+        b.append(String.format(Locale.ROOT, "%02x", digest[i]));
       }
       return b.toString();
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is missing from this JVM", e);
     }
   }
@@ -242,7 +252,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    */
   private Lease spendFromLease(String key, double cost) {
     Checks.cost(cost);
-    Lease l = leases.get(java.util.Objects.requireNonNull(key, "key"));
+    Lease l = leases.get(Objects.requireNonNull(key, "key"));
     if (l == null) {
       return null;
     }
@@ -521,8 +531,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * Sends a lease or release call in the background and runs {@code then} on its answer; the
    * call counts as in flight until {@code then} has run, so that close() can wait for it.
    */
-  private void send(String key, dev.sluice.spi.StoreRequest request,
-      java.util.function.BiConsumer<Observation, Throwable> then) {
+  private void send(String key, StoreRequest request,
+      BiConsumer<Observation, Throwable> then) {
     leaseCalls.increment();
     inFlight.incrementAndGet();
     CompletableFuture<Observation> answer;
@@ -620,14 +630,14 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (units == 0) {
       return;
     }
-    java.util.function.BiConsumer<Observation, Throwable> count = (ok, failure) -> {
+    BiConsumer<Observation, Throwable> count = (ok, failure) -> {
       if (failure == null) {
         unitsReturned.add(units);
       } else {
         microStranded.add((long) (units * MICRO));
       }
     };
-    dev.sluice.spi.StoreRequest release = reference.request(Operation.RELEASE, 1, units);
+    StoreRequest release = reference.request(Operation.RELEASE, 1, units);
     if (!wait) {
       send(l.key, release, count);
       return;
@@ -689,7 +699,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     // returns.
     long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
     while (inFlight.get() > 0 && System.nanoTime() - deadline < 0) {
-      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+      LockSupport.parkNanos(1_000_000);
     }
     for (Lease l : leases.values()) {
       giveBack(l, true);

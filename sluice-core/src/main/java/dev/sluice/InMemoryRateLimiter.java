@@ -1,7 +1,10 @@
 package dev.sluice;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /*
  * The in-memory store.
@@ -210,14 +213,14 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
    * and parks its waiters in the kernel, which costs more than the decision it guards.
    */
   static final class SlotsCell extends KeyTable.Cell implements Engine.StateSink {
-    private static final java.lang.invoke.VarHandle LOCK;
-    private static final java.lang.invoke.VarHandle STATE;
-    private static final java.lang.invoke.VarHandle WRITTEN_AT;
+    private static final VarHandle LOCK;
+    private static final VarHandle STATE;
+    private static final VarHandle WRITTEN_AT;
     private static final int SPINS = 64;
 
     static {
       try {
-        java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
         LOCK = lookup.findVarHandle(SlotsCell.class, "locked", int.class);
         STATE = lookup.findVarHandle(SlotsCell.class, "state", long[].class);
         WRITTEN_AT = lookup.findVarHandle(SlotsCell.class, "writtenAt", long.class);
@@ -267,7 +270,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
         if (spins < SPINS) {
           Thread.onSpinWait();
         } else {
-          java.util.concurrent.locks.LockSupport.parkNanos(1);
+          LockSupport.parkNanos(1);
         }
       }
     }

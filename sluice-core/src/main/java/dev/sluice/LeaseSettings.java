@@ -83,7 +83,7 @@ public final class LeaseSettings {
    * limits, so that limiters with the same limits on the same store count together).
    */
   public LeaseSettings withFleet(String name) {
-    java.util.Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(name, "name");
     if (name.isBlank() || name.length() > 200) {
       throw new IllegalArgumentException("lease fleet name must be 1 to 200 characters, not blank,"
           + " but was '" + name + "'");

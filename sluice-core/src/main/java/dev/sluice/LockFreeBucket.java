@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.spi.StoreProtocol;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /*
  * The in-memory store's lock-free path: one bucket limit (leaky, token, GCRA), whatever its rate.
@@ -171,7 +172,7 @@ final class LockFreeBucket {
    * of one.
    */
   private static void backOff() {
-    java.util.concurrent.locks.LockSupport.parkNanos(1);
+    LockSupport.parkNanos(1);
   }
 
   /**

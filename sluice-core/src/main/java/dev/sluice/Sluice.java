@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.DecisionStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -35,7 +36,7 @@ public final class Sluice {
     private Scheduler scheduler;
     private long maximumKeys = -1;
     private boolean fastPath = true;
-    private dev.sluice.spi.DecisionStore store;
+    private DecisionStore store;
     private StoreFailure onStoreFailure;
     private CircuitBreakerSettings breakerSettings;
     private int denyCacheSize = -1;
@@ -117,7 +118,7 @@ public final class Sluice {
      * Keeps the state in a shared store (Redis, PostgreSQL) instead of in memory; the store's
      * clock decides. The limiter does not close the store.
      */
-    public Builder store(dev.sluice.spi.DecisionStore store) {
+    public Builder store(DecisionStore store) {
       if (this.store != null) {
         throw new IllegalStateException("store was already set to " + this.store);
       }

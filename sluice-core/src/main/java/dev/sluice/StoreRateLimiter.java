@@ -6,10 +6,15 @@ import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 
 /**
  * A limiter whose state lives in a {@link DecisionStore}: the store applies each operation
@@ -44,10 +49,10 @@ final class StoreRateLimiter extends AbstractRateLimiter {
    * has started (a key starts full: the shared bucket's level is unknown, and assuming it empty
    * would let every instance burst its share of the capacity at once).
    */
-  private record Share(int instances, RateLimiter limiter, java.util.Set<String> started) {}
+  private record Share(int instances, RateLimiter limiter, Set<String> started) {}
 
   /** The number of instances a local share divides each limit by; null outside fleet mode. */
-  private volatile java.util.function.IntSupplier instances;
+  private volatile IntSupplier instances;
   private volatile Share share;
   private final long fallbackMaximumKeys;
 
@@ -317,7 +322,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   }
 
   /** Fleet mode: where LOCAL_SHARE reads the number of instances. */
-  void shareAmong(java.util.function.IntSupplier instances) {
+  void shareAmong(IntSupplier instances) {
     this.instances = instances;
   }
 
@@ -326,9 +331,9 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     int n = Math.max(1, instances == null ? 1 : instances.getAsInt());
     Share s = share;
     if (s == null || s.instances() != n) {
-      List<Limit> scaled = new java.util.ArrayList<>();
+      List<Limit> scaled = new ArrayList<>();
       for (Limit l : limits) {
-        scaled.add(l.scaledBy(1.0 / n).withPenalty(java.time.Duration.ZERO));
+        scaled.add(l.scaledBy(1.0 / n).withPenalty(Duration.ZERO));
       }
       s = new Share(n, new InMemoryRateLimiter(scaled, clock, scheduler, fallbackMaximumKeys, true),
           ConcurrentHashMap.newKeySet());
@@ -376,7 +381,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   void failed(CircuitBreaker b, Throwable failure) {
     storeErrors.incrementAndGet();
-    Throwable t = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null
         ? failure.getCause() : failure;
     b.failure(t instanceof StoreUnavailableException);
   }

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.StoreRequest;
 import java.time.Duration;
 
 /**
@@ -12,7 +13,7 @@ final class Ticks {
   static final long MAX = Long.MAX_VALUE / 4;
 
   /** Marks "no time yet" in a state slot (an empty bucket, no window). */
-  static final long NONE = dev.sluice.spi.StoreRequest.NONE;
+  static final long NONE = StoreRequest.NONE;
 
   private Ticks() {}
 

@@ -5,6 +5,7 @@ import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
 import java.awt.RenderingHints;
+import java.awt.geom.Ellipse2D;
 import java.awt.geom.Line2D;
 import java.awt.geom.Path2D;
 import java.awt.image.BufferedImage;
@@ -174,7 +175,7 @@ interface Canvas {
           g.draw(new Line2D.Double(x, y - r, x, y + r));
           break;
         default:
-          g.fill(new java.awt.geom.Ellipse2D.Double(x - r, y - r, 2 * r, 2 * r));
+          g.fill(new Ellipse2D.Double(x - r, y - r, 2 * r, 2 * r));
       }
     }
 

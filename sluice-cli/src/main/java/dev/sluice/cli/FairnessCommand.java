@@ -1,7 +1,9 @@
 package dev.sluice.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -231,7 +233,7 @@ final class FairnessCommand implements Callable<Integer> {
     b.append(String.format(Locale.ROOT, "  \"total\": %s, \"assured\": %s, \"ceiling\": %s,"
             + " \"offered\": %s, \"reserve\": %s, \"phaseSeconds\": %s, \"seed\": %d,%n",
         Report.num(s.total()), Report.num(s.assured()), Report.num(s.ceiling()),
-        java.util.Arrays.toString(s.offered()), Report.num(r.reserve),
+        Arrays.toString(s.offered()), Report.num(r.reserve),
         Report.num(s.phaseSeconds()), s.seed()));
     b.append("  \"phases\": [\n");
     for (int p = 0; p < s.clients().length; p++) {
@@ -256,7 +258,7 @@ final class FairnessCommand implements Callable<Integer> {
     return b.toString();
   }
 
-  private void draw(FairnessSimulation.Result r) throws java.io.IOException {
+  private void draw(FairnessSimulation.Result r) throws IOException {
     FairnessSimulation.Settings s = r.settings;
     String title = String.format(Locale.ROOT, "The service %s/s; each client assured %s/s, ceiling"
         + " %s/s; clients offer %s", Report.num(s.total()), Report.num(s.assured()),

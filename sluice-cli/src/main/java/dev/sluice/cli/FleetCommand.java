@@ -2,6 +2,7 @@ package dev.sluice.cli;
 
 import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -134,7 +135,7 @@ final class FleetCommand implements Callable<Integer> {
     }
   }
 
-  private void draw(List<FleetSimulation.Result> results) throws java.io.IOException {
+  private void draw(List<FleetSimulation.Result> results) throws IOException {
     FleetSimulation.Settings s = results.get(0).settings;
     String title = String.format(Locale.ROOT, "%d gateways, %s/s rising to %s/s at %ss, limit %s/s,"
         + " store %s calls/s", s.instances(), Report.num(s.baseRate()), Report.num(s.peakRate()),

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /*
  * A fleet of gateways in virtual time (sluice fleet): one discrete-event loop, each gateway
@@ -362,7 +363,7 @@ final class FleetSimulation {
   }
 
   private static void whenDone(CompletableFuture<Decision> f,
-      java.util.function.Consumer<Decision> then) {
+      Consumer<Decision> then) {
     if (f.isDone()) {
       then.accept(f.join());
     } else {

@@ -2,10 +2,15 @@ package dev.sluice.cli;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import java.util.function.Consumer;
+import javax.imageio.ImageIO;
 
 /** Writes a file whole or not at all: into a temporary file beside it, then an atomic move. */
 final class Output {
@@ -16,12 +21,12 @@ final class Output {
   }
 
   /** Text to {@code target} (atomically), or to {@code out} when there is no target. */
-  static void text(Path target, java.io.PrintWriter out, String text) throws IOException {
+  static void text(Path target, PrintWriter out, String text) throws IOException {
     if (target == null) {
       out.print(text);
       out.flush();
     } else {
-      atomically(target, o -> o.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      atomically(target, o -> o.write(text.getBytes(StandardCharsets.UTF_8)));
     }
   }
 
@@ -46,12 +51,12 @@ final class Output {
    * A plot of {@code width} by {@code height} pixels, drawn by {@code draw}, to {@code target}
    * (atomically): a PNG image if its name ends in .png, else SVG text.
    */
-  static void plot(Path target, int width, int height, java.util.function.Consumer<Canvas> draw)
+  static void plot(Path target, int width, int height, Consumer<Canvas> draw)
       throws IOException {
-    if (target.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".png")) {
+    if (target.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
       Canvas.Png png = new Canvas.Png(width, height);
       draw.accept(png);
-      atomically(target, o -> javax.imageio.ImageIO.write(png.image, "png", o));
+      atomically(target, o -> ImageIO.write(png.image, "png", o));
     } else {
       Canvas.Svg svg = new Canvas.Svg(width, height);
       draw.accept(svg);

@@ -1,5 +1,6 @@
 package dev.sluice.cli;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,7 +70,7 @@ final class PlotCommand implements Callable<Integer> {
   }
 
   private void writePng(Path path, String title, TrafficOptions.Loaded run, List<Plot.Panel> panels,
-      int height) throws java.io.IOException {
+      int height) throws IOException {
     Canvas.Png png = new Canvas.Png(width, height);
     Plot.draw(png, width, title, run.capacity(), panels, run.op() == Simulation.Op.FILL);
     Output.atomically(path, o -> ImageIO.write(png.image, "png", o));

@@ -1,5 +1,11 @@
 package dev.sluice.cli;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Locale;
 import java.util.StringJoiner;
@@ -48,15 +54,15 @@ final class Report {
   }
 
   static String json(String source, double rate, double capacity, List<Simulation.Result> results) {
-    java.io.StringWriter out = new java.io.StringWriter();
-    try (com.fasterxml.jackson.core.JsonGenerator g = new com.fasterxml.jackson.core.JsonFactory()
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = new JsonFactory()
         .createGenerator(out).useDefaultPrettyPrinter()) {
       g.writeStartObject();
       g.writeStringField("traffic", source);   // escaped by the generator: tabs, quotes, anything
       g.writeFieldName("rate");
-      g.writeNumber(new java.math.BigDecimal(num(rate)));
+      g.writeNumber(new BigDecimal(num(rate)));
       g.writeFieldName("capacity");
-      g.writeNumber(new java.math.BigDecimal(num(capacity)));
+      g.writeNumber(new BigDecimal(num(capacity)));
       g.writeArrayFieldStart("algorithms");
       for (Simulation.Result r : results) {
         g.writeStartObject();
@@ -78,8 +84,8 @@ final class Report {
       }
       g.writeEndArray();
       g.writeEndObject();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     return out.toString() + "\n";
   }
@@ -99,6 +105,6 @@ final class Report {
 
   static String num(double v) {
     return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v)
-        : new java.math.BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
+        : new BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
   }
 }

@@ -1,17 +1,21 @@
 package dev.sluice.cli;
 
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.server.ConfigException;
-import dev.sluice.server.Policies;
 import dev.sluice.server.Options;
+import dev.sluice.server.Policies;
 import dev.sluice.server.SluiceServer;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code sluice serve}: the standalone rate-limit service. */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -78,7 +82,7 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--redis-cluster", paramLabel = "URI", split = ",",
       description = "share limits through a Redis Cluster (seed URIs, comma-separated)")
-  java.util.List<String> redisCluster;
+  List<String> redisCluster;
 
   @Option(names = "--postgres", paramLabel = "JDBC-URL",
       description = "share limits through PostgreSQL (jdbc:postgresql://host/db?user=...&password=...)")
@@ -187,12 +191,12 @@ final class ServeCommand implements Callable<Integer> {
     return d;
   }
 
-  private dev.sluice.CircuitBreakerSettings breaker() {
+  private CircuitBreakerSettings breaker() {
     if (breakerFailureRate == null && breakerMinimumCalls == null && breakerWindow == null
         && breakerUnreachable == null && breakerOpen == null) {
       return null;   // the file's, else the defaults
     }
-    dev.sluice.CircuitBreakerSettings b = dev.sluice.CircuitBreakerSettings.defaults();
+    CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
     if (breakerFailureRate != null) {
       b = b.withFailureRate(breakerFailureRate);
     }
@@ -211,8 +215,8 @@ final class ServeCommand implements Callable<Integer> {
     return b;
   }
 
-  private dev.sluice.LeaseSettings leaseSettings() {
-    dev.sluice.LeaseSettings s = dev.sluice.LeaseSettings.defaults();
+  private LeaseSettings leaseSettings() {
+    LeaseSettings s = LeaseSettings.defaults();
     if (leaseLifetime != null) {
       s = s.withLifetime(duration("--lease-lifetime", leaseLifetime));
     }
@@ -232,7 +236,7 @@ final class ServeCommand implements Callable<Integer> {
     } catch (InputException e) {
       spec.commandLine().getErr().println("sluice serve: " + e.getMessage());
       return 2;
-    } catch (java.io.IOException | IllegalStateException e) {
+    } catch (IOException | IllegalStateException e) {
       spec.commandLine().getErr().println("sluice serve: " + e.getMessage());
       return 1;
     }

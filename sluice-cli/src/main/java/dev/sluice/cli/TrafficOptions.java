@@ -1,5 +1,6 @@
 package dev.sluice.cli;
 
+import dev.sluice.Sluice;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -96,7 +97,7 @@ final class TrafficOptions {
     List<Algo> algos = Algo.parseList(algorithms);
     for (Algo a : algos) {
       try {
-        dev.sluice.Sluice.builder().limit(a.limit(r, c)).build();
+        Sluice.builder().limit(a.limit(r, c)).build();
       } catch (IllegalArgumentException e) {
         throw new InputException(a.id + ": " + e.getMessage());
       }

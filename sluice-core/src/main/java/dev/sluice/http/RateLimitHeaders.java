@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
 /**
@@ -80,8 +81,8 @@ public final class RateLimitHeaders {
   }
 
   /** Policy items of recently seen limits (they never change); bounded, cleared when full. */
-  private static final java.util.concurrent.ConcurrentHashMap<Limit, String> POLICY_ITEMS =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private static final ConcurrentHashMap<Limit, String> POLICY_ITEMS =
+      new ConcurrentHashMap<>();
 
   /** {@code "name";q=10;w=60, ...}: one item per limit. */
   public static String policy(Decision d) {

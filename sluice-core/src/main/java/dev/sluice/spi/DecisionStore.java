@@ -1,5 +1,7 @@
 package dev.sluice.spi;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A place where per-key state lives outside the JVM (Redis, PostgreSQL): the narrow contract a
  * store implements; every user-facing feature is built once, in core, on top of it.
@@ -25,12 +27,12 @@ public interface DecisionStore extends AutoCloseable {
    * store whose calls block should override it (fleet mode sends its lease calls here from
    * request threads, which must not wait). A failure completes the future exceptionally.
    */
-  default java.util.concurrent.CompletableFuture<Observation> applyAsync(String key,
+  default CompletableFuture<Observation> applyAsync(String key,
       StoreRequest request) {
     try {
-      return java.util.concurrent.CompletableFuture.completedFuture(apply(key, request));
+      return CompletableFuture.completedFuture(apply(key, request));
     } catch (RuntimeException e) {
-      return java.util.concurrent.CompletableFuture.failedFuture(e);
+      return CompletableFuture.failedFuture(e);
     }
   }
 
@@ -58,12 +60,12 @@ public interface DecisionStore extends AutoCloseable {
   }
 
   /** {@link #applyGroup} without blocking the caller; the default runs it on the calling thread. */
-  default java.util.concurrent.CompletableFuture<Observation> applyGroupAsync(String group,
+  default CompletableFuture<Observation> applyGroupAsync(String group,
       String key, StoreRequest request) {
     try {
-      return java.util.concurrent.CompletableFuture.completedFuture(applyGroup(group, key, request));
+      return CompletableFuture.completedFuture(applyGroup(group, key, request));
     } catch (RuntimeException e) {
-      return java.util.concurrent.CompletableFuture.failedFuture(e);
+      return CompletableFuture.failedFuture(e);
     }
   }
 
@@ -106,9 +108,9 @@ public interface DecisionStore extends AutoCloseable {
    * half lease lifetime; the count divides each instance's share of the bound. The default cannot
    * count and returns -1 (the limiter then assumes the instances it was told).
    */
-  default java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
+  default CompletableFuture<Integer> liveInstances(String fleet,
       String instance, long ttlMillis) {
-    return java.util.concurrent.CompletableFuture.completedFuture(-1);
+    return CompletableFuture.completedFuture(-1);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.sluice.spi;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -23,7 +24,7 @@ public final class PrefixedStore implements DecisionStore {
    * @throws IllegalArgumentException if the policy name is empty
    */
   public PrefixedStore(DecisionStore store, String policy) {
-    this.store = java.util.Objects.requireNonNull(store, "store");
+    this.store = Objects.requireNonNull(store, "store");
     if (policy == null || policy.isEmpty()) {
       throw new IllegalArgumentException("a policy name must not be empty but was "
           + (policy == null ? "null" : "''"));

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -162,7 +163,7 @@ public final class SluiceMetrics {
     }
 
     private Decision record(int operation, long start, Decision d) {
-      timers[operation].record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
+      timers[operation].record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
       boolean allowed = operation == FILL_UP ? !d.reachedCapacity() : d.isAllowed();
       int slot = operation * 4 + (allowed ? 0 : 2) + (d.isDegraded() ? 1 : 0);
       String limit = d.limit().name();

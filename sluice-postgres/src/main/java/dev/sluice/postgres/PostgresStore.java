@@ -10,19 +10,28 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -92,7 +101,7 @@ public final class PostgresStore implements DecisionStore {
    * Decisions on one key from this JVM go to the database one at a time: threads queue here,
    * cheaply, instead of as backends waiting on the row lock (striped by key hash).
    */
-  private final java.util.concurrent.Semaphore[] stripes;
+  private final Semaphore[] stripes;
 
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -105,9 +114,9 @@ public final class PostgresStore implements DecisionStore {
     this.timeoutNanos = b.timeout.toNanos();
     this.pruneBatch = b.pruneBatch;
     this.asyncThreads = b.asyncThreads;
-    this.stripes = new java.util.concurrent.Semaphore[b.localQueue ? 1024 : 0];
+    this.stripes = new Semaphore[b.localQueue ? 1024 : 0];
     for (int i = 0; i < stripes.length; i++) {
-      stripes[i] = new java.util.concurrent.Semaphore(IN_FLIGHT_PER_KEY);
+      stripes[i] = new Semaphore(IN_FLIGHT_PER_KEY);
     }
     this.decideSql = "SELECT " + table + "_decide(?, ?, ?, ?, ?::bigint[], ?)";
     this.decideGroupSql = "SELECT " + table + "_decide_group(?, ?, ?, ?, ?, ?::bigint[], ?)";
@@ -312,7 +321,7 @@ public final class PostgresStore implements DecisionStore {
   }
 
   @Override
-  public java.util.concurrent.CompletableFuture<Observation> applyGroupAsync(String group, String key,
+  public CompletableFuture<Observation> applyGroupAsync(String group, String key,
       StoreRequest request) {
     return async(() -> applyGroup(group, key, request));
   }
@@ -349,7 +358,7 @@ public final class PostgresStore implements DecisionStore {
     if (stripes.length == 0) {
       return decide(stateKey, member, request, deadline);
     }
-    java.util.concurrent.Semaphore lock =
+    Semaphore lock =
         stripes[(stateKey.hashCode() * 0x9E3779B9 >>> 22) & (stripes.length - 1)];
     try {
       if (!lock.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
@@ -438,7 +447,7 @@ public final class PostgresStore implements DecisionStore {
           }
           p.setInt(at++, request.operation().code());
           if (micros == null) {
-            p.setNull(at++, java.sql.Types.BIGINT);
+            p.setNull(at++, Types.BIGINT);
           } else {
             p.setLong(at++, micros.getAsLong());
           }
@@ -520,7 +529,7 @@ public final class PostgresStore implements DecisionStore {
   }
 
   /** Reads {@code {now, slot, ...}} from a SQL {@code bigint[]}. */
-  static Observation observation(java.sql.Array array) throws SQLException {
+  static Observation observation(Array array) throws SQLException {
     Object[] values = (Object[]) array.getArray();
     long[] state = new long[values.length - 1];
     for (int i = 0; i < state.length; i++) {
@@ -573,7 +582,7 @@ public final class PostgresStore implements DecisionStore {
       }
       try (PreparedStatement p = c.prepareStatement(sql)) {
         if (micros == null) {
-          p.setNull(1, java.sql.Types.BIGINT);
+          p.setNull(1, Types.BIGINT);
         } else {
           p.setLong(1, micros.getAsLong());
         }
@@ -599,20 +608,20 @@ public final class PostgresStore implements DecisionStore {
    * event-loop threads hand calls over at once: no lock is taken on the way in (no worker is
    * created, and the queue is a {@code LinkedTransferQueue}).
    */
-  private volatile java.util.concurrent.ThreadPoolExecutor async;
-  private final java.util.concurrent.atomic.AtomicInteger asyncWaiting =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private volatile ThreadPoolExecutor async;
+  private final AtomicInteger asyncWaiting =
+      new AtomicInteger();
   private static final int ASYNC_QUEUE = 10_000;
 
-  private java.util.concurrent.ThreadPoolExecutor async() {
-    java.util.concurrent.ThreadPoolExecutor e = async;
+  private ThreadPoolExecutor async() {
+    ThreadPoolExecutor e = async;
     if (e == null) {
       synchronized (this) {
         e = async;
         if (e == null) {
-          java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-          e = new java.util.concurrent.ThreadPoolExecutor(asyncThreads, asyncThreads, 0,
-              TimeUnit.SECONDS, new java.util.concurrent.LinkedTransferQueue<>(), r -> {
+          AtomicInteger n = new AtomicInteger();
+          e = new ThreadPoolExecutor(asyncThreads, asyncThreads, 0,
+              TimeUnit.SECONDS, new LinkedTransferQueue<>(), r -> {
                 Thread t = new Thread(r, "sluice-postgres-async-" + table + "-" + n.incrementAndGet());
                 t.setDaemon(true);
                 return t;
@@ -625,28 +634,28 @@ public final class PostgresStore implements DecisionStore {
     return e;
   }
 
-  private <T> java.util.concurrent.CompletableFuture<T> async(java.util.function.Supplier<T> call) {
+  private <T> CompletableFuture<T> async(Supplier<T> call) {
     if (asyncWaiting.incrementAndGet() > ASYNC_QUEUE) {
       asyncWaiting.decrementAndGet();
-      return java.util.concurrent.CompletableFuture.failedFuture(new StoreUnavailableException(
+      return CompletableFuture.failedFuture(new StoreUnavailableException(
           "PostgreSQL store on table " + table + ": " + ASYNC_QUEUE + " asynchronous calls are"
               + " already waiting", null));
     }
     try {
-      return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      return CompletableFuture.supplyAsync(() -> {
         asyncWaiting.decrementAndGet();
         return call.get();
       }, async());
-    } catch (java.util.concurrent.RejectedExecutionException closed) {
+    } catch (RejectedExecutionException closed) {
       asyncWaiting.decrementAndGet();
-      return java.util.concurrent.CompletableFuture.failedFuture(new StoreUnavailableException(
+      return CompletableFuture.failedFuture(new StoreUnavailableException(
           "PostgreSQL store on table " + table + " is closed", closed));
     }
   }
 
   /** {@link #apply} on one of this store's threads: the caller's thread never waits for JDBC. */
   @Override
-  public java.util.concurrent.CompletableFuture<Observation> applyAsync(String key,
+  public CompletableFuture<Observation> applyAsync(String key,
       StoreRequest request) {
     return async(() -> apply(key, request));
   }
@@ -656,7 +665,7 @@ public final class PostgresStore implements DecisionStore {
    * fleet's live instances, on the database clock, on one of this store's threads.
    */
   @Override
-  public java.util.concurrent.CompletableFuture<Integer> liveInstances(String fleet,
+  public CompletableFuture<Integer> liveInstances(String fleet,
       String instance, long ttlMillis) {
     String fleetKey = prefix + fleet;
     return async(() -> {
@@ -668,7 +677,7 @@ public final class PostgresStore implements DecisionStore {
           p.setString(2, instance);
           p.setLong(3, ttlMillis);
           if (micros == null) {
-            p.setNull(4, java.sql.Types.BIGINT);
+            p.setNull(4, Types.BIGINT);
           } else {
             p.setLong(4, micros.getAsLong());
           }

@@ -1,5 +1,7 @@
 package dev.sluice.postgres;
 
+import java.sql.SQLException;
+
 /**
  * A decision, reset or pruning that PostgreSQL did not complete; the cause is the driver's
  * {@link java.sql.SQLException}. A limiter's failure policy answers decisions that fail this way.
@@ -13,6 +15,6 @@ public final class PostgresStoreException extends RuntimeException {
 
   /** The SQLSTATE of the underlying failure, or null. */
   public String sqlState() {
-    return getCause() instanceof java.sql.SQLException e ? e.getSQLState() : null;
+    return getCause() instanceof SQLException e ? e.getSQLState() : null;
   }
 }

@@ -14,29 +14,34 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.api.sync.BaseRedisCommands;
 import io.lettuce.core.api.sync.RedisKeyCommands;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -89,7 +94,7 @@ public final class RedisStore implements DecisionStore {
   }
   /** The cluster connection, whose partitions say which node owns a key; null if standalone. */
   private final StatefulRedisClusterConnection<String, String> cluster;
-  private final io.lettuce.core.api.sync.BaseRedisCommands<String, String> pingCommands;
+  private final BaseRedisCommands<String, String> pingCommands;
   private final String prefix;
   private final LongSupplier micros;
   private final String sha;
@@ -125,7 +130,7 @@ public final class RedisStore implements DecisionStore {
     this.ownsConnection = true;
     if (b.clusterSeeds != null) {
       this.ownedClient = null;
-      List<RedisURI> seeds = new java.util.ArrayList<>();
+      List<RedisURI> seeds = new ArrayList<>();
       for (RedisURI seed : b.clusterSeeds) {
         seeds.add(withHandshakeTimeout(seed, b.connectTimeout));
       }
@@ -248,7 +253,7 @@ public final class RedisStore implements DecisionStore {
     if (seedUris.length == 0) {
       throw new IllegalArgumentException("a Redis Cluster needs at least one seed URI");
     }
-    List<RedisURI> seeds = new java.util.ArrayList<>();
+    List<RedisURI> seeds = new ArrayList<>();
     for (String u : seedUris) {
       try {
         seeds.add(RedisURI.create(Objects.requireNonNull(u, "seed URI")));
@@ -354,7 +359,7 @@ public final class RedisStore implements DecisionStore {
    * circuit breaker opens at once; a timeout or anything else as it is.
    */
   static RuntimeException classified(Throwable failure) {
-    Throwable e = failure instanceof java.util.concurrent.CompletionException
+    Throwable e = failure instanceof CompletionException
         && failure.getCause() != null ? failure.getCause() : failure;
     if (e instanceof StoreUnavailableException u) {
       return u;
@@ -369,7 +374,7 @@ public final class RedisStore implements DecisionStore {
   }
 
   private static boolean unreachable(Throwable e) {
-    if (e instanceof RedisConnectionException || e instanceof java.io.IOException) {
+    if (e instanceof RedisConnectionException || e instanceof IOException) {
       return true;
     }
     String m = e.getMessage();
@@ -414,7 +419,7 @@ public final class RedisStore implements DecisionStore {
       if (failure == null) {
         return CompletableFuture.completedFuture(reply);
       }
-      Throwable cause = failure instanceof java.util.concurrent.CompletionException
+      Throwable cause = failure instanceof CompletionException
           && failure.getCause() != null ? failure.getCause() : failure;
       if (cause instanceof RedisNoScriptException) {
         return asyncCommands.<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, args)
@@ -564,14 +569,14 @@ public final class RedisStore implements DecisionStore {
 
   private static String sha1(String script) {
     try {
-      byte[] d = java.security.MessageDigest.getInstance("SHA-1")
+      byte[] d = MessageDigest.getInstance("SHA-1")
           .digest(script.getBytes(StandardCharsets.UTF_8));
       StringBuilder hex = new StringBuilder(40);
       for (byte x : d) {
         hex.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
       }
       return hex.toString();
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-1 is missing from this JVM", e);
     }
   }

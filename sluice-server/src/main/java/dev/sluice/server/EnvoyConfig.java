@@ -1,5 +1,9 @@
 package dev.sluice.server;
 
+import com.google.protobuf.ListValue;
+import com.google.protobuf.NullValue;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.Rate;
@@ -11,15 +15,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
@@ -105,7 +113,7 @@ final class EnvoyConfig {
   record Wildcard(String finalKey, String[] parts) {}
 
   /** One descriptor node. */
-  static final class Node {
+  static final class DescriptorNode {
     final String key;
     /** The value, or null for none. */
     final String value;
@@ -129,11 +137,11 @@ final class EnvoyConfig {
     /** The Sluice limit: null without one (no rate_limit, unlimited, 0 per unit, a policy). */
     final Limit limit;
     /** The node's {@code metadata}, or null: returned in answers' dynamic metadata. */
-    com.google.protobuf.Struct metadata;
-    final Map<String, Node> children = new LinkedHashMap<>();
+    Struct metadata;
+    final Map<String, DescriptorNode> children = new LinkedHashMap<>();
     final List<Wildcard> wildcards = new ArrayList<>();
 
-    Node(String key, String value, String path, RateLimitDef rateLimit, boolean[] flags,
+    DescriptorNode(String key, String value, String path, RateLimitDef rateLimit, boolean[] flags,
         String algorithm, Boolean overrides, String policy, Limit limit) {
       this.key = key;
       this.value = value;
@@ -151,8 +159,8 @@ final class EnvoyConfig {
       this.limit = limit;
     }
 
-    static Node root(String domain) {
-      return new Node(null, null, domain, null, new boolean[5], null, null, null, null);
+    static DescriptorNode root(String domain) {
+      return new DescriptorNode(null, null, domain, null, new boolean[5], null, null, null, null);
     }
 
     /** Whether the node has a rate limit that is not unlimited. */
@@ -165,7 +173,7 @@ final class EnvoyConfig {
       return "fixed-window".equals(algorithm);
     }
 
-    void add(Node child) {
+    void add(DescriptorNode child) {
       children.put(child.finalKey, child);
       if (child.finalKey.indexOf('*') >= 0) {
         wildcards.add(new Wildcard(child.finalKey, child.finalKey.split("\\*", -1)));
@@ -178,12 +186,12 @@ final class EnvoyConfig {
    * matched by a {@code share_threshold} wildcard the pattern's value that stands for the
    * entry's value in the bucket's key (null when none).
    */
-  record Match(Node node, String[] shared) {}
+  record Match(DescriptorNode node, String[] shared) {}
 
-  private final Map<String, Node> domains;
+  private final Map<String, DescriptorNode> domains;
   private final List<String> warnings;
 
-  private EnvoyConfig(Map<String, Node> domains, List<String> warnings) {
+  private EnvoyConfig(Map<String, DescriptorNode> domains, List<String> warnings) {
     this.domains = domains;
     this.warnings = warnings;
   }
@@ -194,7 +202,7 @@ final class EnvoyConfig {
   }
 
   /** The domains, each a root node whose children are its descriptors. */
-  Map<String, Node> domains() {
+  Map<String, DescriptorNode> domains() {
     return domains;
   }
 
@@ -208,18 +216,18 @@ final class EnvoyConfig {
    * finds it; null for an unknown domain.
    */
   Match match(String domain, String[] keys, String[] values) {
-    Node root = domains.get(domain);
+    DescriptorNode root = domains.get(domain);
     if (root == null) {
       return null;
     }
-    Map<String, Node> level = root.children;
-    Node previous = root;
-    Node found = null;
+    Map<String, DescriptorNode> level = root.children;
+    DescriptorNode previous = root;
+    DescriptorNode found = null;
     String[] shared = null;
     int n = keys.length;
     for (int i = 0; i < n; i++) {
       String finalKey = keys[i] + "_" + values[i];
-      Node next = level.get(finalKey);
+      DescriptorNode next = level.get(finalKey);
       boolean wild = false;
       if (next == null) {
         for (Wildcard w : previous.wildcards) {
@@ -291,19 +299,19 @@ final class EnvoyConfig {
   }
 
   /** Every node with a Sluice limit, for building limiters. */
-  List<Node> limited() {
-    List<Node> out = new ArrayList<>();
-    for (Node d : domains.values()) {
+  List<DescriptorNode> limited() {
+    List<DescriptorNode> out = new ArrayList<>();
+    for (DescriptorNode d : domains.values()) {
       collect(d, out);
     }
     return out;
   }
 
-  private static void collect(Node n, List<Node> out) {
+  private static void collect(DescriptorNode n, List<DescriptorNode> out) {
     if (n.limit != null) {
       out.add(n);
     }
-    for (Node c : n.children.values()) {
+    for (DescriptorNode c : n.children.values()) {
       collect(c, out);
     }
   }
@@ -353,8 +361,8 @@ final class EnvoyConfig {
   }
 
   /** A problem's {@code :line: } after its source. */
-  private static final java.util.regex.Pattern LINE =
-      java.util.regex.Pattern.compile(":(\\d+): ");
+  private static final Pattern LINE =
+      Pattern.compile(":(\\d+): ");
 
   /** Problems in file order, then line order (each is {@code source:line: ...}). */
   private static List<String> byLine(List<String> problems) {
@@ -366,16 +374,16 @@ final class EnvoyConfig {
       }
     }
     List<String> sorted = new ArrayList<>(problems);
-    sorted.sort(java.util.Comparator.comparingInt((String p) -> files.indexOf(source(p)))
+    sorted.sort(Comparator.comparingInt((String p) -> files.indexOf(source(p)))
         .thenComparingLong(p -> {
-          java.util.regex.Matcher m = LINE.matcher(p);
+          Matcher m = LINE.matcher(p);
           return m.find() ? Long.parseLong(m.group(1)) : 0;
         }));
     return sorted;
   }
 
   private static String source(String problem) {
-    java.util.regex.Matcher m = LINE.matcher(problem);
+    Matcher m = LINE.matcher(problem);
     return m.find() ? problem.substring(0, m.start()) : problem;
   }
 
@@ -390,14 +398,14 @@ final class EnvoyConfig {
    * whose descriptors may also say {@code policy: <name>} to be held to one of the file's
    * policies (several limits, groups: anything a policy is). Problems go to {@code problems}.
    */
-  static EnvoyConfig section(String source, org.yaml.snakeyaml.nodes.Node list,
+  static EnvoyConfig section(String source, Node list,
       long ticksPerSecond, Set<String> policies, List<String> problems) {
     Loader loader = new Loader(Settings.of(ticksPerSecond), policies);
     if (!(list instanceof SequenceNode seq)) {
       problems.add(at(source, list) + "'envoy' must be a list of domains ({domain, descriptors})");
       return new EnvoyConfig(loader.domains, List.of());
     }
-    for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
+    for (Node item : seq.getValue()) {
       if (!(item instanceof MappingNode m)) {
         problems.add(at(source, item) + "an 'envoy' domain must be a mapping (domain, descriptors)");
       } else {
@@ -417,8 +425,8 @@ final class EnvoyConfig {
     if (a == null || b == null) {
       return a == null ? b : a;
     }
-    Map<String, Node> all = new LinkedHashMap<>(a.domains);
-    for (Map.Entry<String, Node> e : b.domains.entrySet()) {
+    Map<String, DescriptorNode> all = new LinkedHashMap<>(a.domains);
+    for (Map.Entry<String, DescriptorNode> e : b.domains.entrySet()) {
       if (all.putIfAbsent(e.getKey(), e.getValue()) != null) {
         throw new ConfigException(List.of("domain '" + e.getKey() + "' is in both the Envoy"
             + " configuration (--envoy-config) and the policies file's 'envoy' section"));
@@ -433,7 +441,7 @@ final class EnvoyConfig {
   private static final class Loader {
     final Settings settings;
     final Set<String> policies;
-    final Map<String, Node> domains = new LinkedHashMap<>();
+    final Map<String, DescriptorNode> domains = new LinkedHashMap<>();
     final List<String> problems = new ArrayList<>();
     final List<String> warnings = new ArrayList<>();
 
@@ -443,7 +451,7 @@ final class EnvoyConfig {
     }
 
     void file(String source, String text) {
-      org.yaml.snakeyaml.nodes.Node yaml;
+      Node yaml;
       try (Reader r = new StringReader(text)) {
         yaml = Policies.yaml().compose(r);
       } catch (MarkedYAMLException e) {
@@ -467,7 +475,7 @@ final class EnvoyConfig {
 
     void domain(String source, MappingNode top) {
       int before = problems.size();
-      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, top, TOP_KEYS, "the file");
+      Map<String, Node> f = fields(source, top, TOP_KEYS, "the file");
       String domain = text(source, f.get("domain"), "domain");
       if (problems.size() > before) {
         return;
@@ -477,16 +485,16 @@ final class EnvoyConfig {
             + "config file cannot have empty domain");
         return;
       }
-      Node root = domains.get(domain);
+      DescriptorNode root = domains.get(domain);
       if (root != null && !settings.mergeDomains()) {
         problems.add(at(source, f.get("domain")) + "duplicate domain '" + domain
             + "' in config file (merging domains across files is off)");
         return;
       }
       if (root == null) {
-        root = Node.root(domain);
+        root = DescriptorNode.root(domain);
       }
-      org.yaml.snakeyaml.nodes.Node list = f.get("descriptors");
+      Node list = f.get("descriptors");
       if (list != null) {
         children(source, domain, root, list);
       }
@@ -495,8 +503,8 @@ final class EnvoyConfig {
       }
     }
 
-    void children(String source, String domain, Node parent,
-        org.yaml.snakeyaml.nodes.Node list) {
+    void children(String source, String domain, DescriptorNode parent,
+        Node list) {
       if (isNull(list)) {
         return;   // "descriptors:" left empty
       }
@@ -504,13 +512,13 @@ final class EnvoyConfig {
         problems.add(at(source, list) + parent.path + ": 'descriptors' must be a list");
         return;
       }
-      for (org.yaml.snakeyaml.nodes.Node item : seq.getValue()) {
+      for (Node item : seq.getValue()) {
         if (!(item instanceof MappingNode m)) {
           problems.add(at(source, item) + parent.path + ": config error, yaml file contains list"
               + " of type other than map: " + describe(item));
           continue;
         }
-        Node child = node(source, domain, parent, m);
+        DescriptorNode child = node(source, domain, parent, m);
         if (child == null) {
           continue;
         }
@@ -523,10 +531,10 @@ final class EnvoyConfig {
       }
     }
 
-    private Node node(String source, String domain, Node parent, MappingNode m) {
+    private DescriptorNode node(String source, String domain, DescriptorNode parent, MappingNode m) {
       int before = problems.size();
       String where = parent.path + "." + named(m);
-      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, m, NODE_KEYS, where);
+      Map<String, Node> f = fields(source, m, NODE_KEYS, where);
       int named = problems.size();
       String key = text(source, f.get("key"), "key");
       String value = text(source, f.get("value"), "value");
@@ -556,7 +564,7 @@ final class EnvoyConfig {
             + " be a mapping");
       }
       RateLimitDef rateLimit = null;
-      org.yaml.snakeyaml.nodes.Node rl = f.get("rate_limit");
+      Node rl = f.get("rate_limit");
       if (rl != null && !isNull(rl)) {
         rateLimit = rateLimit(source, path, rl);
       }
@@ -590,7 +598,7 @@ final class EnvoyConfig {
       if (problems.size() > before) {
         return null;
       }
-      Node node = new Node(key, value, path, rateLimit, flags, algorithm, overrides, policy, limit);
+      DescriptorNode node = new DescriptorNode(key, value, path, rateLimit, flags, algorithm, overrides, policy, limit);
       if (f.get("metadata") instanceof MappingNode meta) {
         node.metadata = toValue(meta).getStructValue();
       }
@@ -618,14 +626,14 @@ final class EnvoyConfig {
       return value == null || value.isEmpty() ? key : key + "_" + value;
     }
 
-    private RateLimitDef rateLimit(String source, String path, org.yaml.snakeyaml.nodes.Node rl) {
+    private RateLimitDef rateLimit(String source, String path, Node rl) {
       if (!(rl instanceof MappingNode rm)) {
         problems.add(at(source, rl) + path + ": 'rate_limit' must be a mapping (unit,"
             + " requests_per_unit, unlimited, name, replaces)");
         return null;
       }
       int before = problems.size();
-      Map<String, org.yaml.snakeyaml.nodes.Node> f = fields(source, rm, LIMIT_KEYS,
+      Map<String, Node> f = fields(source, rm, LIMIT_KEYS,
           path + ".rate_limit");
       boolean unlimited = flag(source, f, "unlimited", path);
       String unitText = text(source, f.get("unit"), "unit");
@@ -642,7 +650,7 @@ final class EnvoyConfig {
             + " month or year)");
       }
       long perUnit = 0;
-      org.yaml.snakeyaml.nodes.Node n = f.get("requests_per_unit");
+      Node n = f.get("requests_per_unit");
       if (n != null && !isNull(n)) {
         String t = n instanceof ScalarNode s ? s.getValue().trim().replace("_", "") : null;
         try {
@@ -661,18 +669,18 @@ final class EnvoyConfig {
         name = null;
       }
       List<String> replaces = new ArrayList<>();
-      org.yaml.snakeyaml.nodes.Node r = f.get("replaces");
+      Node r = f.get("replaces");
       if (r != null && !isNull(r)) {
         if (!(r instanceof SequenceNode rs)) {
           problems.add(at(source, r) + path + ": 'replaces' must be a list of {name: ...}");
         } else {
-          for (org.yaml.snakeyaml.nodes.Node item : rs.getValue()) {
+          for (Node item : rs.getValue()) {
             if (!(item instanceof MappingNode im)) {
               problems.add(at(source, item) + path + ": config error, yaml file contains list of"
                   + " type other than map: " + describe(item));
               continue;
             }
-            Map<String, org.yaml.snakeyaml.nodes.Node> rf = fields(source, im, Set.of("name"),
+            Map<String, Node> rf = fields(source, im, Set.of("name"),
                 path + ".rate_limit.replaces");
             String replaced = text(source, rf.get("name"), "name");
             if (replaced == null || replaced.isEmpty()) {
@@ -695,7 +703,7 @@ final class EnvoyConfig {
      * overrides}; null when absent or after a problem.
      */
     private String[] extension(String source, String path,
-        org.yaml.snakeyaml.nodes.Node extension) {
+        Node extension) {
       if (extension == null) {
         return null;
       }
@@ -740,11 +748,11 @@ final class EnvoyConfig {
      * The keys of a mapping: ratelimit's keys are accepted anywhere, as ratelimit accepts them
      * (those that mean nothing here are ignored with a warning); anything else is refused.
      */
-    private Map<String, org.yaml.snakeyaml.nodes.Node> fields(String source, MappingNode m,
+    private Map<String, Node> fields(String source, MappingNode m,
         Set<String> meaningful, String where) {
-      Map<String, org.yaml.snakeyaml.nodes.Node> f = new LinkedHashMap<>();
+      Map<String, Node> f = new LinkedHashMap<>();
       for (NodeTuple t : m.getValue()) {
-        org.yaml.snakeyaml.nodes.Node keyNode = t.getKeyNode();
+        Node keyNode = t.getKeyNode();
         if (!(keyNode instanceof ScalarNode ks) || !Tag.STR.equals(ks.getTag())) {
           problems.add(at(source, keyNode) + where + ": config error, key is not of type string: "
               + describe(keyNode));
@@ -766,7 +774,7 @@ final class EnvoyConfig {
     }
 
     /** ratelimit's type checks below a key: lists hold only mappings; no floats. */
-    private void checkTypes(String source, org.yaml.snakeyaml.nodes.Node v, String key,
+    private void checkTypes(String source, Node v, String key,
         String where) {
       if ("metadata".equals(key) || "sluice".equals(key)) {
         return;
@@ -777,7 +785,7 @@ final class EnvoyConfig {
       }
     }
 
-    private String text(String source, org.yaml.snakeyaml.nodes.Node n, String key) {
+    private String text(String source, Node n, String key) {
       if (n == null || isNull(n)) {
         return null;
       }
@@ -788,9 +796,9 @@ final class EnvoyConfig {
       return s.getValue();
     }
 
-    private boolean flag(String source, Map<String, org.yaml.snakeyaml.nodes.Node> f, String key,
+    private boolean flag(String source, Map<String, Node> f, String key,
         String path) {
-      org.yaml.snakeyaml.nodes.Node n = f.get(key);
+      Node n = f.get(key);
       if (n == null || isNull(n)) {
         return false;
       }
@@ -812,10 +820,10 @@ final class EnvoyConfig {
   }
 
   /** A YAML node as a protobuf value, as ratelimit's {@code structpb.NewStruct} makes it. */
-  static com.google.protobuf.Value toValue(org.yaml.snakeyaml.nodes.Node n) {
-    com.google.protobuf.Value.Builder v = com.google.protobuf.Value.newBuilder();
+  static Value toValue(Node n) {
+    Value.Builder v = Value.newBuilder();
     if (n instanceof MappingNode m) {
-      com.google.protobuf.Struct.Builder s = com.google.protobuf.Struct.newBuilder();
+      Struct.Builder s = Struct.newBuilder();
       for (NodeTuple t : m.getValue()) {
         String k = t.getKeyNode() instanceof ScalarNode ks ? ks.getValue() : String.valueOf(
             t.getKeyNode());
@@ -824,15 +832,15 @@ final class EnvoyConfig {
       return v.setStructValue(s).build();
     }
     if (n instanceof SequenceNode q) {
-      com.google.protobuf.ListValue.Builder l = com.google.protobuf.ListValue.newBuilder();
-      for (org.yaml.snakeyaml.nodes.Node item : q.getValue()) {
+      ListValue.Builder l = ListValue.newBuilder();
+      for (Node item : q.getValue()) {
         l.addValues(toValue(item));
       }
       return v.setListValue(l).build();
     }
     ScalarNode s = (ScalarNode) n;
     if (Tag.NULL.equals(s.getTag())) {
-      return v.setNullValue(com.google.protobuf.NullValue.NULL_VALUE).build();
+      return v.setNullValue(NullValue.NULL_VALUE).build();
     }
     if (Tag.BOOL.equals(s.getTag())) {
       return v.setBoolValue(s.getValue().toLowerCase(Locale.ROOT).matches("true|yes|on|y"))
@@ -848,22 +856,22 @@ final class EnvoyConfig {
     return v.setStringValue(s.getValue()).build();
   }
 
-  private static boolean isNull(org.yaml.snakeyaml.nodes.Node n) {
+  private static boolean isNull(Node n) {
     return n instanceof ScalarNode s && Tag.NULL.equals(s.getTag());
   }
 
-  private static String describe(org.yaml.snakeyaml.nodes.Node n) {
+  private static String describe(Node n) {
     if (n instanceof ScalarNode s) {
       return s.getValue();
     }
     return n instanceof SequenceNode ? "a list" : "a mapping";
   }
 
-  private static String scalar(org.yaml.snakeyaml.nodes.Node n) {
+  private static String scalar(Node n) {
     return n instanceof ScalarNode s ? s.getValue() : null;
   }
 
-  private static String at(String source, org.yaml.snakeyaml.nodes.Node n) {
+  private static String at(String source, Node n) {
     return source + ":" + (n.getStartMark().getLine() + 1) + ": ";
   }
 

@@ -1,19 +1,28 @@
 package dev.sluice.server;
 
 import com.google.protobuf.Duration;
+import com.google.protobuf.ListValue;
+import com.google.protobuf.Struct;
+import com.google.protobuf.TextFormat;
+import com.google.protobuf.Value;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.spi.StoreKeys;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -29,6 +38,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -106,7 +116,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   }
 
   /** The configuration, one limiter per limited node, and the limiters of the overrides. */
-  record State(EnvoyConfig config, Map<EnvoyConfig.Node, RateLimiter> limiters,
+  record State(EnvoyConfig config, Map<EnvoyConfig.DescriptorNode, RateLimiter> limiters,
       ConcurrentHashMap<String, RateLimiter> overrides) {}
 
   private volatile State state;
@@ -138,15 +148,15 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * {@code before} keeps that node's limiter, and so its keys' state.
    */
   private State build(EnvoyConfig config, State before) {
-    Map<String, Map.Entry<EnvoyConfig.Node, RateLimiter>> old = new HashMap<>();
+    Map<String, Map.Entry<EnvoyConfig.DescriptorNode, RateLimiter>> old = new HashMap<>();
     if (before != null) {
-      for (Map.Entry<EnvoyConfig.Node, RateLimiter> e : before.limiters().entrySet()) {
+      for (Map.Entry<EnvoyConfig.DescriptorNode, RateLimiter> e : before.limiters().entrySet()) {
         old.put(e.getKey().path, e);
       }
     }
-    Map<EnvoyConfig.Node, RateLimiter> limiters = new IdentityHashMap<>();
-    for (EnvoyConfig.Node n : config.limited()) {
-      Map.Entry<EnvoyConfig.Node, RateLimiter> kept = old.get(n.path);
+    Map<EnvoyConfig.DescriptorNode, RateLimiter> limiters = new IdentityHashMap<>();
+    for (EnvoyConfig.DescriptorNode n : config.limited()) {
+      Map.Entry<EnvoyConfig.DescriptorNode, RateLimiter> kept = old.get(n.path);
       limiters.put(n, kept != null && kept.getKey().limit.equals(n.limit) ? kept.getValue()
           : limiterFor.apply("envoy:" + n.path, n.limit));
     }
@@ -190,20 +200,20 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * minute, where grpc-java would log each one as an error with a stack trace (a client could
    * fill the disk).
    */
-  io.grpc.ServerServiceDefinition definition() {
-    io.grpc.ServerServiceDefinition bound = bindService();
-    io.grpc.MethodDescriptor<RateLimitRequest, RateLimitResponse> method =
+  ServerServiceDefinition definition() {
+    ServerServiceDefinition bound = bindService();
+    MethodDescriptor<RateLimitRequest, RateLimitResponse> method =
         RateLimitServiceGrpc.getShouldRateLimitMethod();
-    io.grpc.MethodDescriptor.Marshaller<RateLimitRequest> strict = method.getRequestMarshaller();
-    io.grpc.MethodDescriptor.Marshaller<RateLimitRequest> lenient = new io.grpc.MethodDescriptor
+    MethodDescriptor.Marshaller<RateLimitRequest> strict = method.getRequestMarshaller();
+    MethodDescriptor.Marshaller<RateLimitRequest> lenient = new MethodDescriptor
         .Marshaller<>() {
       @Override
-      public java.io.InputStream stream(RateLimitRequest value) {
+      public InputStream stream(RateLimitRequest value) {
         return strict.stream(value);
       }
 
       @Override
-      public RateLimitRequest parse(java.io.InputStream stream) {
+      public RateLimitRequest parse(InputStream stream) {
         try {
           return strict.parse(stream);
         } catch (RuntimeException e) {
@@ -221,10 +231,10 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
     };
     @SuppressWarnings("unchecked")
-    io.grpc.ServerCallHandler<RateLimitRequest, RateLimitResponse> handler =
-        (io.grpc.ServerCallHandler<RateLimitRequest, RateLimitResponse>) bound
+    ServerCallHandler<RateLimitRequest, RateLimitResponse> handler =
+        (ServerCallHandler<RateLimitRequest, RateLimitResponse>) bound
             .getMethod(method.getFullMethodName()).getServerCallHandler();
-    return io.grpc.ServerServiceDefinition.builder(RateLimitServiceGrpc.SERVICE_NAME)
+    return ServerServiceDefinition.builder(RateLimitServiceGrpc.SERVICE_NAME)
         .addMethod(method.toBuilder().setRequestMarshaller(lenient).build(), handler).build();
   }
 
@@ -265,7 +275,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
   /** One descriptor of a request: what applies to it and its decision under way. */
   private static final class Item {
-    EnvoyConfig.Node node;
+    EnvoyConfig.DescriptorNode node;
     /** The limit applied (the node's, or an override's); null for none. */
     EnvoyConfig.RateLimitDef limit;
     /** Null when the limit has none (0 per unit: always over). */
@@ -333,7 +343,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
               descriptor.getLimit().getUnitValue());
         }
       }
-      EnvoyConfig.Node node = item.node;
+      EnvoyConfig.DescriptorNode node = item.node;
       if (node == null) {
         continue;
       }
@@ -435,7 +445,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
   }
 
   /** Whether a request's limit override applies to a descriptor that reached {@code node}. */
-  private boolean overridesApply(EnvoyConfig.Node node) {
+  private boolean overridesApply(EnvoyConfig.DescriptorNode node) {
     return node != null && node.overrides != null ? node.overrides : settings.overrides();
   }
 
@@ -480,7 +490,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * about 2^-128 for any two.
    */
   static String storeKey(String key) {
-    if (dev.sluice.spi.StoreKeys.problem(key) == null) {
+    if (StoreKeys.problem(key) == null) {
       return key;
     }
     try {
@@ -643,36 +653,36 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * hits_addend when set, and the {@code metadata} of the configuration's descriptors that
    * passed, merged (the first value of a key wins; mappings merge).
    */
-  private static com.google.protobuf.Struct dynamicMetadata(RateLimitRequest request,
+  private static Struct dynamicMetadata(RateLimitRequest request,
       Item[] items, RateLimitResponse.Builder out) {
-    com.google.protobuf.Struct.Builder fields = com.google.protobuf.Struct.newBuilder();
+    Struct.Builder fields = Struct.newBuilder();
     fields.putFields("domain", string(request.getDomain()));
-    com.google.protobuf.ListValue.Builder descriptors = com.google.protobuf.ListValue.newBuilder();
+    ListValue.Builder descriptors = ListValue.newBuilder();
     for (RateLimitDescriptor d : request.getDescriptorsList()) {
-      com.google.protobuf.Struct.Builder one = com.google.protobuf.Struct.newBuilder();
-      com.google.protobuf.ListValue.Builder entries = com.google.protobuf.ListValue.newBuilder();
+      Struct.Builder one = Struct.newBuilder();
+      ListValue.Builder entries = ListValue.newBuilder();
       for (RateLimitDescriptor.Entry e : d.getEntriesList()) {
         entries.addValues(string(e.getKey() + "=" + e.getValue()));
       }
-      one.putFields("entries", com.google.protobuf.Value.newBuilder().setListValue(entries)
+      one.putFields("entries", Value.newBuilder().setListValue(entries)
           .build());
       if (d.hasLimit()) {
-        one.putFields("limit", string(com.google.protobuf.TextFormat.shortDebugString(
+        one.putFields("limit", string(TextFormat.shortDebugString(
             d.getLimit())));
       }
       if (d.hasHitsAddend()) {
-        one.putFields("hitsAddend", com.google.protobuf.Value.newBuilder()
+        one.putFields("hitsAddend", Value.newBuilder()
             .setNumberValue(d.getHitsAddend().getValue()).build());
       }
-      descriptors.addValues(com.google.protobuf.Value.newBuilder().setStructValue(one));
+      descriptors.addValues(Value.newBuilder().setStructValue(one));
     }
-    fields.putFields("descriptors", com.google.protobuf.Value.newBuilder()
+    fields.putFields("descriptors", Value.newBuilder()
         .setListValue(descriptors).build());
     if (request.getHitsAddend() != 0) {
-      fields.putFields("hitsAddend", com.google.protobuf.Value.newBuilder()
+      fields.putFields("hitsAddend", Value.newBuilder()
           .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend())).build());
     }
-    com.google.protobuf.Struct.Builder passed = com.google.protobuf.Struct.newBuilder();
+    Struct.Builder passed = Struct.newBuilder();
     for (int i = 0; i < items.length; i++) {
       Item item = items[i];
       if (!item.unlimited && out.getStatuses(i).getCode() != Code.OVER_LIMIT
@@ -682,29 +692,29 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
       }
     }
     if (passed.getFieldsCount() > 0) {
-      fields.putFields("metadata", com.google.protobuf.Value.newBuilder()
+      fields.putFields("metadata", Value.newBuilder()
           .setStructValue(passed).build());
     }
     return fields.build();
   }
 
-  private static void merge(com.google.protobuf.Struct.Builder into,
-      com.google.protobuf.Struct from) {
-    for (Map.Entry<String, com.google.protobuf.Value> e : from.getFieldsMap().entrySet()) {
-      com.google.protobuf.Value there = into.getFieldsMap().get(e.getKey());
+  private static void merge(Struct.Builder into,
+      Struct from) {
+    for (Map.Entry<String, Value> e : from.getFieldsMap().entrySet()) {
+      Value there = into.getFieldsMap().get(e.getKey());
       if (there == null) {
         into.putFields(e.getKey(), e.getValue());
       } else if (there.hasStructValue() && e.getValue().hasStructValue()) {
-        com.google.protobuf.Struct.Builder nested = there.getStructValue().toBuilder();
+        Struct.Builder nested = there.getStructValue().toBuilder();
         merge(nested, e.getValue().getStructValue());
-        into.putFields(e.getKey(), com.google.protobuf.Value.newBuilder()
+        into.putFields(e.getKey(), Value.newBuilder()
             .setStructValue(nested).build());
       }
     }
   }
 
-  private static com.google.protobuf.Value string(String s) {
-    return com.google.protobuf.Value.newBuilder().setStringValue(s).build();
+  private static Value string(String s) {
+    return Value.newBuilder().setStringValue(s).build();
   }
 
   private static void header(RateLimitResponse.Builder out, String key, String value) {
@@ -724,8 +734,8 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
   /** At most one log line a minute for one kind of event. */
   static final class LogLimit {
-    private final java.util.concurrent.atomic.AtomicLong next =
-        new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+    private final AtomicLong next =
+        new AtomicLong(Long.MIN_VALUE);
 
     boolean allow() {
       long now = System.nanoTime();

@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import java.math.BigDecimal;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -76,7 +77,7 @@ final class Metrics {
     for (int i = 0; i < BOUNDS.length; i++) {
       cumulative += buckets[i].sum();
       b.append("sluice_decision_duration_seconds_bucket{le=\"")
-          .append(java.math.BigDecimal.valueOf(BOUNDS[i]).toPlainString()).append("\"} ")
+          .append(BigDecimal.valueOf(BOUNDS[i]).toPlainString()).append("\"} ")
           .append(cumulative).append('\n');
     }
     cumulative += buckets[BOUNDS.length].sum();

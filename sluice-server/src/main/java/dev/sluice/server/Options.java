@@ -1,11 +1,14 @@
 package dev.sluice.server;
 
 import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * The service's settings, each with its default; every setter refuses a value out of range with
@@ -34,7 +37,7 @@ public final class Options {
   StoreFailure storeFailure;
   Duration storeTimeout;
   CircuitBreakerSettings circuitBreaker;
-  dev.sluice.LeaseSettings leases;
+  LeaseSettings leases;
   Duration requestTimeout = Duration.ofSeconds(5);
   Duration idleTimeout = Duration.ofSeconds(30);
   int maxConnections = 10_000;
@@ -88,7 +91,7 @@ public final class Options {
   /** Files of one domain merge (ratelimit's MERGE_DOMAIN_CONFIG) instead of being refused. */
   boolean envoyMergeDomains;
   /** The wall clock (epoch milliseconds) that numbers Envoy's calendar windows. */
-  java.util.function.LongSupplier wallMillis = System::currentTimeMillis;
+  LongSupplier wallMillis = System::currentTimeMillis;
 
   /**
    * The algorithm of Envoy descriptors whose {@code sluice:} extension names none: leaky-bucket
@@ -177,7 +180,7 @@ public final class Options {
   }
 
   /** For tests: the wall clock, in epoch milliseconds, of Envoy's calendar windows. */
-  Options wallMillis(java.util.function.LongSupplier wallMillis) {
+  Options wallMillis(LongSupplier wallMillis) {
     this.wallMillis = Objects.requireNonNull(wallMillis, "wallMillis");
     return this;
   }
@@ -283,7 +286,7 @@ public final class Options {
    * that cannot lease (a window limit, a cap below 2 units) keeps one call per decision, and the
    * service says so at start.
    */
-  public Options leases(dev.sluice.LeaseSettings settings) {
+  public Options leases(LeaseSettings settings) {
     this.leases = settings;
     return this;
   }
@@ -373,7 +376,7 @@ public final class Options {
    * @throws IllegalArgumentException listing each problem on its own line
    */
   public Options validate() {
-    List<String> problems = new java.util.ArrayList<>();
+    List<String> problems = new ArrayList<>();
     int stores = (redisUri != null ? 1 : 0) + (redisCluster != null ? 1 : 0)
         + (postgresUrl != null ? 1 : 0);
     if (stores > 1) {

@@ -13,11 +13,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -202,7 +205,7 @@ public final class Policies {
     } else if (!(policiesNode instanceof MappingNode pm) || pm.getValue().isEmpty()) {
       problems.add(at(source, policiesNode) + "'policies' must map policy names to their limits");
     } else {
-      java.util.Set<String> seen = new java.util.HashSet<>();
+      Set<String> seen = new HashSet<>();
       for (NodeTuple t : pm.getValue()) {
         String name = scalar(t.getKeyNode());
         if (name != null && !seen.add(name)) {
@@ -257,8 +260,8 @@ public final class Policies {
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    Policies p = new Policies(java.util.Collections.unmodifiableMap(out),
-        java.util.Collections.unmodifiableMap(keys), java.util.Collections.unmodifiableMap(groups),
+    Policies p = new Policies(Collections.unmodifiableMap(out),
+        Collections.unmodifiableMap(keys), Collections.unmodifiableMap(groups),
         store);
     p.envoy = envoy;
     return p;
@@ -280,7 +283,7 @@ public final class Policies {
     String what = "policy '" + name + "' group";
     if (!(node instanceof MappingNode m)) {
       problems.add(at(source, node) + what + " must be a mapping (" + String.join(", ",
-          new java.util.TreeSet<>(GROUP_KEYS)) + ")");
+          new TreeSet<>(GROUP_KEYS)) + ")");
       return null;
     }
     int before = problems.size();
@@ -289,7 +292,7 @@ public final class Policies {
       String k = scalar(t.getKeyNode());
       if (k == null || !GROUP_KEYS.contains(k)) {
         problems.add(at(source, t.getKeyNode()) + what + ": unknown key '" + k + "' (expected one of "
-            + String.join(", ", new java.util.TreeSet<>(GROUP_KEYS)) + ")");
+            + String.join(", ", new TreeSet<>(GROUP_KEYS)) + ")");
       } else {
         f.put(k, t.getValueNode());
       }
@@ -424,7 +427,7 @@ public final class Policies {
   private static CircuitBreakerSettings breaker(String source, Node node, List<String> problems) {
     if (!(node instanceof MappingNode m)) {
       problems.add(at(source, node) + "store: 'circuitBreaker' must be a mapping (" + String.join(", ",
-          new java.util.TreeSet<>(BREAKER_KEYS)) + ")");
+          new TreeSet<>(BREAKER_KEYS)) + ")");
       return null;
     }
     CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
@@ -434,7 +437,7 @@ public final class Policies {
       Node v = t.getValueNode();
       if (k == null || !BREAKER_KEYS.contains(k)) {
         problems.add(at(source, t.getKeyNode()) + what + ": unknown key '" + k + "' (expected one of "
-            + String.join(", ", new java.util.TreeSet<>(BREAKER_KEYS)) + ")");
+            + String.join(", ", new TreeSet<>(BREAKER_KEYS)) + ")");
         continue;
       }
       try {

@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.Algorithm;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
@@ -13,9 +14,11 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The policies in force: loaded from the file (or the bundled sample), checked against the heap,
@@ -122,7 +125,7 @@ final class PolicyRegistry {
       long keys = own != null ? own : options.maximumKeys;
       int slots = 0;
       for (Limit l : e.getValue()) {
-        slots += l.algorithm().isBucket() ? 1 : l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW ? 3 : 4;
+        slots += l.algorithm().isBucket() ? 1 : l.algorithm() == Algorithm.FIXED_WINDOW ? 3 : 4;
       }
       boolean group = policies.group(e.getKey()) != null;
       if (group) {
@@ -168,7 +171,7 @@ final class PolicyRegistry {
       Policies.GroupPolicy group = p.group(e.getKey());
       String spec = group == null ? null : group.spec();
       if (before != null && before.limits().equals(e.getValue()) && before.maximumKeys() == keys
-          && java.util.Objects.equals(before.groupSpec(), spec)) {
+          && Objects.equals(before.groupSpec(), spec)) {
         out.put(e.getKey(), before);
         continue;
       }
@@ -206,7 +209,7 @@ final class PolicyRegistry {
         gone.limiter().close();   // replaced: give back what it holds
       }
     }
-    return java.util.Collections.unmodifiableMap(out);
+    return Collections.unmodifiableMap(out);
   }
 
   private Sluice.Builder builder(String name, List<Limit> limits, long keys, StoreFailure failure) {

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.handler.ErrorHandler;
@@ -87,7 +88,7 @@ final class Responses {
       metrics.response(status);
       fields.put(HttpHeader.CONTENT_TYPE, Problem.MEDIA_TYPE);
       return ByteBuffer.wrap(Problem.HTTP.document(status, reason == null || reason.isBlank()
-          ? org.eclipse.jetty.http.HttpStatus.getMessage(status) : reason));
+          ? HttpStatus.getMessage(status) : reason));
     }
 
     @Override
@@ -95,7 +96,7 @@ final class Responses {
         Throwable cause, Callback callback) {
       metrics.response(code);
       byte[] body = Problem.HTTP.document(code, message == null || message.isBlank()
-          ? org.eclipse.jetty.http.HttpStatus.getMessage(code) : message);
+          ? HttpStatus.getMessage(code) : message);
       response.getHeaders().put(new HttpField(HttpHeader.CONTENT_TYPE, Problem.MEDIA_TYPE));
       response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
       response.write(true, ByteBuffer.wrap(body), callback);

@@ -6,6 +6,7 @@ import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.DecisionStore;
 import java.time.Duration;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The shared store the options choose (Redis, a Redis Cluster or PostgreSQL), with what must be
@@ -37,7 +38,7 @@ final class SharedStore {
       PostgresStore pg;
       try {
         // connections of their own while the pool waits out its back-off after an outage
-        org.postgresql.ds.PGSimpleDataSource direct = new org.postgresql.ds.PGSimpleDataSource();
+        PGSimpleDataSource direct = new PGSimpleDataSource();
         direct.setURL(options.postgresUrl);
         direct.setConnectTimeout(1);
         pg = PostgresStore.builder(ds).createIfMissing(true).statementTimeout(storeTimeout)

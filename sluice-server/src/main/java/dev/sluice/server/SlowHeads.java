@@ -1,8 +1,10 @@
 package dev.sluice.server;
 
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
@@ -12,10 +14,10 @@ import org.eclipse.jetty.util.thread.Scheduler;
  */
 final class SlowHeads implements Connection.Listener {
   private final long periodMillis;
-  private final org.eclipse.jetty.server.Connector connector;
-  private final Map<Connection, Scheduler.Task> checks = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Connector connector;
+  private final Map<Connection, Scheduler.Task> checks = new ConcurrentHashMap<>();
 
-  SlowHeads(long periodMillis, org.eclipse.jetty.server.Connector connector) {
+  SlowHeads(long periodMillis, Connector connector) {
     this.periodMillis = periodMillis;
     this.connector = connector;
   }

@@ -9,38 +9,50 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Decision;
+import dev.sluice.LeaseStats;
 import dev.sluice.Limit;
 import dev.sluice.LimiterStats;
 import dev.sluice.StoreFailure;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.StoreKeys;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -83,12 +95,12 @@ public final class SluiceServer implements AutoCloseable {
   /** Envoy's rate limit service on {@link Options#grpcPort}; null when off. */
   private final EnvoyService envoy;
   private io.grpc.Server grpc;
-  private io.grpc.protobuf.services.HealthStatusManager health;
+  private HealthStatusManager health;
   private volatile long envoyStamp;
   private final byte[] token;
   private final long requestTimeoutMillis;
   /** Requests whose body is still arriving, watched for their deadline. */
-  private final java.util.Set<Exchange> waiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<Exchange> waiting = ConcurrentHashMap.newKeySet();
   private static final long SWEEP_MILLIS = 50;
   private ScheduledExecutorService sweeper;
 
@@ -124,7 +136,7 @@ public final class SluiceServer implements AutoCloseable {
         (name, limit) -> registry.limiter(name, List.of(limit), options.maximumKeys),
         metrics, SharedStore.ticksPerSecond(options), registry::get,
         new EnvoyService.Settings(options.envoyOverrides,
-            EnvoyService.Headers.valueOf(options.envoyHeaders.toUpperCase(java.util.Locale.ROOT)),
+            EnvoyService.Headers.valueOf(options.envoyHeaders.toUpperCase(Locale.ROOT)),
             options.envoyShadowMode, options.envoyAlgorithm, options.wallMillis,
             options.envoyResponseMetadata, options.envoyQuotaMode));
     if (envoyConfig != null) {
@@ -199,11 +211,11 @@ public final class SluiceServer implements AutoCloseable {
     try {
       s.server.start();
       if (s.envoy != null) {
-        s.health = new io.grpc.protobuf.services.HealthStatusManager();
+        s.health = new HealthStatusManager();
         // "" and "ratelimit", as envoyproxy/ratelimit registers them: deployments probe either
-        s.health.setStatus("ratelimit", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-        s.grpc = io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder
-            .forAddress(new java.net.InetSocketAddress(options.host, options.grpcPort))
+        s.health.setStatus("ratelimit", HealthCheckResponse.ServingStatus.SERVING);
+        s.grpc = NettyServerBuilder
+            .forAddress(new InetSocketAddress(options.host, options.grpcPort))
             .directExecutor()
             .addService(s.envoy.definition()).addService(s.health.getHealthService())
             .build().start();
@@ -233,14 +245,14 @@ public final class SluiceServer implements AutoCloseable {
     if (options.envoyConfig == null) {
       return 0;
     }
-    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.isDirectory(
-        options.envoyConfig) ? java.nio.file.Files.list(options.envoyConfig)
-            : java.util.stream.Stream.of(options.envoyConfig)) {
+    try (Stream<Path> files = Files.isDirectory(
+        options.envoyConfig) ? Files.list(options.envoyConfig)
+            : Stream.of(options.envoyConfig)) {
       long stamp = 17;
-      for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files.sorted()::iterator) {
+      for (Path f : (Iterable<Path>) files.sorted()::iterator) {
         stamp = stamp * 31 + f.getFileName().toString().hashCode();
-        stamp = stamp * 31 + java.nio.file.Files.getLastModifiedTime(f).toMillis();
-        stamp = stamp * 31 + java.nio.file.Files.size(f);
+        stamp = stamp * 31 + Files.getLastModifiedTime(f).toMillis();
+        stamp = stamp * 31 + Files.size(f);
       }
       return stamp;
     } catch (IOException e) {
@@ -392,7 +404,7 @@ public final class SluiceServer implements AutoCloseable {
     Map<String, long[]> out = new LinkedHashMap<>();
     for (PolicyRegistry.Policy p : registry.all()) {
       LimiterStats s = p.limiter().stats();
-      dev.sluice.LeaseStats l = s.leases();
+      LeaseStats l = s.leases();
       out.put(p.name(), new long[] {s.storeErrors(), s.degradedDecisions(), s.keysHeld(),
           p.maximumKeys(), p.leased() ? 1 : 0, l.leaseCalls(), l.unitsGranted(), l.unitsReturned(),
           l.unitsStranded(), l.unitsHeld(), (long) l.unitsSpent(), l.localRejections(),
@@ -464,7 +476,7 @@ public final class SluiceServer implements AutoCloseable {
    * waits for them (Jetty calls back on demand), then hands it, or the failure, to {@code done}.
    */
   private static void readBody(Request request, int max, Runnable firstWait,
-      java.util.function.BiConsumer<byte[], Throwable> done) {
+      BiConsumer<byte[], Throwable> done) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(max, 1024));
     new Runnable() {
       private boolean waited;

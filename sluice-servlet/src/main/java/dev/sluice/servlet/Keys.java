@@ -4,6 +4,7 @@ import dev.sluice.http.ClientAddress;
 import dev.sluice.http.RequestKeys;
 import java.security.Principal;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
 
@@ -31,7 +32,7 @@ public final class Keys {
     ClientAddress resolver = ClientAddress.trusting(trustedProxies, ipv6PrefixBits);
     return request -> RequestKeys.ip(resolver.clientKey(request.getRemoteAddr(),
         name -> {
-          java.util.Enumeration<String> values = request.getHeaders(name);
+          Enumeration<String> values = request.getHeaders(name);
           return values == null ? List.of() : Collections.list(values);
         }));
   }

@@ -11,6 +11,7 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -194,7 +195,7 @@ public final class SluiceFilter implements Filter {
    * downstream service's answer) sets or adds is appended to this filter's as members of one
    * list, on one line.
    */
-  static final class CombiningResponse extends jakarta.servlet.http.HttpServletResponseWrapper {
+  static final class CombiningResponse extends HttpServletResponseWrapper {
     CombiningResponse(HttpServletResponse response) {
       super(response);
     }

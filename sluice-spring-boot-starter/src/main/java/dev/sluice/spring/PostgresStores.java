@@ -1,15 +1,22 @@
 package dev.sluice.spring;
 
 import dev.sluice.postgres.PostgresStore;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Properties;
+import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.springframework.core.env.Environment;
 
 /** The PostgreSQL store on the application's {@code DataSource}. */
 final class PostgresStores {
   private PostgresStores() {}
 
   static PostgresStore open(DataSource dataSource, SluiceProperties.Postgres pg, Duration timeout,
-      org.springframework.core.env.Environment env) {
+      Environment env) {
     PostgresStore.Builder b = PostgresStore.builder(dataSource).table(pg.getTable())
         .createIfMissing(pg.isCreateSchema()).statementTimeout(timeout)
         .pruneEvery(pg.getPruneEvery());
@@ -26,7 +33,7 @@ final class PostgresStores {
    * (HikariCP: up to 5 s); null when the URL is not a PostgreSQL one (a DataSource of the
    * application's own making: then recovery waits for its pool).
    */
-  static DataSource direct(org.springframework.core.env.Environment env) {
+  static DataSource direct(Environment env) {
     String url = env.getProperty("spring.datasource.url");
     if (url == null || !url.startsWith("jdbc:postgresql:")) {
       return null;
@@ -39,7 +46,7 @@ final class PostgresStores {
   /** DriverManager connections, a new one per call (connect timeout 1 s). */
   static final class DirectDataSource implements DataSource {
     private final String url;
-    private final java.util.Properties info = new java.util.Properties();
+    private final Properties info = new Properties();
 
     DirectDataSource(String url, String user, String password) {
       this.url = url;
@@ -53,27 +60,27 @@ final class PostgresStores {
     }
 
     @Override
-    public java.sql.Connection getConnection() throws java.sql.SQLException {
-      return java.sql.DriverManager.getConnection(url, info);
+    public Connection getConnection() throws SQLException {
+      return DriverManager.getConnection(url, info);
     }
 
     @Override
-    public java.sql.Connection getConnection(String user, String password)
-        throws java.sql.SQLException {
-      java.util.Properties p = new java.util.Properties();
+    public Connection getConnection(String user, String password)
+        throws SQLException {
+      Properties p = new Properties();
       p.putAll(info);
       p.setProperty("user", user);
       p.setProperty("password", password);
-      return java.sql.DriverManager.getConnection(url, p);
+      return DriverManager.getConnection(url, p);
     }
 
     @Override
-    public java.io.PrintWriter getLogWriter() {
+    public PrintWriter getLogWriter() {
       return null;
     }
 
     @Override
-    public void setLogWriter(java.io.PrintWriter out) {}
+    public void setLogWriter(PrintWriter out) {}
 
     @Override
     public void setLoginTimeout(int seconds) {}
@@ -84,13 +91,13 @@ final class PostgresStores {
     }
 
     @Override
-    public java.util.logging.Logger getParentLogger() {
-      return java.util.logging.Logger.getGlobal();
+    public Logger getParentLogger() {
+      return Logger.getGlobal();
     }
 
     @Override
-    public <T> T unwrap(Class<T> type) throws java.sql.SQLException {
-      throw new java.sql.SQLException("not a wrapper");
+    public <T> T unwrap(Class<T> type) throws SQLException {
+      throw new SQLException("not a wrapper");
     }
 
     @Override

@@ -5,11 +5,19 @@ import dev.sluice.LimitSpec;
 import dev.sluice.RateLimiter;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -19,6 +27,9 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ExpressionException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 
@@ -56,12 +67,12 @@ final class RateLimitedInterceptor implements MethodInterceptor {
    *
    * @throws SluiceConfigurationException naming the method and the problem
    */
-  static Target parse(Method method, RateLimited a, java.util.Set<String> policies) {
+  static Target parse(Method method, RateLimited a, Set<String> policies) {
     String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName();
-    java.util.List<String> problems = new java.util.ArrayList<>();
+    List<String> problems = new ArrayList<>();
     if (!policies.contains(a.policy())) {
       problems.add(where + ": policy: no policy '" + a.policy() + "' under sluice.policies (there"
-          + " are " + new java.util.TreeSet<>(policies) + ")");
+          + " are " + new TreeSet<>(policies) + ")");
     }
     Expression key = null;
     Expression cost = null;
@@ -103,18 +114,18 @@ final class RateLimitedInterceptor implements MethodInterceptor {
    * one bucket, and a typo would do the same.
    */
   private static void checkVariables(Method method, String what, String text, Expression e,
-      java.util.List<String> problems, String where) {
-    if (!(e instanceof org.springframework.expression.spel.standard.SpelExpression spel)) {
+      List<String> problems, String where) {
+    if (!(e instanceof SpelExpression spel)) {
       return;
     }
-    java.util.Set<String> used = new java.util.LinkedHashSet<>();
+    Set<String> used = new LinkedHashSet<>();
     variables(spel.getAST(), used);
     String[] names = NAMES.getParameterNames(method);
     for (String v : used) {
       if (v.equals("root") || v.equals("this")) {
         continue;
       }
-      java.util.regex.Matcher positional = java.util.regex.Pattern.compile("[pa](\\d+)")
+      Matcher positional = Pattern.compile("[pa](\\d+)")
           .matcher(v);
       if (positional.matches()) {
         if (Integer.parseInt(positional.group(1)) >= method.getParameterCount()) {
@@ -129,17 +140,17 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             + " call (and every caller would share one bucket): compile with -parameters (Maven:"
             + " <maven.compiler.parameters>true</maven.compiler.parameters>; Gradle:"
             + " options.compilerArgs << '-parameters'), or name it by position: #p0 or #a0");
-      } else if (!java.util.Arrays.asList(names).contains(v)) {
+      } else if (!Arrays.asList(names).contains(v)) {
         problems.add(where + ": " + what + " '" + text + "' names #" + v + ", which is not a"
-            + " parameter of the method (its parameters: " + java.util.Arrays.toString(names)
+            + " parameter of the method (its parameters: " + Arrays.toString(names)
             + ")");
       }
     }
   }
 
-  private static void variables(org.springframework.expression.spel.SpelNode node,
-      java.util.Set<String> out) {
-    if (node instanceof org.springframework.expression.spel.ast.VariableReference) {
+  private static void variables(SpelNode node,
+      Set<String> out) {
+    if (node instanceof VariableReference) {
       String s = node.toStringAST();
       out.add(s.startsWith("#") ? s.substring(1) : s);
     }

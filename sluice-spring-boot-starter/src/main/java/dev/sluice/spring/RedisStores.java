@@ -1,6 +1,9 @@
 package dev.sluice.spring;
 
 import dev.sluice.redis.RedisStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.List;
 
@@ -16,10 +19,10 @@ final class RedisStores {
    * default URI; the connection is Sluice's to close, the client stays the application's.
    */
   static Opened fromClient(Object clientBean, SluiceProperties.Redis redis, Duration timeout) {
-    io.lettuce.core.RedisClient client = (io.lettuce.core.RedisClient) clientBean;
-    io.lettuce.core.api.StatefulRedisConnection<String, String> connection;
+    RedisClient client = (RedisClient) clientBean;
+    StatefulRedisConnection<String, String> connection;
     try {
-      connection = client.connect(io.lettuce.core.codec.StringCodec.UTF8);
+      connection = client.connect(StringCodec.UTF8);
     } catch (IllegalStateException | IllegalArgumentException e) {
       throw new SluiceConfigurationException(List.of("sluice.store.redis.uri: is missing, and the"
           + " application's Lettuce RedisClient has no URI of its own to connect to (" + e.getMessage()

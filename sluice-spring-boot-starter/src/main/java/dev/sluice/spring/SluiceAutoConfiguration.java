@@ -8,8 +8,10 @@ import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.PrefixedStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
@@ -55,7 +57,7 @@ public class SluiceAutoConfiguration {
     // Check all that does not depend on the store first, so bad settings fail before connecting
     SluiceSettings.of(properties, 0);
     SluiceProperties.Store s = properties.getStore();
-    String type = s.getType().trim().toLowerCase(java.util.Locale.ROOT);
+    String type = s.getType().trim().toLowerCase(Locale.ROOT);
     ClassLoader loader = context.getClassLoader();
     boolean redisModule = ClassUtils.isPresent("dev.sluice.redis.RedisStore", loader);
     boolean postgresModule = ClassUtils.isPresent("dev.sluice.postgres.PostgresStore", loader);
@@ -185,7 +187,7 @@ public class SluiceAutoConfiguration {
   }
 
   /** The startup log line: "1 policy [api] on the memory store, 2 rules". */
-  static String startupLine(java.util.Collection<String> policies, String type, String store,
+  static String startupLine(Collection<String> policies, String type, String store,
       int rules, boolean dryRun) {
     return count(policies.size(), "policy", "policies") + " " + policies + " on the " + type
         + " store" + (store == null ? "" : " (" + store + ")") + ", "

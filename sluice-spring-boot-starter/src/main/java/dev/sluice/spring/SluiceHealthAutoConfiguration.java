@@ -1,5 +1,6 @@
 package dev.sluice.spring;
 
+import dev.sluice.StoreFailure;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
@@ -44,7 +45,7 @@ public class SluiceHealthAutoConfiguration {
     };
   }
 
-  private static String failurePolicy(dev.sluice.StoreFailure f) {
+  private static String failurePolicy(StoreFailure f) {
     return switch (f) {
       case FAIL_OPEN -> "open";
       case FALLBACK_IN_MEMORY -> "fallback";

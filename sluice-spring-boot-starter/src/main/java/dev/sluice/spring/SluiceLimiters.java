@@ -2,6 +2,8 @@ package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.DecisionStore;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -32,7 +34,7 @@ public final class SluiceLimiters implements AutoCloseable {
   SluiceLimiters(Map<String, RateLimiter> limiters, DecisionStore store, String storeName,
       AutoCloseable resources, SluiceSettings settings) {
     this.settings = settings;
-    this.limiters = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(limiters));
+    this.limiters = Collections.unmodifiableMap(new LinkedHashMap<>(limiters));
     this.store = store;
     this.storeName = storeName;
     this.resources = resources;

@@ -11,10 +11,13 @@ import dev.sluice.http.RequestKeys;
 import dev.sluice.http.RuleSupport;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -174,7 +177,7 @@ final class SluiceSettings {
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }
-    return new SluiceSettings(java.util.Collections.unmodifiableMap(policies), List.copyOf(rules),
+    return new SluiceSettings(Collections.unmodifiableMap(policies), List.copyOf(rules),
         headers, missingKey, failure, storeType, p.isDryRun(), breaker, healthWhenDown);
   }
 
@@ -193,7 +196,7 @@ final class SluiceSettings {
 
   /** Applies one breaker property when it is set; a refused value is a problem named by it. */
   private static <T> void set(CircuitBreakerSettings[] b, String property, T value,
-      java.util.function.BiFunction<CircuitBreakerSettings, T, CircuitBreakerSettings> with,
+      BiFunction<CircuitBreakerSettings, T, CircuitBreakerSettings> with,
       List<String> problems) {
     if (value == null) {
       return;
@@ -240,7 +243,7 @@ final class SluiceSettings {
     return problems.size() == before ? limits : null;
   }
 
-  private static RuleSpec rule(String at, SluiceProperties.Rule r, java.util.Set<String> declared,
+  private static RuleSpec rule(String at, SluiceProperties.Rule r, Set<String> declared,
       Map<String, List<Limit>> policies, List<String> problems) {
     int before = problems.size();
     String path = r.getPath();

@@ -10,8 +10,10 @@ import dev.sluice.webflux.SluiceWebFilter;
 import dev.sluice.webflux.WebKeyResolver;
 import dev.sluice.webflux.WebKeys;
 import dev.sluice.webflux.WebRule;
+import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -36,7 +38,7 @@ final class SluiceWebConfigurations {
   /** Servlet applications (Spring MVC on Tomcat, Jetty, Undertow). */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-  @ConditionalOnClass({jakarta.servlet.Filter.class, HandlerExceptionResolver.class})
+  @ConditionalOnClass({Filter.class, HandlerExceptionResolver.class})
   static class Servlet {
     /** The filter, at {@code sluice.filter-order}, for every path. */
     @Bean
@@ -99,7 +101,7 @@ final class SluiceWebConfigurations {
       RateLimitProblem.writeHeaders(e.decision(), mode, response::setHeader);
       try {
         SluiceFilter.writeProblem(response, e.problem());
-      } catch (java.io.IOException io) {
+      } catch (IOException io) {
         return null;
       }
       return new ModelAndView();

@@ -6,9 +6,10 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimiter;
 import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -340,7 +341,7 @@ public abstract class ConformanceSuite {
     assertThat(d.isAllowed()).isFalse();
     assertThat(d.isNeverAdmissible()).isTrue();
     assertThat(d.retryAfterNanos()).isEqualTo(Long.MAX_VALUE);
-    assertThat(d.retryAfter()).isEqualTo(java.time.temporal.ChronoUnit.FOREVER.getDuration());
+    assertThat(d.retryAfter()).isEqualTo(ChronoUnit.FOREVER.getDuration());
     assertThat(l.tryAcquire("k", 5).isAllowed()).as("nothing was charged").isTrue();
   }
 

@@ -16,6 +16,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -87,7 +89,7 @@ public abstract class FleetSuite {
   }
 
   /** Polls a real store's state for up to 10 s (waiting for it, not timing the test). */
-  private static boolean waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+  private static boolean waitFor(BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
@@ -128,7 +130,7 @@ public abstract class FleetSuite {
             while (System.nanoTime() < end) {
               // pace each sender (load generation, not timing): about 3,000/s a thread, 15x the
               // limit in all, and CPU left for the store on a small host
-              java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+              LockSupport.parkNanos(200_000);
               n++;
               if (l.tryAcquire(key).isAllowed()) {
                 mine++;

@@ -3,6 +3,7 @@ package dev.sluice.testkit;
 import dev.sluice.Decision;
 import dev.sluice.Group;
 import dev.sluice.Limit;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -132,7 +133,7 @@ public final class GroupModel {
       this.reserve = reserve;
       // ticks per unit = period in ticks / amount
       BigInteger periodNanos = BigInteger.valueOf(l.rate().period().toNanos());
-      this.perUnit = Fraction.of(new java.math.BigDecimal(periodNanos))
+      this.perUnit = Fraction.of(new BigDecimal(periodNanos))
           .divide(Fraction.of(nanosPerTick)).divide(Fraction.of(l.rate().amount()));
     }
 

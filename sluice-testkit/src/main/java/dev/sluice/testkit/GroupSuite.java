@@ -24,6 +24,7 @@ import net.jqwik.api.EdgeCasesMode;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -356,9 +357,9 @@ public abstract class GroupSuite {
     Arbitrary<String> key = Arbitraries.of("a1", "a2", "a3", "b1", "b2");
     Arbitrary<Double> cost = Arbitraries.integers().between(1, 24).map(q -> q * 0.25);
     Arbitrary<Long> micros = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(6, Arbitraries.longs().between(1, 20_000)),
-        net.jqwik.api.Tuple.of(3, Arbitraries.longs().between(1, 500_000)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.longs().between(500_000, 5_000_000)));
+        Tuple.of(6, Arbitraries.longs().between(1, 20_000)),
+        Tuple.of(3, Arbitraries.longs().between(1, 500_000)),
+        Tuple.of(1, Arbitraries.longs().between(500_000, 5_000_000)));
     Arbitrary<List<ModelProperties.Step>> steps = Combinators.combine(op, key, cost, micros)
         .as((o, k, c, m) -> new ModelProperties.Step(o, k, c, m * 1000))
         .list().ofMinSize(1).ofMaxSize(80);

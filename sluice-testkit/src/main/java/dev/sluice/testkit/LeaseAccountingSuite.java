@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class LeaseAccountingSuite {
   /** A store whose clock reads {@code micros} (the test hook), under a fresh key prefix. */
-  protected abstract DecisionStore store(java.util.function.LongSupplier micros);
+  protected abstract DecisionStore store(LongSupplier micros);
 
   @Test
   public void concurrentLeases_grantExactlyTheCapacity_andReleasesEmptyIt() throws Exception {

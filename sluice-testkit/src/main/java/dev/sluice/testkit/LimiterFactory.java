@@ -1,5 +1,6 @@
 package dev.sluice.testkit;
 
+import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import java.util.List;
@@ -17,7 +18,7 @@ public interface LimiterFactory {
    * A limiter of a {@link dev.sluice.Group} on the same store, on {@code clock} as
    * {@link #create} is; its keys and groups start empty. The default says the store has none.
    */
-  default RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
+  default RateLimiter createGroup(ManualClock clock, Group group) {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " makes no groups");
   }
 

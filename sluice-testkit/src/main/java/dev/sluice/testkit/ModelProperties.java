@@ -16,6 +16,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 
 /**
  * Model-based property tests: random limits, random sequences of operations, costs and clock
@@ -141,12 +142,12 @@ public abstract class ModelProperties {
     Arbitrary<String> op = Arbitraries.of(ops);
     Arbitrary<String> key = Arbitraries.of("a", "b", "c");
     Arbitrary<Double> cost = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(9, Arbitraries.integers().between(1, 16).map(q -> q * 0.25)),
-        net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(1, 400).map(q -> q * 0.25)));
+        Tuple.of(9, Arbitraries.integers().between(1, 16).map(q -> q * 0.25)),
+        Tuple.of(1, Arbitraries.integers().between(1, 400).map(q -> q * 0.25)));
     Arbitrary<Long> micros = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(5, Arbitraries.longs().between(1, 1_000_000)),
-        net.jqwik.api.Tuple.of(3, Arbitraries.longs().between(1, 20_000)),
-        net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(1_000_000, 30_000_000)));
+        Tuple.of(5, Arbitraries.longs().between(1, 1_000_000)),
+        Tuple.of(3, Arbitraries.longs().between(1, 20_000)),
+        Tuple.of(2, Arbitraries.longs().between(1_000_000, 30_000_000)));
     return Combinators.combine(op, key, cost, micros)
         .as((o, k, c, m) -> new Step(o, k, c, m * 1000))
         .list().ofMinSize(1).ofMaxSize(60);

@@ -3,6 +3,9 @@ package dev.sluice.testkit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 
 /** Ports for the real servers tests start on loopback. */
 public final class Ports {
@@ -23,9 +26,9 @@ public final class Ports {
    * (32,768 up), where no client socket of this machine can take them between this check and the
    * servers' start; an ephemeral port's bus port could be taken, leaving the cluster down.
    */
-  public static java.util.List<Integer> forRedisCluster(int n) {
-    java.util.List<Integer> ports = new java.util.ArrayList<>();
-    java.util.Random random = new java.util.Random();
+  public static List<Integer> forRedisCluster(int n) {
+    List<Integer> ports = new ArrayList<>();
+    Random random = new Random();
     for (int attempt = 0; ports.size() < n && attempt < 1000; attempt++) {
       int port = 12_000 + random.nextInt(10_000);     // bus port 22,000 to 31,999
       if (!ports.contains(port) && bindable(port) && bindable(port + 10_000)) {

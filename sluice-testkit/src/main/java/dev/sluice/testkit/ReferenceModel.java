@@ -2,6 +2,7 @@ package dev.sluice.testkit;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -181,7 +182,7 @@ public final class ReferenceModel {
     }
   }
 
-  private long ticksOf(java.time.Duration d) {
+  private long ticksOf(Duration d) {
     return d.toNanos() / nanosPerTick;
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Decision;
+import dev.sluice.LeaseSettings;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -19,6 +20,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
@@ -76,7 +78,7 @@ public abstract class StoreRestartSuite {
     for (DecisionStore store : List.of(first, second)) {
       fleet.add(Sluice.builder().limit(Limit.leakyBucket(2000, Rate.perSecond(20_000)))
           .store(store).onStoreFailure(StoreFailure.FAIL_CLOSED).circuitBreaker(breaker)
-          .leases(dev.sluice.LeaseSettings.defaults().withExcessShare(0.1).withInstances(2))
+          .leases(LeaseSettings.defaults().withExcessShare(0.1).withInstances(2))
           .build());
     }
     ExecutorService pool = Executors.newFixedThreadPool(4);
@@ -90,7 +92,7 @@ public abstract class StoreRestartSuite {
         RateLimiter l = fleet.get(t % 2);
         load.add(pool.submit(() -> {
           while (!stop.get()) {
-            java.util.concurrent.locks.LockSupport.parkNanos(100_000);   // pacing the load
+            LockSupport.parkNanos(100_000);   // pacing the load
             boolean wasDown = down.get();
             Decision d = l.tryAcquire("hot");
             if (d.isAllowed() && wasDown) {
@@ -247,7 +249,7 @@ public abstract class StoreRestartSuite {
         load.add(pool.submit(() -> {
           int i = 0;
           while (!stop.get()) {
-            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // pacing the load
+            LockSupport.parkNanos(1_000_000);   // pacing the load
             limiter.tryAcquire("user:" + id + ":" + (i++ % 100));
           }
         }));

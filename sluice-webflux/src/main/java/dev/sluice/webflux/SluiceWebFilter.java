@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -180,7 +181,7 @@ public final class SluiceWebFilter implements WebFilter {
    */
   static void combine(HttpHeaders h, String name, String mine) {
     List<String> lines = h.get(name);
-    List<String> members = new java.util.ArrayList<>();
+    List<String> members = new ArrayList<>();
     if (mine != null) {
       members.add(mine);
     }
@@ -236,7 +237,7 @@ public final class SluiceWebFilter implements WebFilter {
     private MissingKey missingKey = MissingKey.REJECT;
     private boolean combineHeaders;
     private boolean dryRun;
-    private Delayer delayer = nanos -> Mono.delay(java.time.Duration.ofNanos(nanos));
+    private Delayer delayer = nanos -> Mono.delay(Duration.ofNanos(nanos));
 
     private Builder() {}
 
