@@ -13,12 +13,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import java.util.Map;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IDefaultValueProvider;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
 
-/** {@code sluice serve}: the standalone rate-limit service. */
-@Command(name = "serve", mixinStandardHelpOptions = true,
+/**
+ * {@code sluice serve}: the standalone rate-limit service. Its defaults are {@link Options}'
+ * ({@link Defaults}); a store, breaker or lease setting reaches Options only when given, so that
+ * the policies file's {@code store:} section fills the rest.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true, defaultValueProvider = ServeCommand.Defaults.class,
     description = {"Runs the rate-limit service: POST /v1/check, GET /healthz, /readyz, /metrics.",
         "Without --config it serves the bundled sample policies (demo, api, jobs)."})
 final class ServeCommand implements Callable<Integer> {
@@ -28,10 +36,10 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "policies (YAML); reloaded when it changes")
   Path config;
 
-  @Option(names = "--host", defaultValue = "127.0.0.1", description = "address to bind (default: ${DEFAULT-VALUE})")
+  @Option(names = "--host", description = "address to bind (default: ${DEFAULT-VALUE})")
   String host;
 
-  @Option(names = "--port", defaultValue = "8080", description = "port (default: ${DEFAULT-VALUE}; 0: any free)")
+  @Option(names = "--port", description = "port (default: ${DEFAULT-VALUE}; 0: any free)")
   int port;
 
   @Option(names = "--grpc-port", paramLabel = "PORT", description = "also serve Envoy's rate limit"
@@ -42,21 +50,18 @@ final class ServeCommand implements Callable<Integer> {
       + " configuration in envoyproxy/ratelimit's format: a file, or a directory of them")
   Path envoyConfig;
 
-  @Option(names = "--envoy-algorithm", paramLabel = "ALGORITHM", defaultValue = "leaky-bucket",
-      description = "algorithm of Envoy descriptors that name none: leaky-bucket (default),"
+  @Option(names = "--envoy-algorithm", paramLabel = "ALGORITHM", description = "algorithm of Envoy descriptors that name none: leaky-bucket,"
       + " token-bucket, gcra, sliding-window, or fixed-window (envoyproxy/ratelimit's own"
-      + " counter: calendar windows, refused hits counted)")
+      + " counter: calendar windows, refused hits counted) (default: ${DEFAULT-VALUE})")
   String envoyAlgorithm;
 
-  @Option(names = "--envoy-overrides", paramLabel = "true|false", defaultValue = "true",
-      arity = "1", description = "apply requests' per-descriptor limit overrides, as"
+  @Option(names = "--envoy-overrides", paramLabel = "true|false", arity = "1", description = "apply requests' per-descriptor limit overrides, as"
       + " envoyproxy/ratelimit does (default: ${DEFAULT-VALUE})")
   boolean envoyOverrides;
 
-  @Option(names = "--envoy-headers", paramLabel = "MODE", defaultValue = "none",
-      description = "headers Envoy's answers carry: none (default, as envoyproxy/ratelimit),"
+  @Option(names = "--envoy-headers", paramLabel = "MODE", description = "headers Envoy's answers carry: none (as envoyproxy/ratelimit),"
       + " ratelimit (its RateLimit-Limit/-Remaining/-Reset), ietf (RateLimit-Policy, RateLimit,"
-      + " Retry-After)")
+      + " Retry-After) (default: ${DEFAULT-VALUE})")
   String envoyHeaders;
 
   @Option(names = "--envoy-shadow-mode", description = "answer every Envoy request OK, still"
@@ -93,75 +98,75 @@ final class ServeCommand implements Callable<Integer> {
   boolean leases;
 
   @Option(names = "--lease-lifetime", paramLabel = "DURATION",
-      description = "with --leases: what is held this long after the last grant is given back (default 200ms)")
+      description = "with --leases: what is held this long after the last grant is given back (default: ${DEFAULT-VALUE})")
   String leaseLifetime;
 
   @Option(names = "--lease-share", paramLabel = "SHARE",
-      description = "with --leases: the most the fleet admits beyond a limit, as a share of a second of its rate (default 0.01)")
+      description = "with --leases: the most the fleet admits beyond a limit, as a share of a second of its rate (default: ${DEFAULT-VALUE})")
   Double leaseShare;
 
   @Option(names = "--lease-instances", paramLabel = "N",
-      description = "with --leases: instances of the service sharing the store (default 1)")
+      description = "with --leases: instances of the service sharing the store (default: ${DEFAULT-VALUE})")
   Integer leaseInstances;
 
   @Option(names = "--store-failure", paramLabel = "closed|open|fallback|local-share",
-      description = "what requests get while a shared store fails (default: the file's store.failure, else closed)")
+      description = "what requests get while a shared store fails (default: the file's store.failure, else ${DEFAULT-VALUE})")
   String storeFailure;
 
   @Option(names = "--store-timeout", paramLabel = "DURATION",
-      description = "the longest one decision may take in the shared store (default: the file's store.timeout, else 250ms)")
+      description = "the longest one decision may take in the shared store (default: the file's store.timeout, else ${DEFAULT-VALUE})")
   String storeTimeout;
 
   @Option(names = "--breaker-failure-rate", paramLabel = "RATE",
-      description = "share of failed store calls in the window that opens the circuit breaker (default 0.5)")
+      description = "share of failed store calls in the window that opens the circuit breaker (default: ${DEFAULT-VALUE})")
   Double breakerFailureRate;
 
   @Option(names = "--breaker-minimum-calls", paramLabel = "N",
-      description = "fewest calls in the window for the failure rate to count (default 20)")
+      description = "fewest calls in the window for the failure rate to count (default: ${DEFAULT-VALUE})")
   Integer breakerMinimumCalls;
 
   @Option(names = "--breaker-window", paramLabel = "DURATION",
-      description = "how far back the failure rate looks (default 10s)")
+      description = "how far back the failure rate looks (default: ${DEFAULT-VALUE})")
   String breakerWindow;
 
   @Option(names = "--breaker-unreachable", paramLabel = "N",
-      description = "calls in a row that cannot reach the store before the breaker opens (default 3)")
+      description = "calls in a row that cannot reach the store before the breaker opens (default: ${DEFAULT-VALUE})")
   Integer breakerUnreachable;
 
   @Option(names = "--breaker-open", paramLabel = "DURATION",
-      description = "how long the breaker stays open before a trial call (default 1s)")
+      description = "how long the breaker stays open before a trial call (default: ${DEFAULT-VALUE})")
   String breakerOpen;
 
-  @Option(names = "--maximum-keys", defaultValue = "100000", paramLabel = "N",
+  @Option(names = "--maximum-keys", paramLabel = "N",
       description = "keys each policy holds in memory (default: ${DEFAULT-VALUE}; a policy's maximumKeys wins); sizes the heap")
   long maximumKeys;
 
-  @Option(names = "--request-timeout", defaultValue = "5s", paramLabel = "DURATION",
+  @Option(names = "--request-timeout", paramLabel = "DURATION",
       description = "the most time a request may take to arrive, head and body (default: ${DEFAULT-VALUE}); then 408")
   String requestTimeout;
 
-  @Option(names = "--idle-timeout", defaultValue = "30s", paramLabel = "DURATION",
+  @Option(names = "--idle-timeout", paramLabel = "DURATION",
       description = "how long an idle connection stays open (default: ${DEFAULT-VALUE})")
   String idleTimeout;
 
-  @Option(names = "--max-connections", defaultValue = "10000", paramLabel = "N",
+  @Option(names = "--max-connections", paramLabel = "N",
       description = "most connections open at once (default: ${DEFAULT-VALUE})")
   int maxConnections;
 
-  @Option(names = "--reload-every", defaultValue = "2s", paramLabel = "DURATION",
+  @Option(names = "--reload-every", paramLabel = "DURATION",
       description = "how often the policies file is checked for changes; 0s: never"
           + " (default: ${DEFAULT-VALUE})")
   String reloadEvery;
 
-  @Option(names = "--shutdown-grace", defaultValue = "10s", paramLabel = "DURATION",
+  @Option(names = "--shutdown-grace", paramLabel = "DURATION",
       description = "how long SIGTERM waits for requests in flight (default: ${DEFAULT-VALUE})")
   String shutdownGrace;
 
-  @Option(names = "--max-threads", defaultValue = "200", paramLabel = "N",
+  @Option(names = "--max-threads", paramLabel = "N",
       description = "threads serving requests (default: ${DEFAULT-VALUE})")
   int maxThreads;
 
-  @Option(names = "--postgres-pool-size", defaultValue = "16", paramLabel = "N",
+  @Option(names = "--postgres-pool-size", paramLabel = "N",
       description = "connections in the PostgreSQL pool (default: ${DEFAULT-VALUE})")
   int postgresPoolSize;
 
@@ -173,13 +178,13 @@ final class ServeCommand implements Callable<Integer> {
       description = "require 'Authorization: Bearer <token>' on /v1/ (token read from FILE; or set SLUICE_TOKEN)")
   Path tokenFile;
 
-  @Option(names = "--max-body", defaultValue = "65536", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
+  @Option(names = "--max-body", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
   int maxBody;
 
-  @Option(names = "--max-batch", defaultValue = "100", description = "most requests per batch (default: ${DEFAULT-VALUE})")
+  @Option(names = "--max-batch", description = "most requests per batch (default: ${DEFAULT-VALUE})")
   int maxBatch;
 
-  @Option(names = "--max-key-length", defaultValue = "256", description = "longest key (default: ${DEFAULT-VALUE})")
+  @Option(names = "--max-key-length", description = "longest key (default: ${DEFAULT-VALUE})")
   int maxKeyLength;
 
   private static Duration duration(String option, String text) {
@@ -191,42 +196,40 @@ final class ServeCommand implements Callable<Integer> {
     return d;
   }
 
+  /** The service's defaults, from {@link Options#defaults()}: the only place they are written. */
+  static final class Defaults implements IDefaultValueProvider {
+    private static final Map<String, String> DEFAULTS = Options.defaults();
+
+    @Override
+    public String defaultValue(ArgSpec arg) {
+      return arg instanceof OptionSpec o ? DEFAULTS.get(o.longestName().substring(2)) : null;
+    }
+  }
+
+  /** Whether the option was on the command line (a default is not). */
+  private boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
+  }
+
   private CircuitBreakerSettings breaker() {
-    if (breakerFailureRate == null && breakerMinimumCalls == null && breakerWindow == null
-        && breakerUnreachable == null && breakerOpen == null) {
+    if (!given("--breaker-failure-rate") && !given("--breaker-minimum-calls")
+        && !given("--breaker-window") && !given("--breaker-unreachable")
+        && !given("--breaker-open")) {
       return null;   // the file's, else the defaults
     }
-    CircuitBreakerSettings b = CircuitBreakerSettings.defaults();
-    if (breakerFailureRate != null) {
-      b = b.withFailureRate(breakerFailureRate);
-    }
-    if (breakerMinimumCalls != null) {
-      b = b.withMinimumCalls(breakerMinimumCalls);
-    }
-    if (breakerWindow != null) {
-      b = b.withWindow(duration("--breaker-window", breakerWindow));
-    }
-    if (breakerUnreachable != null) {
-      b = b.withConsecutiveUnavailable(breakerUnreachable);
-    }
-    if (breakerOpen != null) {
-      b = b.withOpenFor(duration("--breaker-open", breakerOpen));
-    }
-    return b;
+    return CircuitBreakerSettings.defaults()
+        .withFailureRate(breakerFailureRate)
+        .withMinimumCalls(breakerMinimumCalls)
+        .withWindow(duration("--breaker-window", breakerWindow))
+        .withConsecutiveUnavailable(breakerUnreachable)
+        .withOpenFor(duration("--breaker-open", breakerOpen));
   }
 
   private LeaseSettings leaseSettings() {
-    LeaseSettings s = LeaseSettings.defaults();
-    if (leaseLifetime != null) {
-      s = s.withLifetime(duration("--lease-lifetime", leaseLifetime));
-    }
-    if (leaseShare != null) {
-      s = s.withExcessShare(leaseShare);
-    }
-    if (leaseInstances != null) {
-      s = s.withInstances(leaseInstances);
-    }
-    return s;
+    return LeaseSettings.defaults()
+        .withLifetime(duration("--lease-lifetime", leaseLifetime))
+        .withExcessShare(leaseShare)
+        .withInstances(leaseInstances);
   }
 
   @Override
@@ -246,7 +249,7 @@ final class ServeCommand implements Callable<Integer> {
     if ((redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0) + (postgres != null ? 1 : 0) > 1) {
       throw new InputException("choose one of --redis, --redis-cluster and --postgres");
     }
-    StoreFailure failure = storeFailure == null ? null : switch (storeFailure) {
+    StoreFailure failure = !given("--store-failure") ? null : switch (storeFailure) {
       case "closed" -> StoreFailure.FAIL_CLOSED;
       case "open" -> StoreFailure.FAIL_OPEN;
       case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
@@ -254,7 +257,8 @@ final class ServeCommand implements Callable<Integer> {
       default -> throw new InputException("--store-failure must be closed, open, fallback or"
           + " local-share but was '" + storeFailure + "'");
     };
-    if (!leases && (leaseLifetime != null || leaseShare != null || leaseInstances != null)) {
+    if (!leases && (given("--lease-lifetime") || given("--lease-share")
+        || given("--lease-instances"))) {
       throw new InputException("--lease-lifetime, --lease-share and --lease-instances need --leases");
     }
     String token = System.getenv("SLUICE_TOKEN");
@@ -267,7 +271,7 @@ final class ServeCommand implements Callable<Integer> {
           .redisCluster(redisCluster).postgres(postgres).storeFailure(failure)
           .token(token == null || token.isEmpty() ? null : token)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
-          .storeTimeout(storeTimeout == null ? null : duration("--store-timeout", storeTimeout))
+          .storeTimeout(given("--store-timeout") ? duration("--store-timeout", storeTimeout) : null)
           .circuitBreaker(breaker())
           .maximumKeys(maximumKeys)
           .requestTimeout(duration("--request-timeout", requestTimeout))

@@ -6,7 +6,9 @@ import dev.sluice.StoreFailure;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
 
@@ -18,6 +20,8 @@ import java.util.function.LongSupplier;
 public final class Options {
   /** Keys each policy holds in memory unless it says otherwise. */
   public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
+  /** The longest one decision may take in a shared store, unless the file or a flag says. */
+  public static final Duration DEFAULT_STORE_TIMEOUT = Duration.ofMillis(250);
 
   String host = "127.0.0.1";
   int port = 8080;
@@ -41,6 +45,55 @@ public final class Options {
   Duration requestTimeout = Duration.ofSeconds(5);
   Duration idleTimeout = Duration.ofSeconds(30);
   int maxConnections = 10_000;
+
+  /**
+   * The default of every setting, written as the command line takes it ({@code 8080},
+   * {@code 5s}, {@code leaky-bucket}), by the name of its {@code sluice serve} option without
+   * the dashes ({@code port}, {@code request-timeout}). This is the one place the service's
+   * defaults are written: the command line takes its defaults and its help text from here, the
+   * store settings' from {@link CircuitBreakerSettings#defaults()} and
+   * {@link LeaseSettings#defaults()}.
+   */
+  public static Map<String, String> defaults() {
+    Options d = new Options();
+    CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
+    LeaseSettings lease = LeaseSettings.defaults();
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("host", d.host);
+    m.put("port", String.valueOf(d.port));
+    m.put("max-body", String.valueOf(d.maxBodyBytes));
+    m.put("max-batch", String.valueOf(d.maxBatch));
+    m.put("max-key-length", String.valueOf(d.maxKeyLength));
+    m.put("max-threads", String.valueOf(d.maxThreads));
+    m.put("max-connections", String.valueOf(d.maxConnections));
+    m.put("maximum-keys", String.valueOf(d.maximumKeys));
+    m.put("postgres-pool-size", String.valueOf(d.postgresPoolSize));
+    m.put("request-timeout", text(d.requestTimeout));
+    m.put("idle-timeout", text(d.idleTimeout));
+    m.put("reload-every", text(d.reloadEvery));
+    m.put("shutdown-grace", text(d.shutdownGrace));
+    m.put("envoy-algorithm", d.envoyAlgorithm);
+    m.put("envoy-overrides", String.valueOf(d.envoyOverrides));
+    m.put("envoy-headers", d.envoyHeaders);
+    m.put("store-failure", "closed");
+    m.put("store-timeout", text(DEFAULT_STORE_TIMEOUT));
+    m.put("breaker-failure-rate", String.valueOf(breaker.failureRate()));
+    m.put("breaker-minimum-calls", String.valueOf(breaker.minimumCalls()));
+    m.put("breaker-window", text(breaker.window()));
+    m.put("breaker-unreachable", String.valueOf(breaker.consecutiveUnavailable()));
+    m.put("breaker-open", text(breaker.openFor()));
+    m.put("lease-lifetime", text(lease.lifetime()));
+    m.put("lease-share", String.valueOf(lease.excessShare()));
+    m.put("lease-instances", String.valueOf(lease.instances()));
+    return m;
+  }
+
+  /** A duration as the command line and the policies file write it: 250ms, 5s, 2m. */
+  static String text(Duration d) {
+    long ms = d.toMillis();
+    return ms % 60_000 == 0 && ms > 0 ? ms / 60_000 + "m"
+        : ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
 
   /** Address to bind (default 127.0.0.1: loopback only). */
   public Options host(String host) {

@@ -115,7 +115,7 @@ public final class SluiceServer implements AutoCloseable {
     this.breaker = options.circuitBreaker != null ? options.circuitBreaker
         : file.circuitBreaker() != null ? file.circuitBreaker() : CircuitBreakerSettings.defaults();
     Duration storeTimeout = options.storeTimeout != null ? options.storeTimeout
-        : file.timeout() != null ? file.timeout() : Duration.ofMillis(250);
+        : file.timeout() != null ? file.timeout() : Options.DEFAULT_STORE_TIMEOUT;
     PolicyRegistry.checkHeap(initial, options);
     this.shared = SharedStore.open(options, storeTimeout);
     this.store = shared == null ? null : shared.store();
