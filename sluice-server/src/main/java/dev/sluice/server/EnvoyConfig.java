@@ -453,7 +453,7 @@ final class EnvoyConfig {
     void file(String source, String text) {
       Node yaml;
       try (Reader r = new StringReader(text)) {
-        yaml = Policies.yaml().compose(r);
+        yaml = YamlLoader.yaml().compose(r);
       } catch (MarkedYAMLException e) {
         int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
         problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());

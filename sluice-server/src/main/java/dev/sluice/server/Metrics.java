@@ -1,9 +1,11 @@
 package dev.sluice.server;
 
 import java.math.BigDecimal;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToLongFunction;
 
 /** The service's counters, written out in the Prometheus text format (0.0.4). */
 final class Metrics {
@@ -58,11 +60,8 @@ final class Metrics {
     responses.computeIfAbsent(status, k -> new LongAdder()).increment();
   }
 
-  /**
-   * The exposition; per policy: store errors, degraded decisions, keys held and maximum keys,
-   * from the limiters' stats.
-   */
-  String render(Map<String, long[]> perPolicyStoreErrorsAndDegraded, boolean leases) {
+  /** The exposition, with each policy's store and lease figures. */
+  String render(List<PolicyCounters> policies, boolean leases) {
     StringBuilder b = new StringBuilder(2048);
     b.append("# HELP sluice_decisions_total Decisions by policy and outcome (allowed, rejected, unavailable).\n");
     b.append("# TYPE sluice_decisions_total counter\n");
@@ -84,28 +83,35 @@ final class Metrics {
     b.append("sluice_decision_duration_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
     b.append("sluice_decision_duration_seconds_sum ").append(latencySum.sum() / 1e9).append('\n');
     b.append("sluice_decision_duration_seconds_count ").append(latencyCount.sum()).append('\n');
-    perPolicy(b, perPolicyStoreErrorsAndDegraded, 0, "sluice_store_errors_total", "counter",
+    perPolicy(b, policies, PolicyCounters::storeErrors, "sluice_store_errors_total", "counter",
         "Calls to the shared store that failed, by policy.");
-    perPolicy(b, perPolicyStoreErrorsAndDegraded, 1, "sluice_degraded_decisions_total", "counter",
-        "Decisions the failure policy answered, by policy.");
-    perPolicy(b, perPolicyStoreErrorsAndDegraded, 2, "sluice_keys", "gauge",
+    perPolicy(b, policies, PolicyCounters::degradedDecisions, "sluice_degraded_decisions_total",
+        "counter", "Decisions the failure policy answered, by policy.");
+    perPolicy(b, policies, PolicyCounters::keysHeld, "sluice_keys", "gauge",
         "Keys a policy holds in this instance's memory (in-memory store or fallback).");
-    perPolicy(b, perPolicyStoreErrorsAndDegraded, 3, "sluice_maximum_keys", "gauge",
+    perPolicy(b, policies, PolicyCounters::maximumKeys, "sluice_maximum_keys", "gauge",
         "The most keys a policy may hold in memory.");
     if (leases) {
-      String[][] lease = {
-          {"sluice_policy_leased", "gauge", "1 when the policy is in fleet mode (leases), 0 when it makes one store call per decision."},
-          {"sluice_lease_calls_total", "counter", "Lease and release calls to the shared store."},
-          {"sluice_lease_units_granted_total", "counter", "Units granted by leases, charged to the shared bucket when granted."},
-          {"sluice_lease_units_returned_total", "counter", "Units given back unspent (expiry, reload, shutdown)."},
-          {"sluice_lease_units_stranded_total", "counter", "Units charged and neither spent nor given back."},
-          {"sluice_lease_units_held", "gauge", "Units this instance holds now."},
-          {"sluice_lease_units_spent_total", "counter", "Units admitted from leases without a store call (whole units)."},
-          {"sluice_lease_local_rejections_total", "counter", "Rejections of a hot key answered locally."},
-          {"sluice_lease_units_reconciled_total", "counter", "Units admitted during an outage and charged to the shared bucket afterwards."}};
-      for (int i = 0; i < lease.length; i++) {
-        perPolicy(b, perPolicyStoreErrorsAndDegraded, 4 + i, lease[i][0], lease[i][1], lease[i][2]);
-      }
+      perPolicy(b, policies, p -> p.leased() ? 1 : 0, "sluice_policy_leased", "gauge",
+          "1 when the policy is in fleet mode (leases), 0 when it makes one store call per decision.");
+      perPolicy(b, policies, p -> p.lease().leaseCalls(), "sluice_lease_calls_total", "counter",
+          "Lease and release calls to the shared store.");
+      perPolicy(b, policies, p -> p.lease().unitsGranted(), "sluice_lease_units_granted_total",
+          "counter", "Units granted by leases, charged to the shared bucket when granted.");
+      perPolicy(b, policies, p -> p.lease().unitsReturned(), "sluice_lease_units_returned_total",
+          "counter", "Units given back unspent (expiry, reload, shutdown).");
+      perPolicy(b, policies, p -> p.lease().unitsStranded(), "sluice_lease_units_stranded_total",
+          "counter", "Units charged and neither spent nor given back.");
+      perPolicy(b, policies, p -> p.lease().unitsHeld(), "sluice_lease_units_held", "gauge",
+          "Units this instance holds now.");
+      perPolicy(b, policies, p -> (long) p.lease().unitsSpent(), "sluice_lease_units_spent_total",
+          "counter", "Units admitted from leases without a store call (whole units).");
+      perPolicy(b, policies, p -> p.lease().localRejections(),
+          "sluice_lease_local_rejections_total", "counter",
+          "Rejections of a hot key answered locally.");
+      perPolicy(b, policies, p -> p.lease().unitsReconciled(),
+          "sluice_lease_units_reconciled_total", "counter",
+          "Units admitted during an outage and charged to the shared bucket afterwards.");
     }
     if (!envoy.isEmpty()) {
       b.append("# HELP sluice_envoy_descriptors_total Descriptors Envoy's API decided, by domain"
@@ -147,13 +153,15 @@ final class Metrics {
     return b.toString();
   }
 
-  /** One metric with a sample per policy, the {@code index}th of each policy's values. */
-  private static void perPolicy(StringBuilder b, Map<String, long[]> values, int index, String name,
-      String type, String help) {
+  /** One metric with a sample per policy. */
+  private static void perPolicy(StringBuilder b, List<PolicyCounters> policies,
+      ToLongFunction<PolicyCounters> value, String name, String type, String help) {
     b.append("# HELP ").append(name).append(' ').append(help).append('\n');
     b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
-    values.forEach((p, v) -> b.append(name).append("{policy=\"").append(escape(p)).append("\"} ")
-        .append(v[index]).append('\n'));
+    for (PolicyCounters p : policies) {
+      b.append(name).append("{policy=\"").append(escape(p.policy())).append("\"} ")
+          .append(value.applyAsLong(p)).append('\n');
+    }
   }
 
   private static String escape(String s) {

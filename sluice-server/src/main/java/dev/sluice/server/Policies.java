@@ -22,8 +22,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -153,13 +151,6 @@ public final class Policies {
   }
 
   /** The YAML reader of configuration files: no duplicate keys, few aliases (no alias bombs). */
-  static Yaml yaml() {
-    LoaderOptions options = new LoaderOptions();
-    options.setAllowDuplicateKeys(false);
-    options.setMaxAliasesForCollections(10);
-    return new Yaml(options);
-  }
-
   /** Validates YAML text for the in-memory store; {@code source} names it in messages. */
   public static Policies parse(String source, String text) throws ConfigException {
     return parse(source, text, 1_000_000_000L);
@@ -171,7 +162,7 @@ public final class Policies {
     List<String> problems = new ArrayList<>();
     Node root;
     try (Reader r = new StringReader(text)) {
-      root = yaml().compose(r);
+      root = YamlLoader.yaml().compose(r);
     } catch (MarkedYAMLException e) {
       int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
       throw new ConfigException(List.of(source + ":" + line + ": not valid YAML: " + e.getProblem()));

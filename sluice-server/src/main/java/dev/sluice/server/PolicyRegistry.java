@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -81,6 +82,15 @@ final class PolicyRegistry {
   /** The policy names now in force, in the file's order. */
   List<String> names() {
     return List.copyOf(policies.keySet());
+  }
+
+  /** Each policy's store and lease figures, for {@code /metrics}. */
+  List<PolicyCounters> counters() {
+    List<PolicyCounters> out = new ArrayList<>();
+    for (Policy p : all()) {
+      out.add(PolicyCounters.of(p.name(), p.limiter().stats(), p.maximumKeys(), p.leased()));
+    }
+    return out;
   }
 
   Collection<Policy> all() {

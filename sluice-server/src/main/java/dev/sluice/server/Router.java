@@ -1,0 +1,93 @@
+package dev.sluice.server;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The service's endpoints: {@code POST /v1/check} (after the bearer token, when one is set),
+ * {@code /healthz}, {@code /readyz} and {@code /metrics}; 404 and 405 as problem documents.
+ */
+final class Router extends Handler.Abstract {
+  private static final System.Logger LOG = System.getLogger(Router.class.getName());
+
+  private final BodyReader bodies;
+  private final CheckEndpoint check;
+  private final Responses responses;
+  /** {@code Authorization} expected on /v1/, as bytes; null when no token is set. */
+  private final byte[] token;
+  /** Why the service is not ready, or null when it is. */
+  private final Supplier<String> notReady;
+  private final Supplier<String> metrics;
+
+  Router(BodyReader bodies, CheckEndpoint check, Responses responses, String token,
+      Supplier<String> notReady, Supplier<String> metrics) {
+    this.bodies = bodies;
+    this.check = check;
+    this.responses = responses;
+    this.token = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    this.notReady = notReady;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    Exchange x = bodies.exchange(request, response, callback);
+    String path = Request.getPathInContext(request);
+    String method = request.getMethod();
+    try {
+      switch (path) {
+        case "/v1/check" -> {
+          if (!method.equals("POST")) {
+            response.getHeaders().put(HttpHeader.ALLOW, "POST");
+            throw new Refusal(405, Problem.HTTP, "use POST for /v1/check");
+          }
+          authenticate(request);
+          check.handle(x);
+        }
+        case "/healthz" -> responses.text(x, 200, "ok\n", "text/plain; charset=utf-8");
+        case "/readyz" -> {
+          String why = notReady.get();
+          responses.text(x, why == null ? 200 : 503, why == null ? "ready\n" : why + "\n",
+              "text/plain; charset=utf-8");
+        }
+        case "/metrics" -> responses.text(x, 200, metrics.get(),
+            "text/plain; version=0.0.4; charset=utf-8");
+        default -> throw new Refusal(404, Problem.HTTP, "no such endpoint: " + path
+            + " (POST /v1/check, GET /healthz, /readyz, /metrics)");
+      }
+    } catch (Refusal r) {
+      refuse(responses, x, r, true);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "unexpected failure on " + method + " " + path, e);
+      responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+    }
+    return true;
+  }
+
+  /**
+   * Answers a refusal as a problem document; one made before the body was read (401, 404, 405,
+   * 413) also closes the connection, which the unread body has made unusable.
+   */
+  static void refuse(Responses responses, Exchange x, Refusal r, boolean bodyUnread) {
+    if (bodyUnread && r.status != 400) {
+      x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
+    }
+    responses.problem(x, r.status, r.problem, r.getMessage());
+  }
+
+  private void authenticate(Request request) throws Refusal {
+    if (token == null) {
+      return;
+    }
+    String given = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+    if (given == null || !MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
+      throw new Refusal(401, Problem.HTTP, "this service needs 'Authorization: Bearer <token>'");
+    }
+  }
+}
