@@ -5,7 +5,6 @@ import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
@@ -13,21 +12,11 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.api.sync.BaseRedisCommands;
-import io.lettuce.core.api.sync.RedisKeyCommands;
-import io.lettuce.core.api.sync.RedisScriptingCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import java.io.IOException;
 import java.io.InputStream;
@@ -41,7 +30,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -70,15 +58,7 @@ public final class RedisStore implements DecisionStore {
   private static final String INJECTED_TIME_EXPIRY_PADDING_MS = "60000";
 
   private final String name;
-  private final RedisClient ownedClient;
-  private final AutoCloseable connection;
-  private final boolean ownsConnection;
-  private final RedisScriptingCommands<String, String> commands;
-  private final RedisKeyCommands<String, String> keyCommands;
-  private final RedisScriptingAsyncCommands<String, String> asyncCommands;
-  private final RedisClusterClient ownedClusterClient;
-  /** The client resources of a client the store made (its event loops and reconnect delay). */
-  private final ClientResources ownedResources;
+  private final RedisConnection redis;
 
   /**
    * The longest Lettuce waits between reconnect attempts on a client the store makes: the delay
@@ -86,132 +66,19 @@ public final class RedisStore implements DecisionStore {
    * outage waited up to that long for its first decision (issue 30).
    */
   static final Duration RECONNECT_DELAY_CAP = Duration.ofMillis(250);
-
-  private static ClientResources reconnectingResources(Duration cap) {
-    return DefaultClientResources.builder()
-        .reconnectDelay(Delay.exponential(Duration.ofMillis(1), cap, 2, TimeUnit.MILLISECONDS))
-        .build();
-  }
-  /** The cluster connection, whose partitions say which node owns a key; null if standalone. */
-  private final StatefulRedisClusterConnection<String, String> cluster;
-  private final BaseRedisCommands<String, String> pingCommands;
   private final String prefix;
   private final LongSupplier micros;
-  private final String sha;
 
   private RedisStore(Builder b) {
     this.name = redacted(b.uri);
     this.prefix = b.prefix;
     this.micros = b.micros;
-    if (b.connection != null || b.clusterConnection != null) {
-      this.ownedClient = null;
-      this.ownedClusterClient = null;
-      this.ownedResources = null;
-      this.ownsConnection = false;
-      if (b.connection != null) {
-        this.connection = b.connection;
-        this.cluster = null;
-        this.commands = b.connection.sync();
-        this.keyCommands = b.connection.sync();
-        this.asyncCommands = b.connection.async();
-        this.pingCommands = b.connection.sync();
-        this.sha = commands.scriptLoad(SCRIPT);
-      } else {
-        this.connection = b.clusterConnection;
-        this.cluster = b.clusterConnection;
-        this.commands = b.clusterConnection.sync();
-        this.keyCommands = b.clusterConnection.sync();
-        this.asyncCommands = b.clusterConnection.async();
-        this.pingCommands = b.clusterConnection.sync();
-        this.sha = SHA;   // loaded on each node by its first NOSCRIPT → EVAL
-      }
-      return;
-    }
-    this.ownsConnection = true;
-    if (b.clusterSeeds != null) {
-      this.ownedClient = null;
-      List<RedisURI> seeds = new ArrayList<>();
-      for (RedisURI seed : b.clusterSeeds) {
-        seeds.add(withHandshakeTimeout(seed, b.connectTimeout));
-      }
-      this.ownedResources = reconnectingResources(b.reconnectDelayCap);
-      RedisClusterClient client = RedisClusterClient.create(ownedResources, seeds);
-      this.ownedClusterClient = client;
-      ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder()
-          .enableAllAdaptiveRefreshTriggers()
-          .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
-          .refreshTriggersReconnectAttempts(1)
-          .closeStaleConnections(true);
-      if (b.topologyRefresh != null) {
-        refresh.enablePeriodicRefresh(b.topologyRefresh);
-      }
-      client.setOptions(ClusterClientOptions.builder()
-          .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
-          .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
-          .topologyRefreshOptions(refresh.build())
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .build());
-      StatefulRedisClusterConnection<String, String> c;
-      try {
-        c = client.connect();
-      } catch (RedisException e) {
-        client.shutdown(Duration.ZERO, Duration.ZERO);
-        ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
-        throw new IllegalStateException("cannot connect to the Redis Cluster at " + name + ": "
-            + rootMessage(e), e);
-      }
-      c.setTimeout(b.commandTimeout);
-      this.connection = c;
-      this.cluster = c;
-      this.commands = c.sync();
-      this.keyCommands = c.sync();
-      this.asyncCommands = c.async();
-      this.pingCommands = c.sync();
-      // Not SCRIPT LOAD on every node (a dead replica would fail the build): each master loads
-      // the script on its first NOSCRIPT, through EVAL.
-      this.sha = SHA;
-      return;
-    }
-    this.ownedClusterClient = null;
-    this.ownedResources = b.client != null ? null : reconnectingResources(b.reconnectDelayCap);
-    RedisClient client = b.client != null ? b.client : RedisClient.create(ownedResources);
-    this.ownedClient = b.client != null ? null : client;
-    client.setOptions(ClientOptions.builder()
-        .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
-        .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout))
-        // While disconnected, fail at once instead of queueing: the failure policy answers.
-        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-        .build());
-    StatefulRedisConnection<String, String> c;
-    try {
-      c = client.connect(b.client == null && !b.uriTimeoutGiven
-          ? withHandshakeTimeout(b.uri, b.connectTimeout) : b.uri);
-    } catch (RedisConnectionException e) {
-      if (ownedClient != null) {
-        ownedClient.shutdown(Duration.ZERO, Duration.ZERO);
-        ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
-      }
-      throw new IllegalStateException("cannot connect to Redis at " + redacted(b.uri) + ": "
-          + rootMessage(e), e);
-    }
-    c.setTimeout(b.commandTimeout);
-    this.connection = c;
-    this.cluster = null;
-    this.commands = c.sync();
-    this.keyCommands = c.sync();
-    this.asyncCommands = c.async();
-    this.pingCommands = c.sync();
-    this.sha = commands.scriptLoad(SCRIPT);
-  }
-
-  /**
-   * A copy of the URI whose timeout, which Lettuce uses for the connection's handshake (HELLO,
-   * AUTH, PING), is the connect timeout: a server that accepts connections but never answers
-   * (stopped, swapped out) fails the build within it, not after Lettuce's default minute.
-   */
-  private static RedisURI withHandshakeTimeout(RedisURI uri, Duration connectTimeout) {
-    uri.setTimeout(connectTimeout);   // only URIs the builder parsed itself come here
-    return uri;
+    this.redis = b.connection != null ? RedisConnection.of(b.connection)
+        : b.clusterConnection != null ? RedisConnection.of(b.clusterConnection)
+        : b.clusterSeeds != null ? RedisConnection.connectCluster(b.clusterSeeds, b.topologyRefresh,
+            b.connectTimeout, b.commandTimeout, b.reconnectDelayCap, name)
+        : RedisConnection.connect(b.client, b.uri, b.uriTimeoutGiven, b.connectTimeout,
+            b.commandTimeout, b.reconnectDelayCap);
   }
 
   /** A builder for a store on the server at {@code uri} (redis://, rediss://, redis-sentinel://). */
@@ -317,16 +184,16 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public void resetGroupMember(String group, String key) {
-    keyCommands.del(memberKey(group, key));
+    redis.keyCommands.del(memberKey(group, key));
   }
 
   @Override
   public Object groupFailureDomain(String group) {
-    if (cluster == null) {
+    if (redis.cluster == null) {
       return null;
     }
     RedisClusterNode owner =
-        cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(parentKey(group)));
+        redis.cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(parentKey(group)));
     return owner == null ? null : owner.getNodeId();
   }
 
@@ -341,11 +208,11 @@ public final class RedisStore implements DecisionStore {
     List<Object> reply;
     try {
       try {
-        reply = commands.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+        reply = redis.commands.evalsha(redis.sha, ScriptOutputType.MULTI, keys, args);
       } catch (RedisNoScriptException e) {
         // The server lost its script cache (restart, failover, SCRIPT FLUSH): the script did not
         // run, so sending it whole is safe. A timeout is never retried: the script may have run.
-        reply = commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
+        reply = redis.commands.eval(SCRIPT, ScriptOutputType.MULTI, keys, args);
       }
     } catch (RuntimeException e) {
       throw classified(e);
@@ -390,10 +257,10 @@ public final class RedisStore implements DecisionStore {
   /** In a cluster, the node that owns the key's slot now (it changes on failover). */
   @Override
   public Object failureDomain(String key) {
-    if (cluster == null) {
+    if (redis.cluster == null) {
       return null;
     }
-    RedisClusterNode owner = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(stateKey(key)));
+    RedisClusterNode owner = redis.cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(stateKey(key)));
     return owner == null ? null : owner.getNodeId();
   }
 
@@ -401,7 +268,7 @@ public final class RedisStore implements DecisionStore {
   @Override
   public void ping() {
     try {
-      pingCommands.ping();
+      redis.pingCommands.ping();
     } catch (RuntimeException e) {
       throw classified(e);
     }
@@ -414,7 +281,7 @@ public final class RedisStore implements DecisionStore {
 
   private CompletableFuture<Observation> evalAsync(String[] keys, String[] args) {
     CompletableFuture<List<Object>> first =
-        asyncCommands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+        redis.asyncCommands.<List<Object>>evalsha(redis.sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
     return first.handle((reply, failure) -> {
       if (failure == null) {
         return CompletableFuture.completedFuture(reply);
@@ -422,7 +289,7 @@ public final class RedisStore implements DecisionStore {
       Throwable cause = failure instanceof CompletionException
           && failure.getCause() != null ? failure.getCause() : failure;
       if (cause instanceof RedisNoScriptException) {
-        return asyncCommands.<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, args)
+        return redis.asyncCommands.<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, args)
             .toCompletableFuture();
       }
       return CompletableFuture.<List<Object>>failedFuture(cause);
@@ -466,7 +333,7 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public void reset(String key) {
-    keyCommands.del(stateKey(key));
+    redis.keyCommands.del(stateKey(key));
   }
 
   /**
@@ -491,7 +358,7 @@ public final class RedisStore implements DecisionStore {
     String[] args = {instance, Long.toString(ttlMillis),
         Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000))};
     try {
-      return asyncCommands.<Long>eval(INSTANCES_SCRIPT, ScriptOutputType.INTEGER, keys, args)
+      return redis.asyncCommands.<Long>eval(INSTANCES_SCRIPT, ScriptOutputType.INTEGER, keys, args)
           .toCompletableFuture().handle((n, failure) -> {
             if (failure != null) {
               throw classified(failure);
@@ -532,22 +399,7 @@ public final class RedisStore implements DecisionStore {
 
   @Override
   public void close() {
-    if (ownsConnection) {
-      try {
-        connection.close();
-      } catch (Exception e) {
-        // closing is best effort
-      }
-    }
-    if (ownedClient != null) {
-      ownedClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-    }
-    if (ownedClusterClient != null) {
-      ownedClusterClient.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-    }
-    if (ownedResources != null) {
-      ownedResources.shutdown(0, 1, TimeUnit.SECONDS);
-    }
+    redis.close();
   }
 
   @Override
@@ -555,11 +407,11 @@ public final class RedisStore implements DecisionStore {
     return "RedisStore[" + name + "]";
   }
 
-  private static String redacted(RedisURI uri) {
+  static String redacted(RedisURI uri) {
     return uri.getHost() + ":" + uri.getPort();
   }
 
-  private static String rootMessage(Throwable e) {
+  static String rootMessage(Throwable e) {
     Throwable t = e;
     while (t.getCause() != null) {
       t = t.getCause();
