@@ -5,34 +5,19 @@ import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedTransferQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -63,40 +48,25 @@ public final class PostgresStore implements DecisionStore {
           "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
           "/dev/sluice/postgres/V5__sluice.sql");
 
-  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
-  private static final String VERSION_COMMENT = "sluice schema ";
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
   private static final int IN_FLIGHT_PER_KEY = 4;
-  private static final ClassValue<Method> MILLIS_TIMEOUT = new ClassValue<>() {
-    @Override
-    protected Method computeValue(Class<?> type) {
-      try {
-        return type.getMethod("setQueryTimeoutMs", long.class);
-      } catch (NoSuchMethodException e) {
-        return null;
-      }
-    }
-  };
-
   private final DataSource dataSource;
-  /** Connections for decisions while the pool is stuck after an outage; null: none. */
-  private final RecoveryConnections recovery;
+  /** Deletes expired rows in batches: on a schedule, and when asked. */
+  private final Pruning pruning;
+  /** Connections for decisions, by their deadline, from the pool or the recovery path. */
+  private final DeadlineConnections connections;
   private final String table;
   private final String decideSql;
   private final String resetSql;
-  private final String pruneSql;
   private final String decideGroupSql;
   private final String resetMemberSql;
-  private final String pruneGroupsSql;
   private final String prefix;
   private final LongSupplier micros;
   private final long timeoutMillis;
   private final long timeoutNanos;
-  private final int pruneBatch;
-  private final int asyncThreads;
-  private final ScheduledExecutorService pruner;
-  private final AtomicLong pruned = new AtomicLong();
+  /** Where asynchronous calls run: JDBC blocks, and an asynchronous caller must not. */
+  private final AsyncCalls async;
   /**
    * Decisions on one key from this JVM go to the database one at a time: threads queue here,
    * cheaply, instead of as backends waiting on the row lock (striped by key hash).
@@ -105,15 +75,15 @@ public final class PostgresStore implements DecisionStore {
 
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
-    this.recovery = b.recoveryDataSource == null ? null
-        : new RecoveryConnections(b.recoveryDataSource);
+    this.connections = new DeadlineConnections(dataSource, b.recoveryDataSource == null ? null
+        : new RecoveryConnections(b.recoveryDataSource), b.table, b.timeout.toMillis());
     this.table = b.table;
     this.prefix = b.prefix;
     this.micros = b.micros;
     this.timeoutMillis = b.timeout.toMillis();
     this.timeoutNanos = b.timeout.toNanos();
-    this.pruneBatch = b.pruneBatch;
-    this.asyncThreads = b.asyncThreads;
+    this.async = new AsyncCalls(b.asyncThreads, "PostgreSQL store on table " + table,
+        "sluice-postgres-async-" + table);
     this.stripes = new Semaphore[b.localQueue ? 1024 : 0];
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = new Semaphore(IN_FLIGHT_PER_KEY);
@@ -121,34 +91,9 @@ public final class PostgresStore implements DecisionStore {
     this.decideSql = "SELECT " + table + "_decide(?, ?, ?, ?, ?::bigint[], ?)";
     this.decideGroupSql = "SELECT " + table + "_decide_group(?, ?, ?, ?, ?, ?::bigint[], ?)";
     this.resetMemberSql = "DELETE FROM " + table + "_groups WHERE grp = ? AND key = ?";
-    this.pruneGroupsSql = "WITH victims AS (SELECT grp, key FROM " + table + "_groups"
-        + " WHERE expires_at < COALESCE(to_timestamp(?::float8 / 1000000), clock_timestamp())"
-        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
-        + " DELETE FROM " + table + "_groups t USING victims"
-        + " WHERE t.grp = victims.grp AND t.key = victims.key";
     this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
-    this.pruneSql = "WITH victims AS (SELECT key FROM " + table
-        + " WHERE expires_at < COALESCE(to_timestamp(?::float8 / 1000000), clock_timestamp())"
-        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
-        + " DELETE FROM " + table + " t USING victims WHERE t.key = victims.key";
-    prepareSchema(b.createIfMissing, b.unlogged);
-    if (b.pruneEvery != null) {
-      pruner = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-postgres-prune-" + table);
-        t.setDaemon(true);
-        return t;
-      });
-      long every = b.pruneEvery.toMillis();
-      pruner.scheduleWithFixedDelay(() -> {
-        try {
-          pruneExpired();
-        } catch (RuntimeException e) {
-          // the next run tries again; pruning is housekeeping, decisions never depend on it
-        }
-      }, every, every, TimeUnit.MILLISECONDS);
-    } else {
-      pruner = null;
-    }
+    PostgresSchema.prepare(dataSource, table, b.createIfMissing, b.unlogged);
+    this.pruning = new Pruning(dataSource, table, micros, b.pruneBatch, b.pruneEvery);
   }
 
   /** A builder for a store on {@code dataSource}. */
@@ -157,140 +102,13 @@ public final class PostgresStore implements DecisionStore {
   }
 
   /**
-   * The schema's SQL for {@code table} (the shipped {@code V1__sluice.sql} and
-   * {@code V2__sluice.sql}, in order, with the name replaced), optionally creating the table
-   * {@code UNLOGGED}. Idempotent.
+   * The schema's SQL for {@code table} (every file of {@link #SCHEMA_RESOURCES}, in order, with
+   * the name replaced), optionally creating the table {@code UNLOGGED}. Idempotent.
    *
    * @throws IllegalArgumentException if {@code table} is not a plain lower-case identifier
    */
   public static String schemaSql(String table, boolean unlogged) {
-    checkTable(table);
-    StringBuilder all = new StringBuilder();
-    for (String resource : SCHEMA_RESOURCES) {
-      all.append(migrationSql(resource, table)).append('\n');
-    }
-    String sql = all.toString();
-    return unlogged ? sql.replace("CREATE TABLE", "CREATE UNLOGGED TABLE") : sql;
-  }
-
-  private static String migrationSql(String resource, String table) {
-    return template(resource).replace(DEFAULT_TABLE, table);
-  }
-
-  private static String template(String resource) {
-    try (InputStream in = PostgresStore.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException(resource + " is missing from the classpath");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static String checkTable(String table) {
-    if (table == null || !IDENTIFIER.matcher(table).matches()) {
-      throw new IllegalArgumentException("table must be a lower-case SQL identifier of at most 50"
-          + " characters ([a-z_][a-z0-9_]*; use the connection's search_path for a schema) but was "
-          + (table == null ? "null" : "'" + table + "'"));
-    }
-    return table;
-  }
-
-  private void prepareSchema(boolean createIfMissing, boolean unlogged) {
-    try (Connection c = dataSource.getConnection()) {
-      String where = describe(c);
-      int found = schemaVersion(c);
-      if ((found == 0 || (found > 0 && found < SCHEMA_VERSION)) && createIfMissing) {
-        boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try (Statement s = c.createStatement()) {
-          // Several instances may start at once: one creates, the others wait and find it.
-          s.execute("SELECT pg_advisory_xact_lock(hashtext('sluice schema " + table + "'))");
-          int now = schemaVersion(c);
-          if (now == 0) {
-            s.execute(schemaSql(table, unlogged));
-          } else {
-            // an older Sluice table: the migrations it lacks, in order
-            for (int v = now; v > 0 && v < SCHEMA_VERSION; v++) {
-              s.execute(migrationSql(SCHEMA_RESOURCES.get(v), table));
-            }
-          }
-          c.commit();
-        } catch (SQLException e) {
-          c.rollback();
-          throw e;
-        } finally {
-          c.setAutoCommit(auto);
-        }
-        found = schemaVersion(c);
-      }
-      if (found == 0) {
-        throw new IllegalStateException("table " + table + " does not exist in " + where
-            + ": create it with the SQL in " + SCHEMA_RESOURCE.substring(1)
-            + " (PostgresStore.schemaSql(\"" + table + "\", false) gives it for this name;"
-            + " Flyway or Liquibase can run it), or call createIfMissing(true) on the builder");
-      }
-      if (found < 0) {
-        throw new IllegalStateException("table " + table + " in " + where + " is not a Sluice"
-            + " table (its comment does not say 'sluice schema N'); choose another name with"
-            + " table(...)");
-      }
-      if (found != SCHEMA_VERSION) {
-        throw new IllegalStateException("table " + table + " in " + where + " has Sluice schema"
-            + " version " + found + " but this Sluice needs version " + SCHEMA_VERSION
-            + (found < SCHEMA_VERSION ? ": apply " + SCHEMA_RESOURCES.subList(found, SCHEMA_VERSION)
-                + " from the jar (Flyway or Liquibase run them in order), or call"
-                + " createIfMissing(true) on the builder" : ""));
-      }
-      try (PreparedStatement p = c.prepareStatement(
-          "SELECT to_regprocedure(? || '_decide(text,integer,bigint,text,bigint[],integer)')")) {
-        p.setString(1, table);
-        try (ResultSet rs = p.executeQuery()) {
-          rs.next();
-          if (rs.getString(1) == null) {
-            throw new IllegalStateException("table " + table + " in " + where + " has schema"
-                + " version " + found + " but its function " + table + "_decide is missing:"
-                + " run the schema SQL again (it is idempotent)");
-          }
-        }
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("PostgreSQL refused the store (table " + table + "): "
-          + e.getMessage(), e);
-    }
-  }
-
-  private static String describe(Connection c) {
-    try {
-      return "database " + c.getCatalog() + " at " + c.getMetaData().getURL();
-    } catch (SQLException e) {
-      return "the database";
-    }
-  }
-
-  /** 0: no table; -1: a table that is not Sluice's; else the version its comment names. */
-  private int schemaVersion(Connection c) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(
-        "SELECT to_regclass(?) IS NOT NULL, obj_description(to_regclass(?), 'pg_class')")) {
-      p.setString(1, table);
-      p.setString(2, table);
-      try (ResultSet rs = p.executeQuery()) {
-        rs.next();
-        if (!rs.getBoolean(1)) {
-          return 0;
-        }
-        String comment = rs.getString(2);
-        if (comment == null || !comment.startsWith(VERSION_COMMENT)) {
-          return -1;
-        }
-        try {
-          return Integer.parseInt(comment.substring(VERSION_COMMENT.length()).trim());
-        } catch (NumberFormatException e) {
-          return -1;
-        }
-      }
-    }
+    return PostgresSchema.sql(table, unlogged);
   }
 
   @Override
@@ -323,7 +141,7 @@ public final class PostgresStore implements DecisionStore {
   @Override
   public CompletableFuture<Observation> applyGroupAsync(String group, String key,
       StoreRequest request) {
-    return async(() -> applyGroup(group, key, request));
+    return async.call(() -> applyGroup(group, key, request));
   }
 
   @Override
@@ -338,7 +156,7 @@ public final class PostgresStore implements DecisionStore {
         c.setAutoCommit(true);
       }
       try (PreparedStatement p = c.prepareStatement(resetMemberSql)) {
-        timeout(p, timeoutMillis);
+        DeadlineConnections.timeout(p, timeoutMillis);
         p.setString(1, prefix + group);
         p.setString(2, key);
         p.executeUpdate();
@@ -377,69 +195,18 @@ public final class PostgresStore implements DecisionStore {
     }
   }
 
-  /**
-   * A connection from the pool by {@code deadline}: the pool's own wait (HikariCP's
-   * connectionTimeout) is cut short there.
-   */
-  private Connection connection(long deadline) {
-    long left = deadline - System.nanoTime();
-    if (left <= 0) {
-      throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no time"
-          + " left within the store's timeout (" + timeoutMillis + " ms) to get a connection", null);
-    }
-    Connection c = null;
-    SQLException failure = null;
-    if (recovery == null || recovery.tryPool()) {
-      // stalled, the pool is only probed: a short wait, so that the decision can still take a
-      // recovery connection
-      boolean probe = recovery != null && recovery.stalled();
-      Deadline guard = Deadline.arm(probe ? Math.min(left, RecoveryConnections.PROBE_WAIT_NANOS)
-          : left);
-      try {
-        c = dataSource.getConnection();
-      } catch (SQLException e) {
-        failure = e;
-      } finally {
-        guard.disarm();   // a connection that came just as the deadline passed is used all the same
-      }
-      if (recovery != null) {
-        if (c != null) {
-          recovery.poolRecovered();
-        } else {
-          recovery.poolFailed();
-        }
-      }
-    }
-    if (c == null && recovery != null && recovery.stalled()) {
-      Deadline guard = Deadline.arm(Math.max(0, deadline - System.nanoTime()));
-      try {
-        c = recovery.connection(deadline);
-      } catch (SQLException e) {
-        failure = e;
-      } finally {
-        guard.disarm();
-      }
-    }
-    if (c != null) {
-      return c;
-    }
-    throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no"
-        + " connection within the store's timeout (" + timeoutMillis + " ms): "
-        + (failure == null ? "the pool gave none" : failure.getMessage()), failure);
-  }
-
   private Observation decide(String stateKey, String member, StoreRequest request,
       long deadline) {
     String args = args(request);
     SQLException last = null;
     for (int attempt = 0; attempt < SERIALIZATION_RETRIES; attempt++) {
-      try (Connection c = connection(deadline)) {
+      try (Connection c = connections.get(deadline)) {
         if (!c.getAutoCommit()) {
           c.setAutoCommit(true);
         }
         long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         try (PreparedStatement p = c.prepareStatement(member == null ? decideSql : decideGroupSql)) {
-          timeout(p, leftMillis);
+          DeadlineConnections.timeout(p, leftMillis);
           int at = 1;
           p.setString(at++, stateKey);
           if (member != null) {
@@ -479,20 +246,6 @@ public final class PostgresStore implements DecisionStore {
         + SERIALIZATION_RETRIES + " times with a serialization failure", last);
   }
 
-  private void timeout(PreparedStatement p, long millisLeft) throws SQLException {
-    Statement raw = p.isWrapperFor(Statement.class) ? p.unwrap(Statement.class) : p;
-    Method millis = MILLIS_TIMEOUT.get(raw.getClass());
-    if (millis != null) {
-      try {
-        millis.invoke(raw, millisLeft);
-        return;
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        // fall back to the standard, whole-second timeout
-      }
-    }
-    p.setQueryTimeout((int) Math.max(1, (millisLeft + 999) / 1000));
-  }
-
   /**
    * Checks within the store's timeout that a connection can be had and the database answers
    * ({@code Connection.isValid}); touches no key.
@@ -500,7 +253,7 @@ public final class PostgresStore implements DecisionStore {
   @Override
   public void ping() {
     long deadline = System.nanoTime() + timeoutNanos;
-    try (Connection c = connection(deadline)) {
+    try (Connection c = connections.get(deadline)) {
       int seconds = (int) Math.max(1, (deadline - System.nanoTime() + 999_999_999L) / 1_000_000_000L);
       if (!c.isValid(seconds)) {
         throw new StoreUnavailableException("PostgreSQL does not answer (table " + table + ")", null);
@@ -545,7 +298,7 @@ public final class PostgresStore implements DecisionStore {
         c.setAutoCommit(true);
       }
       try (PreparedStatement p = c.prepareStatement(resetSql)) {
-        timeout(p, timeoutMillis);
+        DeadlineConnections.timeout(p, timeoutMillis);
         p.setString(1, prefix + key);
         p.executeUpdate();
       }
@@ -561,103 +314,19 @@ public final class PostgresStore implements DecisionStore {
    * holds. Returns how many rows it deleted. Safe to call from any thread, at any time.
    */
   public long pruneExpired() {
-    long total = 0;
-    for (String sql : new String[] {pruneSql, pruneGroupsSql}) {
-      while (true) {
-        int n = pruneBatch(sql);
-        total += n;
-        if (n < pruneBatch) {
-          break;
-        }
-      }
-    }
-    pruned.addAndGet(total);
-    return total;
-  }
-
-  private int pruneBatch(String sql) {
-    try (Connection c = dataSource.getConnection()) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
-      try (PreparedStatement p = c.prepareStatement(sql)) {
-        if (micros == null) {
-          p.setNull(1, Types.BIGINT);
-        } else {
-          p.setLong(1, micros.getAsLong());
-        }
-        p.setInt(2, pruneBatch);
-        return p.executeUpdate();
-      }
-    } catch (SQLException e) {
-      throw new PostgresStoreException("PostgreSQL pruning of table " + table + " failed: "
-          + e.getMessage(), e);
-    }
+    return pruning.pruneExpired();
   }
 
   /** Rows deleted by pruning since this store was built. */
   public long prunedRows() {
-    return pruned.get();
-  }
-
-  /**
-   * Where asynchronous calls run (JDBC blocks, and an asynchronous caller must not): created on
-   * first use, {@code asyncThreads} daemon threads, all started at once and kept, taking calls
-   * from a lock-free queue; at most {@value #ASYNC_QUEUE} calls wait, past which a call fails as
-   * an unavailable store would. Handing a call over never parks the caller, even when many
-   * event-loop threads hand calls over at once: no lock is taken on the way in (no worker is
-   * created, and the queue is a {@code LinkedTransferQueue}).
-   */
-  private volatile ThreadPoolExecutor async;
-  private final AtomicInteger asyncWaiting =
-      new AtomicInteger();
-  private static final int ASYNC_QUEUE = 10_000;
-
-  private ThreadPoolExecutor async() {
-    ThreadPoolExecutor e = async;
-    if (e == null) {
-      synchronized (this) {
-        e = async;
-        if (e == null) {
-          AtomicInteger n = new AtomicInteger();
-          e = new ThreadPoolExecutor(asyncThreads, asyncThreads, 0,
-              TimeUnit.SECONDS, new LinkedTransferQueue<>(), r -> {
-                Thread t = new Thread(r, "sluice-postgres-async-" + table + "-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-              });
-          e.prestartAllCoreThreads();
-          async = e;
-        }
-      }
-    }
-    return e;
-  }
-
-  private <T> CompletableFuture<T> async(Supplier<T> call) {
-    if (asyncWaiting.incrementAndGet() > ASYNC_QUEUE) {
-      asyncWaiting.decrementAndGet();
-      return CompletableFuture.failedFuture(new StoreUnavailableException(
-          "PostgreSQL store on table " + table + ": " + ASYNC_QUEUE + " asynchronous calls are"
-              + " already waiting", null));
-    }
-    try {
-      return CompletableFuture.supplyAsync(() -> {
-        asyncWaiting.decrementAndGet();
-        return call.get();
-      }, async());
-    } catch (RejectedExecutionException closed) {
-      asyncWaiting.decrementAndGet();
-      return CompletableFuture.failedFuture(new StoreUnavailableException(
-          "PostgreSQL store on table " + table + " is closed", closed));
-    }
+    return pruning.pruned();
   }
 
   /** {@link #apply} on one of this store's threads: the caller's thread never waits for JDBC. */
   @Override
   public CompletableFuture<Observation> applyAsync(String key,
       StoreRequest request) {
-    return async(() -> apply(key, request));
+    return async.call(() -> apply(key, request));
   }
 
   /**
@@ -668,11 +337,11 @@ public final class PostgresStore implements DecisionStore {
   public CompletableFuture<Integer> liveInstances(String fleet,
       String instance, long ttlMillis) {
     String fleetKey = prefix + fleet;
-    return async(() -> {
+    return async.call(() -> {
         try (Connection c = dataSource.getConnection();
             PreparedStatement p = c.prepareStatement(
                 "SELECT " + table + "_live_instances(?, ?, ?, ?)")) {
-          timeout(p, timeoutMillis);
+          DeadlineConnections.timeout(p, timeoutMillis);
           p.setString(1, fleetKey);
           p.setString(2, instance);
           p.setLong(3, ttlMillis);
@@ -695,15 +364,9 @@ public final class PostgresStore implements DecisionStore {
   /** Stops scheduled pruning; the DataSource belongs to the caller and stays open. */
   @Override
   public void close() {
-    if (recovery != null) {
-      recovery.close();
-    }
-    if (async != null) {
-      async.shutdownNow();
-    }
-    if (pruner != null) {
-      pruner.shutdownNow();
-    }
+    connections.close();
+    async.close();
+    pruning.close();
   }
 
   @Override
@@ -747,7 +410,7 @@ public final class PostgresStore implements DecisionStore {
 
     /** The table (default {@value #DEFAULT_TABLE}); a plain lower-case identifier. */
     public Builder table(String table) {
-      this.table = checkTable(table);
+      this.table = PostgresSchema.checkTable(table);
       return this;
     }
 
