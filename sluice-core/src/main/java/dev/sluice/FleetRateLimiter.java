@@ -5,13 +5,8 @@ import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreProtocol.Operation;
 import dev.sluice.spi.StoreRequest;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,22 +56,18 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   /** The slowest limit's rate, units per second: what the shared bucket leaks. */
   private final double leakPerSecond;
   private final Limit deciding;
-  private final ConcurrentHashMap<String, Lease> leases = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, LeaseRecord> leases = new ConcurrentHashMap<>();
   /** Records made and not yet removed, never more than maximumKeys (places reserved first). */
   private final AtomicInteger records =
       new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
-  /** Lease and release calls sent and not yet answered (with their answer handled). */
+  /** LeaseRecord and release calls sent and not yet answered (with their answer handled). */
   private final AtomicInteger inFlight =
       new AtomicInteger();
   /** close() has given back what was held: a grant landing later is given back at once. */
   private volatile boolean drained;
-  /** This instance, to the store's count of the fleet's live instances. */
-  private final String instanceId = UUID.randomUUID().toString();
-  private final String fleet;
-  private final AtomicBoolean heartbeatBusy = new AtomicBoolean();
-  /** How many instances the store last counted (0 before it answered, or if it cannot). */
-  private volatile int seenInstances;
+  /** This instance in the store's count of the fleet's live instances. */
+  private final FleetMembership membership;
   private final LongAdder leaseCalls = new LongAdder();
   private final LongAdder unitsGranted = new LongAdder();
   private final LongAdder unitsReturned = new LongAdder();
@@ -87,53 +78,6 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   private final LongAdder localRejections = new LongAdder();
   /** Recent latency of a lease call, nanos: how long a local rejection while refilling lasts. */
   private volatile long leaseLatency = 1_000_000;
-
-  /** One key's lease record. */
-  static final class Lease {
-    final String key;
-    /** Micro-units held, unspent. */
-    final AtomicLong held = new AtomicLong();
-    /** When what is held is given back (nanos); meaningful while something is held. */
-    volatile long deadline;
-    /** Micro-units granted into this record, and taken out of it (given back or dropped). */
-    final AtomicLong in = new AtomicLong();
-    final AtomicLong out = new AtomicLong();
-    /** Demand not served from the lease (rejected locally, or sent to the store), micro-units. */
-    final LongAdder unmet = new LongAdder();
-    /** What had been spent at the last demand sample. */
-    volatile long spentAtSample;
-    final AtomicLong sampleStart;
-    /** Demand, units per second (an average over the last samples). */
-    volatile double rate;
-    /** A lease or release call of this key is in flight. */
-    final AtomicBoolean busy = new AtomicBoolean();
-    /** No lease call before this instant (nanos): pacing after a short grant. */
-    volatile long nextCall;
-    /** The last grant was less than asked: the shared bucket had no more room. */
-    volatile boolean short_;
-    /** A store decision of this key is in flight while its lease is empty (one at a time). */
-    final AtomicBoolean probing = new AtomicBoolean();
-    /** The last lease call failed: decisions go through the store's failure handling. */
-    volatile boolean failing;
-    /**
-     * Micro-units the failure policy admitted while the store could not be reached, not charged
-     * to the shared bucket: charged (as far as it has room) once the store is back.
-     */
-    final AtomicLong owed = new AtomicLong();
-    volatile long resetAfterNanos;
-    /** Below this many micro-units held, a request asks for a refill (half the target). */
-    volatile long lowWater;
-
-    Lease(String key, long now) {
-      this.key = key;
-      this.sampleStart = new AtomicLong(now);
-    }
-
-    /** Micro-units spent from this record's leases (exact when no call is under way). */
-    long spent() {
-      return in.get() - out.get() - held.get();
-    }
-  }
 
   FleetRateLimiter(StoreRateLimiter exact, LeaseSettings settings) {
     super(exact.limits, exact.clock, exact.scheduler);
@@ -159,6 +103,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     this.fleetCap = cap;
     this.leakPerSecond = leak;
+    this.membership = new FleetMembership(store,
+        settings.fleet() != null ? settings.fleet() : FleetMembership.fleetOf(limits),
+        settings.instances(), Math.max(1000, 3 * lifetimeNanos / 1_000_000));
     if (instanceCap() < MIN_LEASE) {
       throw new IllegalArgumentException(String.format(Locale.ROOT,
           "leases would hold %s units per instance (the least of the capacity, %s%% of a second"
@@ -169,57 +116,13 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     this.deciding = limits.get(0);
     exact.shareAmong(this::instances);
-    this.fleet = settings.fleet() != null ? settings.fleet() : fleetOf(limits);
-    heartbeat();
+    membership.heartbeat();
     scheduleSweep();
   }
 
   /** The instances the caps assume: as told, or as many as the store last counted if more. */
   int instances() {
-    return Math.max(settings.instances(), seenInstances);
-  }
-
-  /**
-   * Tells the store this instance is alive and reads how many are (every half lifetime, from the
-   * sweep; one call at a time). A store that cannot count answers -1 and changes nothing.
-   */
-  private void heartbeat() {
-    if (!heartbeatBusy.compareAndSet(false, true)) {
-      return;
-    }
-    CompletableFuture<Integer> counted;
-    try {
-      counted = store.liveInstances(fleet, instanceId, Math.max(1000, 3 * lifetimeNanos / 1_000_000));
-    } catch (RuntimeException e) {
-      counted = CompletableFuture.failedFuture(e);
-    }
-    counted.whenComplete((n, failure) -> {
-      if (failure == null && n != null && n > 0) {
-        seenInstances = n;
-      }
-      heartbeatBusy.set(false);
-    });
-  }
-
-  /** A fleet name from the limits: limiters with the same limits on one store count together. */
-  static String fleetOf(List<Limit> limits) {
-    try {
-      StringBuilder all = new StringBuilder();
-      for (Limit l : limits) {   // every figure of the limit, not only its name
-        all.append(l.algorithm().id()).append('|').append(l.capacity()).append('|')
-            .append(l.rate()).append('|').append(l.window()).append('|').append(l.penalty())
-            .append('|').append(l.name()).append(';');
-      }
-      byte[] digest = MessageDigest.getInstance("SHA-256")
-          .digest(all.toString().getBytes(StandardCharsets.UTF_8));
-      StringBuilder b = new StringBuilder("limits-");
-      for (int i = 0; i < 8; i++) {
-        b.append(String.format(Locale.ROOT, "%02x", digest[i]));
-      }
-      return b.toString();
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
+    return membership.instances();
   }
 
   /** The most units this instance may hold at once. */
@@ -239,7 +142,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     // both outcomes reach (the store's decision is copied), is all that inlines into the caller.
     // Escape analysis then drops the decision of the hot path when the caller only reads it: a
     // decision merged from two allocations at a return could not be dropped.
-    Lease l = spendFromLease(key, cost);
+    LeaseRecord l = spendFromLease(key, cost);
     Decision other = l == null ? local(key, cost, true, true) : null;
     return new Decision(other, l == null ? 0 : Math.max(0, l.held.get()) / MICRO,
         l == null ? 0 : l.resetAfterNanos, deciding);
@@ -250,9 +153,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * null (no lease, too little held, expired: the slower path decides). Counts demand samples and
    * asks for a refill when what is held runs low. The key was checked when its record was made.
    */
-  private Lease spendFromLease(String key, double cost) {
+  private LeaseRecord spendFromLease(String key, double cost) {
     Checks.cost(cost);
-    Lease l = leases.get(Objects.requireNonNull(key, "key"));
+    LeaseRecord l = leases.get(Objects.requireNonNull(key, "key"));
     if (l == null) {
       return null;
     }
@@ -301,7 +204,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       new Decision(false, false, 0, 0, 0, 0, Limit.leakyBucket(1, Rate.perSecond(1)), null);
 
   private void endProbe(String key) {
-    Lease l = leases.get(key);
+    LeaseRecord l = leases.get(key);
     if (l != null) {
       l.probing.set(false);
     }
@@ -314,7 +217,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
     StoreKeys.check(key);
     Checks.cost(cost);
-    Lease l = spendFromLease(key, cost);
+    LeaseRecord l = spendFromLease(key, cost);
     Decision local = l != null
         ? new Decision(null, Math.max(0, l.held.get()) / MICRO, l.resetAfterNanos, deciding)
         : local(key, cost, true, false);
@@ -357,7 +260,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   @Override
   public void reset(String key) {
     StoreKeys.check(key);
-    Lease l = leases.remove(key);
+    LeaseRecord l = leases.remove(key);
     if (l != null) {
       records.decrementAndGet();
       l.out.addAndGet(l.held.getAndSet(0));   // the store forgets what it charged for it
@@ -386,7 +289,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     }
     long need = (long) micro;
     long now = clock.nanoTime();
-    Lease l = record(key, now);
+    LeaseRecord l = record(key, now);
     if (l == null) {
       return orStore ? exact.tryAcquire(key, cost) : null;
     }
@@ -447,7 +350,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** The admission from what is held (taken when {@code take}), or null if not enough is held. */
-  private Decision fromLease(Lease l, long need, boolean take, long now) {
+  private Decision fromLease(LeaseRecord l, long need, boolean take, long now) {
     long held = take ? spend(l, need) : l.held.get() - need;
     if (held < 0) {
       return null;
@@ -460,7 +363,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** Takes need micro-units if held; returns what is held after, or -1 if not enough. */
-  private static long spend(Lease l, long need) {
+  private static long spend(LeaseRecord l, long need) {
     AtomicLong held = l.held;
     for (;;) {
       long h = held.get();
@@ -474,8 +377,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** The key's record, created on first sight while there is room; null when the table is full. */
-  private Lease record(String key, long now) {
-    Lease l = leases.get(key);
+  private LeaseRecord record(String key, long now) {
+    LeaseRecord l = leases.get(key);
     if (l != null) {
       return l;
     }
@@ -485,8 +388,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       records.decrementAndGet();
       return null;
     }
-    Lease made = new Lease(key, now);
-    Lease raced = leases.putIfAbsent(key, made);
+    LeaseRecord made = new LeaseRecord(key, now);
+    LeaseRecord raced = leases.putIfAbsent(key, made);
     if (raced != null) {
       records.decrementAndGet();
       return raced;
@@ -495,7 +398,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** Units a lease of this key aims to hold: half a lifetime of demand, within the cap. */
-  private long target(Lease l) {
+  private long target(LeaseRecord l) {
     double units = Math.ceil(l.rate * lifetimeNanos / 2e9);
     return (long) Math.min(units, instanceCap());
   }
@@ -504,7 +407,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * Asks for a refill when less than half the target is held, or less than {@code need}, unless
    * one is in flight.
    */
-  private void refillIfLow(Lease l, long now, long need) {
+  private void refillIfLow(LeaseRecord l, long now, long need) {
     long target = target(l);
     if (target < MIN_LEASE) {
       return;
@@ -551,7 +454,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** A lease call came back: holds what was granted, or records the failure. */
-  private void granted(Lease l, CircuitBreaker b, long want, long sent, Observation seen,
+  private void granted(LeaseRecord l, CircuitBreaker b, long want, long sent, Observation seen,
       Throwable failure) {
     try {
       long now = clock.nanoTime();
@@ -593,7 +496,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * Charges the shared bucket with what the failure policy admitted while the store was down
    * (the seed's reconciliation), as far as it has room: a lease call whose grant is not held.
    */
-  private void reconcile(Lease l) {
+  private void reconcile(LeaseRecord l) {
     long owed = l.owed.getAndSet(0);
     long units = (long) Math.ceil(owed / MICRO);
     if (units <= 0) {
@@ -609,7 +512,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   }
 
   /** Gives back what is held if the deadline has passed. */
-  private void expire(Lease l, long now) {
+  private void expire(LeaseRecord l, long now) {
     if (l.held.get() > 0 && now - l.deadline >= 0 && !l.busy.get()) {
       giveBack(l, false);
     }
@@ -619,7 +522,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * Gives back every whole unit held (a fraction left over is stranded), with one release call;
    * {@code wait} blocks until it is done (on close).
    */
-  private void giveBack(Lease l, boolean wait) {
+  private void giveBack(LeaseRecord l, boolean wait) {
     long micro = l.held.getAndSet(0);
     if (micro <= 0) {
       return;
@@ -668,9 +571,9 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return;
     }
     try {
-      heartbeat();
+      membership.heartbeat();
       long now = clock.nanoTime();
-      for (Lease l : leases.values()) {
+      for (LeaseRecord l : leases.values()) {
         expire(l, now);
         // idle: no request since the last demand sample, 4 lifetimes ago (a request after it
         // would have taken a new sample)
@@ -694,18 +597,18 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    // Lease and release calls in flight land first (up to CLOSE_WAIT): a grant that lands is
+    // LeaseRecord and release calls in flight land first (up to CLOSE_WAIT): a grant that lands is
     // held, and given back below with everything else, so that the counts are whole when close()
     // returns.
     long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
     while (inFlight.get() > 0 && System.nanoTime() - deadline < 0) {
       LockSupport.parkNanos(1_000_000);
     }
-    for (Lease l : leases.values()) {
+    for (LeaseRecord l : leases.values()) {
       giveBack(l, true);
     }
     drained = true;
-    for (Lease l : leases.values()) {
+    for (LeaseRecord l : leases.values()) {
       if (l.held.get() > 0) {   // landed between the loop and the flag
         giveBack(l, true);
       }
@@ -720,7 +623,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
     LimiterStats s = exact.stats();
     long held = 0;
     long spent = spentByGone.sum();
-    for (Lease l : leases.values()) {
+    for (LeaseRecord l : leases.values()) {
       held += l.held.get();
       spent += l.spent();
     }

@@ -424,10 +424,10 @@ class FleetModeTest {
   @Test
   void theFleetIsNamedByEveryFigureOfItsLimits() {
     Limit a = Limit.leakyBucket(10, Rate.perSecond(5)).named("api");
-    assertThat(FleetRateLimiter.fleetOf(List.of(a)))
-        .isEqualTo(FleetRateLimiter.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(5)).named("api"))))
+    assertThat(FleetMembership.fleetOf(List.of(a)))
+        .isEqualTo(FleetMembership.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(5)).named("api"))))
         .as("same name, other rate: another fleet")
-        .isNotEqualTo(FleetRateLimiter.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(6)).named("api"))))
+        .isNotEqualTo(FleetMembership.fleetOf(List.of(Limit.leakyBucket(10, Rate.perSecond(6)).named("api"))))
         .startsWith("limits-").hasSize("limits-".length() + 16);
   }
 
