@@ -2,8 +2,12 @@
  * Sluice core: the limiters, the in-memory store, and the SPI for shared stores. No runtime
  * dependencies.
  */
+// the modules of the qualified export are built after this one
+@SuppressWarnings("module")
 module dev.sluice {
   exports dev.sluice;
   exports dev.sluice.spi;
   exports dev.sluice.http;
+  // not API: shared by Sluice's own modules
+  exports dev.sluice.internal to dev.sluice.servlet, dev.sluice.webflux, dev.sluice.spring;
 }

@@ -1,10 +1,9 @@
 package dev.sluice.servlet;
 
 import dev.sluice.RateLimiter;
-import dev.sluice.http.RuleSupport;
+import dev.sluice.http.RuleBuilder;
+import dev.sluice.http.RuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.Objects;
-import java.util.Set;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
 
@@ -23,25 +22,12 @@ import java.util.regex.Pattern;
  * slashes resolved), so an encoded or disguised URI cannot step around a rule.
  */
 public final class Rule {
-  private final String pattern;
+  private final RuleSettings<HttpServletRequest, KeyResolver> settings;
   private final Pattern regex;
-  private final Set<String> methods;
-  private final RateLimiter limiter;
-  private final KeyResolver key;
-  private final ToDoubleFunction<HttpServletRequest> cost;
-  private final boolean queue;
 
-  private Rule(Builder b) {
-    this.pattern = b.pattern;
-    this.regex = b.regex;
-    this.methods = b.methods;
-    this.limiter = Objects.requireNonNull(b.limiter, "rule for " + b.pattern + " needs a limiter");
-    this.key = b.key;
-    this.cost = b.cost;
-    this.queue = b.queue;
-    if (queue) {
-      RuleSupport.checkQueueable(limiter.limits(), b.pattern);
-    }
+  private Rule(RuleSettings<HttpServletRequest, KeyResolver> settings) {
+    this.settings = settings;
+    this.regex = compile(settings.pattern());
   }
 
   /** A rule for requests whose path matches {@code pattern} (starting with {@code /}). */
@@ -50,28 +36,28 @@ public final class Rule {
   }
 
   boolean matches(String method, String path) {
-    return (methods.isEmpty() || methods.contains(method)) && regex.matcher(path).matches();
+    return settings.appliesTo(method) && regex.matcher(path).matches();
   }
 
   RateLimiter limiter() {
-    return limiter;
+    return settings.limiter();
   }
 
   KeyResolver key() {
-    return key;
+    return settings.key();
   }
 
   ToDoubleFunction<HttpServletRequest> cost() {
-    return cost;
+    return settings.cost();
   }
 
   boolean queue() {
-    return queue;
+    return settings.queue();
   }
 
   @Override
   public String toString() {
-    return (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern;
+    return settings.toString();
   }
 
   static Pattern compile(String pattern) {
@@ -100,61 +86,23 @@ public final class Rule {
     return Pattern.compile(b.toString());
   }
 
-  /** Settings of a {@link Rule}. */
-  public static final class Builder {
-    private final String pattern;
-    private final Pattern regex;
-    private Set<String> methods = Set.of();
-    private RateLimiter limiter;
-    private KeyResolver key = Keys.clientIp();
-    private ToDoubleFunction<HttpServletRequest> cost = r -> 1;
-    private boolean queue;
-
+  /**
+   * Settings of a {@link Rule}: {@link RuleBuilder}'s. In queue mode a held request keeps its
+   * thread for its delay.
+   */
+  public static final class Builder
+      extends RuleBuilder<HttpServletRequest, KeyResolver, Builder> {
     private Builder(String pattern) {
-      if (pattern == null || !pattern.startsWith("/")) {
-        throw new IllegalArgumentException("a path pattern starts with '/' but was "
-            + (pattern == null ? "null" : "'" + pattern + "'"));
-      }
-      this.pattern = pattern;
-      this.regex = compile(pattern);
+      super(pattern, Keys.clientIp());
     }
 
-    /** HTTP methods this rule applies to (default: all). */
-    public Builder methods(String... methods) {
-      this.methods = RuleSupport.methods(methods);
-      return this;
-    }
-
-    /** The limiter (with one or several limits) these requests are held to. */
-    public Builder limiter(RateLimiter limiter) {
-      this.limiter = Objects.requireNonNull(limiter, "limiter");
-      return this;
-    }
-
-    /** The key (default: the client IP, no proxy trusted). */
-    public Builder key(KeyResolver key) {
-      this.key = Objects.requireNonNull(key, "key");
-      return this;
-    }
-
-    /** A request's cost (default 1), e.g. the number of rows a batch request inserts. */
-    public Builder cost(ToDoubleFunction<HttpServletRequest> cost) {
-      this.cost = Objects.requireNonNull(cost, "cost");
-      return this;
-    }
-
-    /**
-     * Queue mode: a request that fits is held for its delay, so that requests reach the
-     * application at the leak rate; the delay is bounded by the bucket (capacity / rate), beyond
-     * which requests are rejected. Bucket limits only. A held request keeps its thread.
-     */
-    public Builder queue() {
-      this.queue = true;
+    @Override
+    protected Builder self() {
       return this;
     }
 
     public Rule build() {
-      return new Rule(this);
+      return new Rule(settings());
     }
   }
 }

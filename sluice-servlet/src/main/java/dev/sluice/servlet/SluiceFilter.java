@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
+import dev.sluice.internal.FilterPolicy;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -17,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Jakarta Servlet filter that holds requests to rate limits: the first {@link Rule} that
@@ -38,7 +38,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SluiceFilter implements Filter {
   private static final System.Logger LOG = System.getLogger(SluiceFilter.class.getName());
-  private static final String SHARED_KEY = "shared:no-key";
 
   /** Waits a queued request's delay; tests pass one driven by a manual clock. */
   @FunctionalInterface
@@ -47,20 +46,14 @@ public final class SluiceFilter implements Filter {
   }
 
   private final List<Rule> rules;
-  private final RateLimitHeaders.Mode headers;
-  private final MissingKey missingKey;
-  private final boolean dryRun;
+  /** What a matched request gets, decided as the WebFlux filter decides it. */
+  private final FilterPolicy policy;
   private final boolean combineHeaders;
   private final Sleeper sleeper;
-  private final AtomicLong rejected = new AtomicLong();
-  private final AtomicLong wouldReject = new AtomicLong();
-  private final AtomicLong unavailable = new AtomicLong();
 
   private SluiceFilter(Builder b) {
     this.rules = List.copyOf(b.rules);
-    this.headers = b.headers;
-    this.missingKey = b.missingKey;
-    this.dryRun = b.dryRun;
+    this.policy = new FilterPolicy(b.headers, b.missingKey, b.dryRun, LOG);
     this.combineHeaders = b.combineHeaders;
     this.sleeper = b.sleeper;
   }
@@ -91,72 +84,50 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
+    String method = request.getMethod();
     String key = rule.key().key(request);
     if (key == null) {
-      switch (missingKey) {
-        case ALLOW -> {
-          chain.doFilter(req, res);
-          return;
-        }
-        case REJECT -> {
-          if (dryRun) {
-            LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} has no rate-limit key and would be"
-                + " refused", request.getMethod(), path);
-            chain.doFilter(req, res);
-          } else {
-            problem(response, 400, "Missing rate-limit key", "this request carries no key that"
-                + " the rate limit of " + rule + " could be applied to");
-          }
-          return;
-        }
-        case SHARED -> key = SHARED_KEY;
+      FilterPolicy.Outcome o = policy.withoutKey(method, path, rule);
+      if (o.passes()) {
+        chain.doFilter(req, res);
+        return;
       }
+      if (o.problem() != null) {
+        writeProblem(response, o.problem());
+        return;
+      }
+      key = o.key();
     }
     double cost;
     try {
       cost = rule.cost().applyAsDouble(request);
     } catch (RuntimeException e) {
-      problem(response, 400, "Invalid request cost", "the request's cost could not be computed: "
-          + e.getMessage());
+      writeProblem(response, policy.costFailed(e));
       return;
     }
     Decision d;
     try {
       d = rule.queue() ? rule.limiter().reserve(key, cost) : rule.limiter().tryAcquire(key, cost);
     } catch (IllegalArgumentException e) {
-      problem(response, 400, "Invalid rate-limit input", e.getMessage());
+      writeProblem(response, policy.invalidInput(e));
       return;
     }
-    if (dryRun) {
-      if (!d.isAllowed()) {
-        wouldReject.incrementAndGet();
-        LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} key {2} would be rejected ({3})",
-            request.getMethod(), path, key, d);
+    FilterPolicy.Outcome o = policy.decided(d, cost, method, path, key, response::setHeader);
+    if (o.problem() != null) {
+      writeProblem(response, o.problem());
+      return;
+    }
+    if (o.delayNanos() > 0) {
+      try {
+        sleeper.sleep(o.delayNanos());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        writeProblem(response, new RateLimitProblem(503, "Interrupted", "the server stopped"
+            + " while the request was queued"));
+        return;
       }
-      chain.doFilter(req, res);
-      return;
     }
-    RateLimitProblem.writeHeaders(d, headers, response::setHeader);
-    if (d.isAllowed()) {
-      if (rule.queue() && d.delayNanos() > 0) {
-        try {
-          sleeper.sleep(d.delayNanos());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          problem(response, 503, "Interrupted", "the server stopped while the request was queued");
-          return;
-        }
-      }
-      chain.doFilter(req, combineHeaders ? new CombiningResponse(response) : res);
-      return;
-    }
-    (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
-    writeProblem(response, RateLimitProblem.of(d, cost));
-  }
-
-  private static void problem(HttpServletResponse response, int status, String title, String detail)
-      throws IOException {
-    writeProblem(response, new RateLimitProblem(status, title, detail));
+    chain.doFilter(req, combineHeaders ? new CombiningResponse(response) : res);
   }
 
   /**
@@ -176,17 +147,17 @@ public final class SluiceFilter implements Filter {
 
   /** Requests answered 429 since start. */
   public long rejectedRequests() {
-    return rejected.get();
+    return policy.rejectedRequests();
   }
 
   /** Requests a dry run would have rejected (dry-run mode only). */
   public long dryRunRejections() {
-    return wouldReject.get();
+    return policy.dryRunRejections();
   }
 
   /** Requests answered 503 because the store was down and its policy refuses. */
   public long unavailableResponses() {
-    return unavailable.get();
+    return policy.unavailableResponses();
   }
 
   /**

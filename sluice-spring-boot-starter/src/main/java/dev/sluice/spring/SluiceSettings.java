@@ -8,7 +8,7 @@ import dev.sluice.http.ClientAddress;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestKeys;
-import dev.sluice.http.RuleSupport;
+import dev.sluice.internal.RuleChecks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -253,7 +253,7 @@ final class SluiceSettings {
     }
     List<String> methods = new ArrayList<>();
     try {
-      methods.addAll(RuleSupport.methods(r.getMethods().toArray(new String[0])));
+      methods.addAll(RuleChecks.methods(r.getMethods().toArray(new String[0])));
     } catch (IllegalArgumentException e) {
       problems.add(at + ".methods: " + e.getMessage());
     }
@@ -270,7 +270,7 @@ final class SluiceSettings {
     if (queue) {
       if (policy != null && policies.containsKey(policy)) {
         try {
-          RuleSupport.checkQueueable(policies.get(policy), path);
+          RuleChecks.checkQueueable(policies.get(policy), path);
         } catch (IllegalArgumentException e) {
           problems.add(at + ".queue: " + e.getMessage());
         }

@@ -4,12 +4,12 @@ import dev.sluice.Decision;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
+import dev.sluice.internal.FilterPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -48,28 +48,21 @@ import reactor.core.publisher.Mono;
  */
 public final class SluiceWebFilter implements WebFilter {
   private static final System.Logger LOG = System.getLogger(SluiceWebFilter.class.getName());
-  private static final String SHARED_KEY = "shared:no-key";
   /** Stands for "this request has no key" (compared by identity). */
   private static final String NO_KEY = new String("no key");
   private static final MediaType PROBLEM = MediaType.parseMediaType(RateLimitProblem.MEDIA_TYPE);
 
   private final List<WebRule> rules;
-  private final RateLimitHeaders.Mode headers;
-  private final MissingKey missingKey;
-  private final boolean dryRun;
+  /** What a matched request gets, decided as the servlet filter decides it. */
+  private final FilterPolicy policy;
   private final Delayer delayer;
-  private final AtomicLong rejected = new AtomicLong();
-  private final AtomicLong wouldReject = new AtomicLong();
-  private final AtomicLong unavailable = new AtomicLong();
 
   /** Whether list fields added after this filter join its own on one line. */
   private final boolean combineHeaders;
 
   private SluiceWebFilter(Builder b) {
     this.rules = List.copyOf(b.rules);
-    this.headers = b.headers;
-    this.missingKey = b.missingKey;
-    this.dryRun = b.dryRun;
+    this.policy = new FilterPolicy(b.headers, b.missingKey, b.dryRun, LOG);
     this.combineHeaders = b.combineHeaders;
     this.delayer = b.delayer;
   }
@@ -107,19 +100,12 @@ public final class SluiceWebFilter implements WebFilter {
   }
 
   private Mono<Void> withoutKey(ServerWebExchange exchange, WebFilterChain chain, WebRule rule) {
-    return switch (missingKey) {
-      case ALLOW -> chain.filter(exchange);
-      case SHARED -> limit(exchange, chain, rule, SHARED_KEY);
-      case REJECT -> {
-        if (dryRun) {
-          LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} has no rate-limit key and would be"
-              + " refused", exchange.getRequest().getMethod(), exchange.getRequest().getPath());
-          yield chain.filter(exchange);
-        }
-        yield problem(exchange.getResponse(), 400, "Missing rate-limit key", "this request"
-            + " carries no key that the rate limit of " + rule + " could be applied to");
-      }
-    };
+    ServerHttpRequest request = exchange.getRequest();
+    FilterPolicy.Outcome o = policy.withoutKey(request.getMethod().name(),
+        request.getPath().value(), rule);
+    return o.passes() ? chain.filter(exchange)
+        : o.problem() != null ? writeProblem(exchange.getResponse(), o.problem())
+        : limit(exchange, chain, rule, o.key());
   }
 
   private Mono<Void> limit(ServerWebExchange exchange, WebFilterChain chain, WebRule rule,
@@ -129,50 +115,42 @@ public final class SluiceWebFilter implements WebFilter {
     try {
       cost = rule.cost().applyAsDouble(exchange.getRequest());
     } catch (RuntimeException e) {
-      return problem(response, 400, "Invalid request cost", "the request's cost could not be"
-          + " computed: " + e.getMessage());
+      return writeProblem(response, policy.costFailed(e));
     }
     CompletableFuture<Decision> decided;
     try {
       decided = rule.queue() ? rule.limiter().reserveAsync(key, cost)
           : rule.limiter().tryAcquireAsync(key, cost);
     } catch (IllegalArgumentException e) {
-      return problem(response, 400, "Invalid rate-limit input", e.getMessage());
+      return writeProblem(response, policy.invalidInput(e));
     }
     return Mono.fromFuture(decided)
-        .flatMap(d -> respond(exchange, chain, rule, d, cost))
+        .flatMap(d -> respond(exchange, chain, d, cost, key))
         .onErrorResume(IllegalArgumentException.class,
-            e -> problem(response, 400, "Invalid rate-limit input", e.getMessage()));
+            e -> writeProblem(response, policy.invalidInput(e)));
   }
 
-  private Mono<Void> respond(ServerWebExchange exchange, WebFilterChain chain, WebRule rule,
-      Decision d, double cost) {
-    if (dryRun) {
-      if (!d.isAllowed()) {
-        wouldReject.incrementAndGet();
-        LOG.log(System.Logger.Level.INFO, "dry run: {0} {1} would be rejected ({2})",
-            exchange.getRequest().getMethod(), exchange.getRequest().getPath(), d);
-      }
-      return chain.filter(exchange);
-    }
+  private Mono<Void> respond(ServerWebExchange exchange, WebFilterChain chain, Decision d,
+      double cost, String key) {
+    ServerHttpRequest request = exchange.getRequest();
     HttpHeaders h = exchange.getResponse().getHeaders();
-    RateLimitProblem.writeHeaders(d, headers, h::set);
-    if (d.isAllowed()) {
-      if (combineHeaders) {
-        String policy = h.getFirst("RateLimit-Policy");
-        String limit = h.getFirst("RateLimit");
-        exchange.getResponse().beforeCommit(() -> {
-          combine(exchange.getResponse().getHeaders(), "RateLimit-Policy", policy);
-          combine(exchange.getResponse().getHeaders(), "RateLimit", limit);
-          return Mono.empty();
-        });
-      }
-      return rule.queue() && d.delayNanos() > 0
-          ? delayer.delay(d.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
-          : chain.filter(exchange);
+    FilterPolicy.Outcome o = policy.decided(d, cost, request.getMethod().name(),
+        request.getPath().value(), key, h::set);
+    if (o.problem() != null) {
+      return writeProblem(exchange.getResponse(), o.problem());
     }
-    (d.isUnavailable() ? unavailable : rejected).incrementAndGet();
-    return writeProblem(exchange.getResponse(), RateLimitProblem.of(d, cost));
+    if (combineHeaders && d.isAllowed()) {
+      String policyField = h.getFirst("RateLimit-Policy");
+      String limit = h.getFirst("RateLimit");
+      exchange.getResponse().beforeCommit(() -> {
+        combine(exchange.getResponse().getHeaders(), "RateLimit-Policy", policyField);
+        combine(exchange.getResponse().getHeaders(), "RateLimit", limit);
+        return Mono.empty();
+      });
+    }
+    return o.delayNanos() > 0
+        ? delayer.delay(o.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
+        : chain.filter(exchange);
   }
 
   /**
@@ -197,11 +175,6 @@ public final class SluiceWebFilter implements WebFilter {
     }
   }
 
-  private static Mono<Void> problem(ServerHttpResponse response, int status, String title,
-      String detail) {
-    return writeProblem(response, new RateLimitProblem(status, title, detail));
-  }
-
   /**
    * Answers with {@code problem}: its status and its {@code application/problem+json} document
    * (the header fields are the caller's, {@link RateLimitProblem#writeHeaders}). The Spring Boot
@@ -217,17 +190,17 @@ public final class SluiceWebFilter implements WebFilter {
 
   /** Requests answered 429 since start. */
   public long rejectedRequests() {
-    return rejected.get();
+    return policy.rejectedRequests();
   }
 
   /** Requests a dry run would have rejected (dry-run mode only). */
   public long dryRunRejections() {
-    return wouldReject.get();
+    return policy.dryRunRejections();
   }
 
   /** Requests answered 503 because the store was down and its policy refuses. */
   public long unavailableResponses() {
-    return unavailable.get();
+    return policy.unavailableResponses();
   }
 
   /** Settings of a {@link SluiceWebFilter}. */

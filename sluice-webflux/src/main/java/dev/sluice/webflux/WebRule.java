@@ -1,9 +1,8 @@
 package dev.sluice.webflux;
 
 import dev.sluice.RateLimiter;
-import dev.sluice.http.RuleSupport;
-import java.util.Objects;
-import java.util.Set;
+import dev.sluice.http.RuleBuilder;
+import dev.sluice.http.RuleSettings;
 import java.util.function.ToDoubleFunction;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -26,25 +25,12 @@ import org.springframework.web.util.pattern.PatternParseException;
  * {@code {id}} captures a segment.
  */
 public final class WebRule {
-  private final String pattern;
+  private final RuleSettings<ServerHttpRequest, WebKeyResolver> settings;
   private final PathPattern path;
-  private final Set<String> methods;
-  private final RateLimiter limiter;
-  private final WebKeyResolver key;
-  private final ToDoubleFunction<ServerHttpRequest> cost;
-  private final boolean queue;
 
-  private WebRule(Builder b) {
-    this.pattern = b.pattern;
-    this.path = b.path;
-    this.methods = b.methods;
-    this.limiter = Objects.requireNonNull(b.limiter, "rule for " + b.pattern + " needs a limiter");
-    this.key = b.key;
-    this.cost = b.cost;
-    this.queue = b.queue;
-    if (queue) {
-      RuleSupport.checkQueueable(limiter.limits(), b.pattern);
-    }
+  private WebRule(RuleSettings<ServerHttpRequest, WebKeyResolver> settings, PathPattern path) {
+    this.settings = settings;
+    this.path = path;
   }
 
   /** A rule for requests whose path matches {@code pattern} (starting with {@code /}). */
@@ -53,46 +39,40 @@ public final class WebRule {
   }
 
   boolean matches(String method, PathContainer path) {
-    return (methods.isEmpty() || methods.contains(method)) && this.path.matches(path);
+    return settings.appliesTo(method) && this.path.matches(path);
   }
 
   RateLimiter limiter() {
-    return limiter;
+    return settings.limiter();
   }
 
   WebKeyResolver key() {
-    return key;
+    return settings.key();
   }
 
   ToDoubleFunction<ServerHttpRequest> cost() {
-    return cost;
+    return settings.cost();
   }
 
   boolean queue() {
-    return queue;
+    return settings.queue();
   }
 
   @Override
   public String toString() {
-    return (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern;
+    return settings.toString();
   }
 
-  /** Settings of a {@link WebRule}. */
-  public static final class Builder {
-    private final String pattern;
+  /**
+   * Settings of a {@link WebRule}: {@link RuleBuilder}'s. In queue mode
+   * ({@link RateLimiter#reserveAsync}) a held request waits on a timer and holds no thread.
+   */
+  public static final class Builder
+      extends RuleBuilder<ServerHttpRequest, WebKeyResolver, Builder> {
     private final PathPattern path;
-    private Set<String> methods = Set.of();
-    private RateLimiter limiter;
-    private WebKeyResolver key = WebKeys.clientIp();
-    private ToDoubleFunction<ServerHttpRequest> cost = r -> 1;
-    private boolean queue;
 
     private Builder(String pattern) {
-      if (pattern == null || !pattern.startsWith("/")) {
-        throw new IllegalArgumentException("a path pattern starts with '/' but was "
-            + (pattern == null ? "null" : "'" + pattern + "'"));
-      }
-      this.pattern = pattern;
+      super(pattern, WebKeys.clientIp());
       try {
         this.path = PathPatternParser.defaultInstance.parse(pattern);
       } catch (PatternParseException e) {
@@ -101,43 +81,13 @@ public final class WebRule {
       }
     }
 
-    /** HTTP methods this rule applies to (default: all). */
-    public Builder methods(String... methods) {
-      this.methods = RuleSupport.methods(methods);
-      return this;
-    }
-
-    /** The limiter (with one or several limits) these requests are held to. */
-    public Builder limiter(RateLimiter limiter) {
-      this.limiter = Objects.requireNonNull(limiter, "limiter");
-      return this;
-    }
-
-    /** The key (default: the client IP, no proxy trusted). */
-    public Builder key(WebKeyResolver key) {
-      this.key = Objects.requireNonNull(key, "key");
-      return this;
-    }
-
-    /** A request's cost (default 1), e.g. the number of rows a batch request inserts. */
-    public Builder cost(ToDoubleFunction<ServerHttpRequest> cost) {
-      this.cost = Objects.requireNonNull(cost, "cost");
-      return this;
-    }
-
-    /**
-     * Queue mode ({@link RateLimiter#reserveAsync}): a request that fits the queue is held for
-     * its delay, on a timer and no thread, so that requests reach the application at exactly the
-     * leak rate; the delay is bounded by the bucket (capacity / rate), beyond which requests are
-     * rejected. Bucket limits only. The servlet filter's queue, without holding a thread.
-     */
-    public Builder queue() {
-      this.queue = true;
+    @Override
+    protected Builder self() {
       return this;
     }
 
     public WebRule build() {
-      return new WebRule(this);
+      return new WebRule(settings(), path);
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
@@ -8,9 +8,12 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
-/** The checks the HTTP filters' rules share (servlet, WebFlux). */
-public final class RuleSupport {
-  private RuleSupport() {}
+/**
+ * The checks of the HTTP filters' rules (servlet, WebFlux) and of the Spring starter's rules. Not
+ * API: exported only to Sluice's own modules.
+ */
+public final class RuleChecks {
+  private RuleChecks() {}
 
   /** The methods of HTTP (RFC 9110) and PATCH (RFC 5789). */
   public static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE",
