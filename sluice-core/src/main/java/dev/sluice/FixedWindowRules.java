@@ -57,9 +57,7 @@ final class FixedWindowRules extends Rules {
   /** Records the end of the block. */
   @Override
   void penalize(CompiledLimit l, long[] s, int o, long now, long[] next) {
-    if (blockedFor(s[o + FIXED_BLOCKED_UNTIL], now) == 0) {
-      next[o + FIXED_BLOCKED_UNTIL] = Ticks.add(now, l.penalty);
-    }
+    block(l, s, o, FIXED_BLOCKED_UNTIL, now, next);
   }
 
   @Override

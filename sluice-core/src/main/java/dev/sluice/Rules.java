@@ -52,6 +52,16 @@ abstract class Rules {
   /** Remaining quanta (capacity less what is held), never negative. */
   abstract double remaining(CompiledLimit l, long[] s, int o, long now);
 
+  /**
+   * A window's penalty: records the end of the block in slot {@code blockedUntil} (an offset from
+   * {@code o}), unless a block is in force. Both windows keep their block this way.
+   */
+  static void block(CompiledLimit l, long[] s, int o, int blockedUntil, long now, long[] next) {
+    if (blockedFor(s[o + blockedUntil], now) == 0) {
+      next[o + blockedUntil] = Ticks.add(now, l.penalty);
+    }
+  }
+
   /** Ticks a block that ends at {@code blockedUntil} still lasts at {@code now}. */
   static long blockedFor(long blockedUntil, long now) {
     return blockedUntil == Ticks.NONE ? 0 : Ticks.positiveDifference(blockedUntil, now);

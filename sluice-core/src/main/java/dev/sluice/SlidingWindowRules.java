@@ -100,9 +100,7 @@ final class SlidingWindowRules extends Rules {
   /** Records the end of the block. */
   @Override
   void penalize(CompiledLimit l, long[] s, int o, long now, long[] next) {
-    if (blockedFor(s[o + SLIDING_BLOCKED_UNTIL], now) == 0) {
-      next[o + SLIDING_BLOCKED_UNTIL] = Ticks.add(now, l.penalty);
-    }
+    block(l, s, o, SLIDING_BLOCKED_UNTIL, now, next);
   }
 
   @Override

@@ -386,27 +386,27 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     b.failure(t instanceof StoreUnavailableException);
   }
 
+  /** {@code op} decided by an in-process limiter (the fallback, or this instance's share). */
+  private static Decision decideLocally(RateLimiter local, String key, int op, double cost) {
+    switch (op) {
+      case Engine.CHECK: return local.check(key, cost);
+      case Engine.FILL_UP: return local.fillUp(key, cost);
+      case Engine.RESERVE: return local.reserve(key, cost);
+      default: return local.tryAcquire(key, cost);
+    }
+  }
+
   /** The failure policy's answer, marked degraded and counted. */
   Decision degraded(String key, int op, double cost, CircuitBreaker domain) {
     degraded.incrementAndGet();
     switch (onFailure) {
       case LOCAL_SHARE: {
-        RateLimiter local = share();
+        RateLimiter local = share();   // made (for the instances now) before the key starts full
         startFull(key);
-        switch (op) {
-          case Engine.CHECK: return local.check(key, cost).degraded();
-          case Engine.FILL_UP: return local.fillUp(key, cost).degraded();
-          case Engine.RESERVE: return local.reserve(key, cost).degraded();
-          default: return local.tryAcquire(key, cost).degraded();
-        }
+        return decideLocally(local, key, op, cost).degraded();
       }
       case FALLBACK_IN_MEMORY:
-        switch (op) {
-          case Engine.CHECK: return fallback.check(key, cost).degraded();
-          case Engine.FILL_UP: return fallback.fillUp(key, cost).degraded();
-          case Engine.RESERVE: return fallback.reserve(key, cost).degraded();
-          default: return fallback.tryAcquire(key, cost).degraded();
-        }
+        return decideLocally(fallback, key, op, cost).degraded();
       case FAIL_OPEN:
         return new Decision(true, false, compiled[0].limit.capacity(), 0, 0, 0, compiled[0].limit,
             null, true);

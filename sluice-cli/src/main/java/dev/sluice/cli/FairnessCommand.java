@@ -1,7 +1,6 @@
 package dev.sluice.cli;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -9,6 +8,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -51,18 +51,11 @@ final class FairnessCommand implements Callable<Integer> {
   @Option(names = "--seed", defaultValue = "1", description = "Random seed (default 1).")
   long seed;
 
-  @Option(names = "--format", defaultValue = "table", paramLabel = "table|csv|json",
-      description = "Output format (default table; csv: admitted per client per 100 ms).")
-  String format;
+  @Mixin
+  OutputOptions out;
 
-  @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to a file instead of standard output.")
-  Path output;
-
-  @Option(names = "--plot", paramLabel = "FILE", description = "Also draw the run: FILE.svg or FILE.png.")
-  Path plot;
-
-  @Option(names = "--width", defaultValue = "1100", description = "Plot width in pixels (default 1100).")
-  int width;
+  @Mixin
+  OutputOptions.PlotOptions plotting;
 
   @Spec
   CommandSpec spec;
@@ -71,13 +64,13 @@ final class FairnessCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     try {
       FairnessSimulation.Result r = FairnessSimulation.run(settings());
-      String text = switch (format) {
+      String text = switch (out.format()) {
         case "csv" -> csv(r);
         case "json" -> json(r);
         default -> table(r);
       };
-      Output.text(output, spec.commandLine().getOut(), text);
-      if (plot != null) {
+      out.write(spec, text);
+      if (plotting.plot != null) {
         draw(r);
       }
       return 0;
@@ -88,9 +81,7 @@ final class FairnessCommand implements Callable<Integer> {
   }
 
   FairnessSimulation.Settings settings() {
-    if (!List.of("table", "csv", "json").contains(format)) {
-      throw new InputException("--format must be table, csv or json but was '" + format + "'");
-    }
+    out.format();
     positive("--total", total);
     positive("--assured", assured);
     positive("--ceiling", ceiling);
@@ -134,7 +125,7 @@ final class FairnessCommand implements Callable<Integer> {
       throw new InputException("--reserve must be at least 0 and below the service's capacity "
           + Report.num(capacity) + " but was " + Report.num(reserve));
     }
-    Output.checkPlot(plot, width);
+    plotting.check();
     try {
       FairnessSimulation.Settings s = new FairnessSimulation.Settings(total, assured, ceiling,
           offered.clone(), phaseSeconds, burstSeconds, reserve == null ? Double.NaN : reserve,
@@ -264,7 +255,7 @@ final class FairnessCommand implements Callable<Integer> {
         + " %s/s; clients offer %s", Report.num(s.total()), Report.num(s.assured()),
         Report.num(s.ceiling()), offeredText(s));
     int height = FairnessPlot.height();
-    Output.plot(plot, width, height, c -> FairnessPlot.draw(c, width, title, r));
+    Output.plot(plotting.plot, plotting.width, height, c -> FairnessPlot.draw(c, plotting.width, title, r));
   }
 
   /** Two panels, the group and plain per-client limits: each client's admitted rate. */

@@ -3,7 +3,6 @@ package dev.sluice.cli;
 import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -95,18 +95,11 @@ final class FleetCommand implements Callable<Integer> {
       description = "Fleet mode's store failure policy (default fail-closed).")
   String fleetPolicy;
 
-  @Option(names = "--format", defaultValue = "table", paramLabel = "table|csv|json",
-      description = "table: a summary and one row a second; csv: one row per mode per 100 ms; json: the summary.")
-  String format;
+  @Mixin
+  OutputOptions out;
 
-  @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to a file instead of standard output.")
-  Path output;
-
-  @Option(names = "--plot", paramLabel = "FILE", description = "Also draw the run: FILE.svg or FILE.png.")
-  Path plot;
-
-  @Option(names = "--width", defaultValue = "1100", description = "Plot width in pixels (default 1100).")
-  int width;
+  @Mixin
+  OutputOptions.PlotOptions plotting;
 
   @Spec
   CommandSpec spec;
@@ -119,13 +112,13 @@ final class FleetCommand implements Callable<Integer> {
       for (FleetSimulation.Settings s : runs) {
         results.add(FleetSimulation.run(s));
       }
-      String text = switch (format) {
+      String text = switch (out.format()) {
         case "csv" -> FleetReport.csv(results);
         case "json" -> FleetReport.json(results);
         default -> FleetReport.table(results);
       };
-      Output.text(output, spec.commandLine().getOut(), text);
-      if (plot != null) {
+      out.write(spec, text);
+      if (plotting.plot != null) {
         draw(results);
       }
       return 0;
@@ -141,16 +134,14 @@ final class FleetCommand implements Callable<Integer> {
         + " store %s calls/s", s.instances(), Report.num(s.baseRate()), Report.num(s.peakRate()),
         Report.num(s.stepAt()), Report.num(s.limitRate()), Report.num(s.storeCallsPerSecond()));
     int height = FleetPlot.height(results.size());
-    Output.plot(plot, width, height, c -> FleetPlot.draw(c, width, title, results));
+    Output.plot(plotting.plot, plotting.width, height, c -> FleetPlot.draw(c, plotting.width, title, results));
   }
 
   List<FleetSimulation.Settings> settings() {
     if (!List.of("both", "central", "fleet").contains(mode)) {
       throw new InputException("--mode must be both, central or fleet but was '" + mode + "'");
     }
-    if (!List.of("table", "csv", "json").contains(format)) {
-      throw new InputException("--format must be table, csv or json but was '" + format + "'");
-    }
+    out.format();
     if (instances < 1 || instances > 10_000) {
       throw new InputException("--instances must be between 1 and 10000 but was " + instances);
     }
@@ -176,7 +167,7 @@ final class FleetCommand implements Callable<Integer> {
     if (baseRate + peakRate > 5_000_000) {
       throw new InputException("--base-rate and --peak-rate may offer at most 5000000/s together");
     }
-    Output.checkPlot(plot, width);
+    plotting.check();
     int skewed = 0;
     double factor = 1;
     if (skew != null) {

@@ -1,7 +1,6 @@
 package dev.sluice.cli;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -10,7 +9,6 @@ import java.util.function.LongConsumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "simulate", mixinStandardHelpOptions = true, subcommands = FairnessCommand.class,
@@ -19,12 +17,8 @@ final class SimulateCommand implements Callable<Integer> {
   @Mixin
   TrafficOptions traffic;
 
-  @Option(names = "--format", defaultValue = "table", paramLabel = "table|csv|json",
-      description = "Output format (default table).")
-  String format;
-
-  @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "Write to a file instead of standard output.")
-  Path output;
+  @Mixin
+  OutputOptions out;
 
   @Spec
   CommandSpec spec;
@@ -32,17 +26,15 @@ final class SimulateCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     try {
-      if (!List.of("table", "csv", "json").contains(format)) {
-        throw new InputException("--format must be table, csv or json but was '" + format + "'");
-      }
+      out.format();
       TrafficOptions.Loaded run = traffic.load();
       List<Simulation.Result> results = new ArrayList<>();
       for (Algo a : run.algos()) {
         results.add(Simulation.run(a, run.arrivals(), run.rate(), run.capacity(), run.op(), null,
             progress(spec, a, run.arrivals().size())));
       }
-      String text = Report.format(format, run.source(), run.rate(), run.capacity(), results);
-      Output.text(output, spec.commandLine().getOut(), text);
+      String text = Report.format(out.format(), run.source(), run.rate(), run.capacity(), results);
+      out.write(spec, text);
       return 0;
     } catch (InputException e) {
       spec.commandLine().getErr().println("sluice simulate: " + e.getMessage());

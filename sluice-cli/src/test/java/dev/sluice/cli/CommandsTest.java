@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
@@ -84,6 +85,14 @@ class CommandsTest {
     assertThat(err.toString()).contains("--rate must be positive and finite but was -1");
     assertThat(run("simulate", "burst", "-a", "bogus")).isEqualTo(2);
     assertThat(run("simulate", "burst", "--format", "xml")).isEqualTo(2);
+    // the three report commands share their output options (OutputOptions)
+    for (String[] command : new String[][] {{"simulate", "fairness"}, {"fleet"}}) {
+      String[] args = Arrays.copyOf(command, command.length + 2);
+      args[command.length] = "--format";
+      args[command.length + 1] = "xml";
+      assertThat(run(args)).as(String.join(" ", command)).isEqualTo(2);
+      assertThat(err.toString()).contains("--format must be table, csv or json but was 'xml'");
+    }
     assertThat(run("simulate", "--csv", dir.resolve("missing.csv").toString())).isEqualTo(2);
     assertThat(err.toString()).contains("no such file");
     assertThat(run("simulate", "burst", "--unknown-option")).isEqualTo(2);
