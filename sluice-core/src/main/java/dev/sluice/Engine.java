@@ -36,12 +36,13 @@ import java.util.RandomAccess;
  * a script in Redis, a statement in PostgreSQL).
  */
 final class Engine {
-  static final int TRY_ACQUIRE = StoreProtocol.OP_TRY_ACQUIRE;
-  static final int CHECK = StoreProtocol.OP_CHECK;
-  static final int FILL_UP = StoreProtocol.OP_FILL_UP;
-  static final int RESERVE = StoreProtocol.OP_RESERVE;
-  static final int LEASE = StoreProtocol.OP_LEASE;
-  static final int RELEASE = StoreProtocol.OP_RELEASE;
+  // Operation codes: StoreProtocol.Operation's (ProtocolCodesTest compares).
+  static final int TRY_ACQUIRE = 0;
+  static final int CHECK = 1;
+  static final int FILL_UP = 2;
+  static final int RESERVE = 3;
+  static final int LEASE = 4;
+  static final int RELEASE = 5;
 
   static final long NEVER = Long.MAX_VALUE;
 

@@ -46,7 +46,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
 
   private final StoreRateLimiter exact;
   private final DecisionStore store;
-  private final StoreReference reference;
+  private final ReferenceEngine reference;
   private final CompiledLimit[] compiled;
   private final LeaseSettings settings;
   private final long lifetimeNanos;

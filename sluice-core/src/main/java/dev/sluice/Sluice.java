@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.EngineAccess;
 import dev.sluice.spi.DecisionStore;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +17,21 @@ import java.util.Objects;
  * }</pre>
  */
 public final class Sluice {
+  static {
+    // the SPI's StoreReference reaches the package-private engine through this (EngineAccess)
+    EngineAccess.install(new EngineAccess.Factory() {
+      @Override
+      public EngineAccess.Reference of(List<Limit> limits, long ticksPerSecond) {
+        return ReferenceEngine.of(limits, ticksPerSecond);
+      }
+
+      @Override
+      public EngineAccess.Reference ofGroup(Group group, long ticksPerSecond) {
+        return ReferenceEngine.ofGroup(group, ticksPerSecond);
+      }
+    });
+  }
+
   /** Default bound on the number of keys an in-memory limiter holds. */
   public static final long DEFAULT_MAXIMUM_KEYS = 1_000_000;
 

@@ -25,7 +25,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
 
   final DecisionStore store;
-  final StoreReference reference;
+  final ReferenceEngine reference;
   final CompiledLimit[] compiled;
   private final StoreFailure onFailure;
   private final CircuitBreakerSettings breakerSettings;
@@ -93,8 +93,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     if (tps <= 0 || 1_000_000_000L % tps != 0) {
       throw new IllegalArgumentException("a store's ticksPerSecond must divide 1e9 but was " + tps);
     }
-    reference = groupSpec != null ? StoreReference.ofGroup(groupSpec, tps)
-        : StoreReference.of(limits, tps);
+    reference = groupSpec != null ? ReferenceEngine.ofGroup(groupSpec, tps)
+        : ReferenceEngine.of(limits, tps);
     compiled = reference.compiled();
     group = reference.group();
   }

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.StoreReference;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreProtocol.Operation;

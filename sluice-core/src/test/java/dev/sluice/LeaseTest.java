@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.StoreReference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

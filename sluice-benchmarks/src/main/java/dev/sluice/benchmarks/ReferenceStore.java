@@ -1,7 +1,7 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.Limit;
-import dev.sluice.StoreReference;
+import dev.sluice.spi.StoreReference;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;

@@ -10,7 +10,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Scheduler;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
-import dev.sluice.StoreReference;
+import dev.sluice.spi.StoreReference;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreRequest;

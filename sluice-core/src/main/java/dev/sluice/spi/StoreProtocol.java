@@ -43,21 +43,6 @@ public final class StoreProtocol {
    */
   public static final long SCRIPT_BIG = 1L << 52;
 
-  /** Operation codes. */
-  public static final int OP_TRY_ACQUIRE = 0;
-  public static final int OP_CHECK = 1;
-  public static final int OP_FILL_UP = 2;
-  public static final int OP_RESERVE = 3;
-  /** Takes up to {@code count} grains of the cost from every bucket at once (fleet leases). */
-  public static final int OP_LEASE = 4;
-  /** Gives {@code count} grains of the cost back to every bucket. */
-  public static final int OP_RELEASE = 5;
-
-  /** Kind codes. */
-  public static final int KIND_BUCKET = 0;
-  public static final int KIND_FIXED_WINDOW = 1;
-  public static final int KIND_SLIDING_WINDOW = 2;
-
   /** Slot offsets within a limit's state. */
   public static final int BUCKET_EMPTY_AT = 0;
   public static final int BUCKET_REMAINDER = 1;
@@ -81,10 +66,13 @@ public final class StoreProtocol {
   /** Layout letter of a bucket whose scale is above 1 (two slots). */
   public static final char SCALED_BUCKET_LETTER = 'r';
 
-  /** The operations, with explicit codes. */
+  /** The operations, with the codes scripts and statements receive. */
   public enum Operation {
-    TRY_ACQUIRE(OP_TRY_ACQUIRE), CHECK(OP_CHECK), FILL_UP(OP_FILL_UP), RESERVE(OP_RESERVE),
-    LEASE(OP_LEASE), RELEASE(OP_RELEASE);
+    TRY_ACQUIRE(0), CHECK(1), FILL_UP(2), RESERVE(3),
+    /** Takes up to {@code count} grains of the cost from every bucket at once (fleet leases). */
+    LEASE(4),
+    /** Gives {@code count} grains of the cost back to every bucket. */
+    RELEASE(5);
 
     private final int code;
 
@@ -110,8 +98,7 @@ public final class StoreProtocol {
 
   /** The limit kinds, with explicit codes and layout letters. */
   public enum Kind {
-    BUCKET(KIND_BUCKET, 'b', 1), FIXED_WINDOW(KIND_FIXED_WINDOW, 'f', 3),
-    SLIDING_WINDOW(KIND_SLIDING_WINDOW, 's', 4);
+    BUCKET(0, 'b', 1), FIXED_WINDOW(1, 'f', 3), SLIDING_WINDOW(2, 's', 4);
 
     private final int code;
     private final char letter;

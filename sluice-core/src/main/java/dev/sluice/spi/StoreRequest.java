@@ -25,25 +25,35 @@ public final class StoreRequest {
   private final long reserve;
 
   /**
-   * Built by core; stores only read it. The arrays other than {@code quantum} are shared between
-   * requests and never changed.
+   * A request on one key's limits, as core builds it (stores only read requests). The arrays
+   * other than {@code quantum} are shared between requests and never changed.
+   *
+   * @param count the grains a lease asks for or a release gives back; 1 for other operations
    */
-  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
-      long[] penalty, long[] quantum, long[] scale, String layout) {
-    this(operation, kinds, capacity, window, penalty, quantum, scale, layout, 1);
-  }
-
-  /** As the other constructor, with the grains a lease asks for or a release gives back. */
-  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
+  public static StoreRequest of(Operation operation, Kind[] kinds, long[] capacity, long[] window,
       long[] penalty, long[] quantum, long[] scale, String layout, long count) {
-    this(operation, kinds, capacity, window, penalty, quantum, scale, layout, count, -1);
+    return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout,
+        count, NOT_A_GROUP);
   }
 
   /**
-   * As the other constructors; {@code reserve} at least 0 makes it a group's request (see
-   * {@link #isGroup()}), -1 a plain one.
+   * A group's request ({@link #isGroup()}), as {@link #of} with the group's {@code reserve}: the
+   * parent's steps that only assured traffic may fill (at least 0).
    */
-  public StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
+  public static StoreRequest ofGroup(Operation operation, Kind[] kinds, long[] capacity,
+      long[] window, long[] penalty, long[] quantum, long[] scale, String layout, long count,
+      long reserve) {
+    if (reserve < 0) {
+      throw new IllegalArgumentException("a group's reserve must be at least 0 but was " + reserve);
+    }
+    return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout,
+        count, reserve);
+  }
+
+  /** {@link #reserve} of a request that is not a group's. */
+  private static final long NOT_A_GROUP = -1;
+
+  private StoreRequest(Operation operation, Kind[] kinds, long[] capacity, long[] window,
       long[] penalty, long[] quantum, long[] scale, String layout, long count, long reserve) {
     this.count = count;
     this.reserve = reserve;
@@ -130,7 +140,7 @@ public final class StoreRequest {
    * group's own key. The state is the key's slots followed by the parent's.
    */
   public boolean isGroup() {
-    return reserve >= 0;
+    return reserve != NOT_A_GROUP;
   }
 
   /**

@@ -37,15 +37,15 @@ class PostgresProtocolTest {
     assertThat(constants).containsExactlyInAnyOrderEntriesOf(Map.ofEntries(
         Map.entry("none", StoreProtocol.SCRIPT_NONE),
         Map.entry("big", StoreProtocol.SCRIPT_BIG),
-        Map.entry("try_acquire", (long) StoreProtocol.OP_TRY_ACQUIRE),
-        Map.entry("check", (long) StoreProtocol.OP_CHECK),
-        Map.entry("fill_up", (long) StoreProtocol.OP_FILL_UP),
-        Map.entry("reserve", (long) StoreProtocol.OP_RESERVE),
-        Map.entry("lease", (long) StoreProtocol.OP_LEASE),
-        Map.entry("release", (long) StoreProtocol.OP_RELEASE),
-        Map.entry("bucket", (long) StoreProtocol.KIND_BUCKET),
-        Map.entry("fixed_window", (long) StoreProtocol.KIND_FIXED_WINDOW),
-        Map.entry("sliding_window", (long) StoreProtocol.KIND_SLIDING_WINDOW),
+        Map.entry("try_acquire", (long) StoreProtocol.Operation.TRY_ACQUIRE.code()),
+        Map.entry("check", (long) StoreProtocol.Operation.CHECK.code()),
+        Map.entry("fill_up", (long) StoreProtocol.Operation.FILL_UP.code()),
+        Map.entry("reserve", (long) StoreProtocol.Operation.RESERVE.code()),
+        Map.entry("lease", (long) StoreProtocol.Operation.LEASE.code()),
+        Map.entry("release", (long) StoreProtocol.Operation.RELEASE.code()),
+        Map.entry("bucket", (long) StoreProtocol.Kind.BUCKET.code()),
+        Map.entry("fixed_window", (long) StoreProtocol.Kind.FIXED_WINDOW.code()),
+        Map.entry("sliding_window", (long) StoreProtocol.Kind.SLIDING_WINDOW.code()),
         Map.entry("args", (long) StoreProtocol.ARGS_PER_LIMIT)));
     // the fast path is for the layout of one bucket of scale 1
     assertThat(sql).contains("p_layout = '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Limit;
 import dev.sluice.Rate;
-import dev.sluice.StoreReference;
+import dev.sluice.spi.StoreReference;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreProtocol.Operation;
 import dev.sluice.spi.StoreRequest;

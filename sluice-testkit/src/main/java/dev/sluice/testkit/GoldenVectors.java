@@ -3,7 +3,7 @@ package dev.sluice.testkit;
 import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
-import dev.sluice.StoreReference;
+import dev.sluice.spi.StoreReference;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreProtocol.Operation;
 import java.time.Duration;

@@ -2,21 +2,17 @@ package dev.sluice;
 
 import dev.sluice.spi.StoreProtocol.Kind;
 import dev.sluice.spi.StoreProtocol.Operation;
+import dev.sluice.internal.EngineAccess;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * Limits compiled for a store's clock, and the state transitions a store must reproduce bit for
- * bit: what {@link StoreRequest} a decision sends, and which state the store must keep after
- * applying it. For store implementers' tests; Sluice's own stores replay thousands of golden
- * vectors made from it. Using Sluice does not need it.
- *
- * <p>A store keeps {@link #next} when it differs from the state it read, deletes the key when
- * {@link #idleAfter} of that state is 0, and otherwise lets it expire after that many ticks.
- * Immutable and thread-safe.
+ * The engine behind {@link dev.sluice.spi.StoreReference}: limits compiled for a store's clock,
+ * the requests decisions send and the states stores must keep. Core's store limiters use it
+ * directly; users reach it through the SPI's facade.
  */
-public final class StoreReference {
+final class ReferenceEngine implements EngineAccess.Reference {
   private final CompiledLimit[] compiled;
   private final Kind[] kinds;
   private final long[] capacity;
@@ -27,11 +23,11 @@ public final class StoreReference {
   /** A group's compiled limits; null for plain limits. */
   private final GroupLimits group;
 
-  private StoreReference(List<Limit> limits, long ticksPerSecond) {
+  private ReferenceEngine(List<Limit> limits, long ticksPerSecond) {
     this(limits, ticksPerSecond, null);
   }
 
-  private StoreReference(List<Limit> limits, long ticksPerSecond, GroupLimits group) {
+  private ReferenceEngine(List<Limit> limits, long ticksPerSecond, GroupLimits group) {
     this.group = group;
     if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
       throw new IllegalArgumentException(
@@ -61,11 +57,11 @@ public final class StoreReference {
    *
    * @throws IllegalArgumentException if a limit cannot be represented on such a store
    */
-  public static StoreReference of(List<Limit> limits, long ticksPerSecond) {
+  static ReferenceEngine of(List<Limit> limits, long ticksPerSecond) {
     if (limits.isEmpty()) {
       throw new IllegalArgumentException("at least one limit is needed");
     }
-    return new StoreReference(List.copyOf(limits), ticksPerSecond);
+    return new ReferenceEngine(List.copyOf(limits), ticksPerSecond);
   }
 
   /**
@@ -76,22 +72,24 @@ public final class StoreReference {
    * @throws IllegalArgumentException if a limit cannot be represented on such a store
    * @throws IllegalStateException if the group has no assured limit
    */
-  public static StoreReference ofGroup(Group group, long ticksPerSecond) {
+  static ReferenceEngine ofGroup(Group group, long ticksPerSecond) {
     Objects.requireNonNull(group, "group");
     if (ticksPerSecond <= 0 || 1_000_000_000L % ticksPerSecond != 0) {
       throw new IllegalArgumentException(
           "a store's ticksPerSecond must divide 1e9 but was " + ticksPerSecond);
     }
-    return new StoreReference(group.limits(), ticksPerSecond,
+    return new ReferenceEngine(group.limits(), ticksPerSecond,
         new GroupLimits(group, ticksPerSecond));
   }
 
   /** Whether these are a group's limits. */
+  @Override
   public boolean isGroup() {
     return group != null;
   }
 
   /** The request a decision of {@code operation} for {@code cost} sends to the store. */
+  @Override
   public StoreRequest request(Operation operation, double cost) {
     return request(operation, cost, 1);
   }
@@ -100,21 +98,26 @@ public final class StoreReference {
    * The request of {@code operation} for {@code cost}, with {@code count} grains of it for a
    * lease or a release.
    */
+  @Override
   public StoreRequest request(Operation operation, double cost, long count) {
     long[] quantum = new long[compiled.length];
     for (int i = 0; i < compiled.length; i++) {
       quantum[i] = compiled[i].quantum(cost);
     }
-    return new StoreRequest(operation, kinds, capacity, window, penalty, quantum, scale, layout,
-        count, group == null ? -1 : group.reserve);
+    return group == null
+        ? StoreRequest.of(operation, kinds, capacity, window, penalty, quantum, scale, layout, count)
+        : StoreRequest.ofGroup(operation, kinds, capacity, window, penalty, quantum, scale, layout,
+            count, group.reserve);
   }
 
   /** The limits' layout letters, e.g. "bs". */
+  @Override
   public String layout() {
     return layout;
   }
 
   /** The state of a key nobody has touched. */
+  @Override
   public long[] initialState() {
     return Engine.initialState(compiled);
   }
@@ -125,11 +128,13 @@ public final class StoreReference {
    *
    * @throws UnsupportedOperationException for reserve on limits without a leak rate
    */
+  @Override
   public long[] next(long[] state, long now, Operation operation, double cost) {
     return next(state, now, operation, cost, 1);
   }
 
   /** As {@link #next(long[], long, Operation, double)}, for {@code count} grains. */
+  @Override
   public long[] next(long[] state, long now, Operation operation, double cost, long count) {
     long[] next = new long[state.length];
     if (group != null) {
@@ -146,6 +151,7 @@ public final class StoreReference {
    *
    * @throws IllegalArgumentException if the request's layout is not these limits'
    */
+  @Override
   public long[] next(long[] state, long now, StoreRequest request) {
     if (!request.layout().equals(layout) || request.limits() != compiled.length
         || request.isGroup() != (group != null)) {
@@ -171,11 +177,13 @@ public final class StoreReference {
    * The grains a lease of {@code want} grains of {@code cost} is granted on {@code state} at
    * {@code now}: as many as every limit holds room for.
    */
+  @Override
   public long granted(long[] state, long now, double cost, long want) {
     return Engine.lease(compiled, state, now, Engine.LEASE, cost, want, new long[state.length]);
   }
 
   /** The decision core builds from what the store saw: its clock and the state before. */
+  @Override
   public Decision decision(long[] stateBefore, long now, Operation operation, double cost) {
     if (group != null) {
       return group.decide(stateBefore, now, operation.code(), group.quanta(cost),
@@ -186,6 +194,7 @@ public final class StoreReference {
   }
 
   /** Ticks until {@code state} holds nothing at {@code now}; 0 when the key is idle. */
+  @Override
   public long idleAfter(long[] state, long now) {
     return Engine.idleAfter(compiled, state, now);
   }
@@ -194,12 +203,14 @@ public final class StoreReference {
    * A group's state: ticks until the key's part of it (the slots before the parent's) holds
    * nothing; 0 when idle.
    */
+  @Override
   public long keyIdleAfter(long[] state, long now) {
     requireGroup();
     return group.keyIdleAfter(state, now);
   }
 
   /** A group's state: ticks until the parent's part of it holds nothing; 0 when idle. */
+  @Override
   public long groupIdleAfter(long[] state, long now) {
     requireGroup();
     return group.parentIdleAfter(state, now);
