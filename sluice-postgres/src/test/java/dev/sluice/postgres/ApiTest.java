@@ -1,0 +1,13 @@
+package dev.sluice.postgres;
+
+import dev.sluice.testkit.ApiSurface;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** sluice-postgres's public API is the checked-in listing: a change to it is a decision made in review. */
+class ApiTest {
+  @Test
+  void publicApi_isTheCheckedInListing() {
+    ApiSurface.check(PostgresStore.class, Path.of("src/test/api/sluice-postgres.txt"));
+  }
+}
