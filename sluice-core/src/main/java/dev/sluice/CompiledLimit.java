@@ -92,7 +92,7 @@ final class CompiledLimit {
         this.bigTicks = max;
         this.window = Math.min(max,
             Math.max(1, ticks(Ticks.toNanosSaturated(limit.windowOrNull()), ticksPerSecond)));
-        this.slots = kind == FIXED ? 3 : 4;
+        this.slots = kind == FIXED ? StoreProtocol.FIXED_WINDOW_SLOTS : StoreProtocol.SLIDING_WINDOW_SLOTS;
         this.capacity = Ticks.capacityFromUnits(limit.capacity(), MICRO_UNITS);
         this.penalty = penaltyTicks;
         this.unitCost = Ticks.fromUnits(1, MICRO_UNITS);
@@ -151,7 +151,7 @@ final class CompiledLimit {
     this.quantaPerUnit = u;
     this.unitCost = u;
     this.capacity = BigInteger.valueOf(u).multiply(cap[0]).divide(cap[1]).longValueExact();
-    this.slots = s == 1 ? 1 : 2;
+    this.slots = s == 1 ? StoreProtocol.BUCKET_SLOTS : StoreProtocol.SCALED_BUCKET_SLOTS;
     // A held bucket is capacity + penalty steps; one step of rounding stays below big.
     this.penalty = penaltyTicks > (big - capacity - s) / s ? big - capacity - s : penaltyTicks * s;
   }

@@ -25,8 +25,13 @@ package dev.sluice.spi;
  * Per limit, {@link #ARGS_PER_LIMIT} integers in the order of the {@code ARG_} offsets: kind
  * code, capacity (bucket: steps; window: micro-units), window (ticks; 0 for buckets), penalty
  * (bucket: steps; window: ticks; 0 for none), quantum (this operation's cost: bucket steps or
- * window micro-units), scale (steps per tick; 1 for windows). After the limits' arguments comes
- * one more: the count of grains a lease asks for or a release gives back (1 for the others).
+ * window micro-units), scale (steps per tick; 1 for windows). After the limits' arguments come
+ * the {@code AFTER_LIMITS_} ones: the count of grains a lease asks for or a release gives back (1
+ * for the others), and a group's reserve. Redis' ARGV starts with the {@code ARGV_} header.
+ *
+ * <p>{@code decide.lua} and the newest PostgreSQL functions name every one of these numbers
+ * ({@code local ARG_KIND ...}, {@code c_arg_kind ...}); RedisProtocolTest and
+ * PostgresProtocolTest compare each name with its value here.
  */
 public final class StoreProtocol {
   private StoreProtocol() {}
@@ -63,6 +68,32 @@ public final class StoreProtocol {
   public static final int ARG_SCALE = 5;
   public static final int ARGS_PER_LIMIT = 6;
 
+  /** Slots of each kind's state: a bucket of scale 1, of a larger scale, a fixed and a sliding window. */
+  public static final int BUCKET_SLOTS = 1;
+  public static final int SCALED_BUCKET_SLOTS = 2;
+  public static final int FIXED_WINDOW_SLOTS = 3;
+  public static final int SLIDING_WINDOW_SLOTS = 4;
+
+  /**
+   * After the limits' arguments, in Redis' ARGV and in PostgreSQL's {@code p_args} alike: the
+   * count of grains a lease asks for or a release gives back (1 for other operations), then, for
+   * a group's request only, the group's reserve.
+   */
+  public static final int AFTER_LIMITS_COUNT = 0;
+  public static final int AFTER_LIMITS_RESERVE = 1;
+
+  /**
+   * Redis only: the header of the script's ARGV, before the limits' arguments (offsets from 0;
+   * Lua's ARGV counts from 1): the operation code, the time in microseconds (-1: Redis
+   * {@code TIME}), the layout, and the expiry padding in milliseconds (0 unless time is passed).
+   */
+  public static final int ARGV_OP = 0;
+  public static final int ARGV_NOW = 1;
+  public static final int ARGV_LAYOUT = 2;
+  public static final int ARGV_EXPIRY_PADDING = 3;
+  /** Redis only: arguments in ARGV's header; the first limit's arguments start here. */
+  public static final int ARGV_HEADER = 4;
+
   /** Layout letter of a bucket whose scale is above 1 (two slots). */
   public static final char SCALED_BUCKET_LETTER = 'r';
 
@@ -98,7 +129,8 @@ public final class StoreProtocol {
 
   /** The limit kinds, with explicit codes and layout letters. */
   public enum Kind {
-    BUCKET(0, 'b', 1), FIXED_WINDOW(1, 'f', 3), SLIDING_WINDOW(2, 's', 4);
+    BUCKET(0, 'b', BUCKET_SLOTS), FIXED_WINDOW(1, 'f', FIXED_WINDOW_SLOTS),
+    SLIDING_WINDOW(2, 's', SLIDING_WINDOW_SLOTS);
 
     private final int code;
     private final char letter;
@@ -122,7 +154,7 @@ public final class StoreProtocol {
 
     /** Slots of a limit of this kind and scale. */
     public int slots(long scale) {
-      return this == BUCKET && scale != 1 ? 2 : slots;
+      return this == BUCKET && scale != 1 ? SCALED_BUCKET_SLOTS : slots;
     }
 
     /** The kind of a code. */

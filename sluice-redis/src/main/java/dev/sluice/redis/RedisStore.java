@@ -314,19 +314,21 @@ public final class RedisStore implements DecisionStore {
   String[] args(StoreRequest request) {
     int n = request.limits();
     int per = StoreProtocol.ARGS_PER_LIMIT;
-    String[] args = new String[(request.isGroup() ? 6 : 5) + per * n];
-    args[0] = Integer.toString(request.operation().code());
-    args[1] = Long.toString(micros == null ? -1 : micros.getAsLong());
-    args[2] = request.layout();
-    args[3] = micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
+    int after = StoreProtocol.ARGV_HEADER + per * n;
+    String[] args = new String[after + (request.isGroup()
+        ? StoreProtocol.AFTER_LIMITS_RESERVE + 1 : StoreProtocol.AFTER_LIMITS_COUNT + 1)];
+    args[StoreProtocol.ARGV_OP] = Integer.toString(request.operation().code());
+    args[StoreProtocol.ARGV_NOW] = Long.toString(micros == null ? -1 : micros.getAsLong());
+    args[StoreProtocol.ARGV_LAYOUT] = request.layout();
+    args[StoreProtocol.ARGV_EXPIRY_PADDING] = micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < per; j++) {
-        args[4 + per * i + j] = Long.toString(request.argument(i, j));
+        args[StoreProtocol.ARGV_HEADER + per * i + j] = Long.toString(request.argument(i, j));
       }
     }
-    args[4 + per * n] = Long.toString(request.count());
+    args[after + StoreProtocol.AFTER_LIMITS_COUNT] = Long.toString(request.count());
     if (request.isGroup()) {
-      args[5 + per * n] = Long.toString(request.reserve());
+      args[after + StoreProtocol.AFTER_LIMITS_RESERVE] = Long.toString(request.reserve());
     }
     return args;
   }

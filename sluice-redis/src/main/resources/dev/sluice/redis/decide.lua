@@ -4,62 +4,98 @@
 -- KEYS[1]  the key's state (encode/decode below); absent means the initial state
 -- KEYS[2]  a group's decision only (core's GroupLimits): the group's parent state; the last
 --          limit is the parent's, the others (assured, ceilings) the key's
--- ARGV     op, now (microseconds, or -1: TIME), layout, expiry padding (ms; 0 unless time is
---          passed in), then per limit: kind, capacity, window, penalty, quantum, scale; then the
---          count of grains a lease asks for or a release gives back (1 otherwise); then, for a
---          group, the reserve (the parent's steps only assured traffic may fill)
+-- ARGV     the header (ARGV_*: op, now in microseconds or -1 for TIME, layout, expiry padding in
+--          ms), then per limit ARGS_PER_LIMIT arguments (ARG_*: kind, capacity, window, penalty, quantum,
+--          scale), then AFTER_LIMITS_*: the count of grains a lease asks for or a release gives
+--          back (1 otherwise) and, for a group, the reserve (the parent's steps only assured
+--          traffic may fill)
 -- returns  { now, slot, slot, ... }   the clock reading and the state before the operation (for a
 --          group, the key's slots then the parent's)
 --
--- The constants, the slots and the arguments are those of dev.sluice.spi.StoreProtocol (a test
--- compares them). Numbers are doubles: every value stays below 2^53 (times in microseconds; a
--- bucket's capacity at most 2^51 steps, plus its penalty at most 2^52). "None" is -2^53.
+-- Every number below is named once, with the name and value of dev.sluice.spi.StoreProtocol:
+-- codes, markers, bounds, ARGV and argument offsets, slot offsets and slot counts. Offsets count
+-- from 0, as Java's; Lua's tables count from 1, hence ARGV[1 + ...] and s[o + ...] with o the
+-- 1-based index of a limit's first slot. RedisProtocolTest compares every name with Java's.
+-- Numbers are doubles: every value stays below 2^53 (times in microseconds; a bucket's capacity
+-- at most 2^51 steps, plus its penalty at most 2^52). "None" is -2^53.
 --
--- Laid out as core is: one section per limit kind, in the order of core's BucketRules,
--- FixedWindowRules and SlidingWindowRules, each with initialize, fits, charge, fill, penalize and
--- reset_after; then the operation across a key's limits (core's Engine.decide).
-local NONE = -9007199254740992
-local MAXT = 9007199254740991
-local BIG = 4503599627370496
-local TRY, CHECK, FILL, RESERVE, LEASE, RELEASE = 0, 1, 2, 3, 4, 5
-local BUCKET, FIXED, SLIDING = 0, 1, 2
-local ARGS = 6
+-- Laid out as core is: the bucket's rule first (BucketRules: backlog, admission, the state it
+-- holds), used by every path, the fast one included; then one section per limit kind, in the
+-- order of core's BucketRules, FixedWindowRules and SlidingWindowRules, each with initialize,
+-- fits, charge, fill, penalize and reset_after; then the operation across a key's limits (core's
+-- Engine.decide).
+local SCRIPT_NONE = -9007199254740992
+local SCRIPT_MAX = 9007199254740991
+local SCRIPT_BIG = 4503599627370496
+local TRY_ACQUIRE, CHECK, FILL_UP, RESERVE, LEASE, RELEASE = 0, 1, 2, 3, 4, 5
+local BUCKET, FIXED_WINDOW, SLIDING_WINDOW = 0, 1, 2
+local ARGV_OP, ARGV_NOW, ARGV_LAYOUT, ARGV_EXPIRY_PADDING, ARGV_HEADER = 0, 1, 2, 3, 4
+local ARG_KIND, ARG_CAPACITY, ARG_WINDOW, ARG_PENALTY, ARG_QUANTUM, ARG_SCALE = 0, 1, 2, 3, 4, 5
+local ARGS_PER_LIMIT = 6
+local AFTER_LIMITS_COUNT, AFTER_LIMITS_RESERVE = 0, 1
+local BUCKET_EMPTY_AT, BUCKET_REMAINDER = 0, 1
+local FIXED_START, FIXED_COUNT, FIXED_BLOCKED_UNTIL = 0, 1, 2
+local SLIDING_START, SLIDING_PREVIOUS, SLIDING_CURRENT, SLIDING_BLOCKED_UNTIL = 0, 1, 2, 3
+local BUCKET_SLOTS, SCALED_BUCKET_SLOTS, FIXED_WINDOW_SLOTS, SLIDING_WINDOW_SLOTS = 1, 2, 3, 4
 
 local function add(a, b)
   local r = a + b
-  if r > MAXT then return MAXT end
+  if r > SCRIPT_MAX then return SCRIPT_MAX end
   return r
 end
--- The common case, one bucket of scale 1 without a penalty, asked to admit or to check: the
--- same decision and state as the general path below (and the SQL function's fast path), decided
--- before the script defines anything else, since Redis runs the whole chunk on every call.
-if ARGV[3] == 'b' and tonumber(ARGV[1]) <= CHECK and ARGV[8] == '0' then
-  local now = tonumber(ARGV[2])
+
+-- the bucket's rule (BucketRules), the one copy in this script ---------------------------------
+-- A bucket empty at E (a tick; R the steps rounding E up added, 0 at scale 1) holds, at now,
+-- sc * (E - now) - R steps while E > now, else 0, at most SCRIPT_BIG; it admits q more steps
+-- when they fit below its capacity; holding st steps at now, it is empty at now + st / sc ticks
+-- rounded up, with R the steps that rounding added.
+local function bucket_backlog(e, r, sc, now)
+  if e == SCRIPT_NONE or e <= now then return 0 end
+  local x = (e - now) * sc
+  if x > SCRIPT_BIG then return SCRIPT_BIG end
+  if sc == 1 then return x end
+  return x - math.min(r, sc - 1)
+end
+local function bucket_admits(b, q, cap)
+  return add(b, q) <= cap
+end
+local function ticks_up(sc, st)
+  if sc == 1 then return st end
+  local t = math.floor(st / sc)
+  if t * sc > st then t = t - 1 end
+  if t * sc < st then t = t + 1 end
+  return t
+end
+
+-- The common case, one bucket of scale 1 without a penalty, asked to admit or to check, decided
+-- by the rule above before the script defines anything else (Redis runs the whole chunk on every
+-- call): the same decision and state as the general path below.
+local op = tonumber(ARGV[1 + ARGV_OP])
+local first = 1 + ARGV_HEADER
+if ARGV[1 + ARGV_LAYOUT] == 'b' and op <= CHECK and ARGV[first + ARG_PENALTY] == '0' then
+  local now = tonumber(ARGV[1 + ARGV_NOW])
   if now < 0 then
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
-  local e = NONE
+  local e = SCRIPT_NONE
   local stored = redis.call('GET', KEYS[1])
   if stored then
     local c = string.sub(stored, 1, 1)
     if c == 'b' and string.sub(stored, 2, 2) == '|' then
-      e = tonumber(string.sub(stored, 3)) or NONE   -- the text form of earlier builds
+      e = tonumber(string.sub(stored, 3)) or SCRIPT_NONE   -- the text form of earlier builds
     elseif c >= '0' and c <= '9' then
-      e = tonumber(stored) or NONE
+      e = tonumber(stored) or SCRIPT_NONE
     end
   end
-  local b = 0
-  if e ~= NONE and e > now then
-    b = e - now
-    if b > BIG then b = BIG end
-  end
-  local filled = add(b, tonumber(ARGV[9]))
-  if tonumber(ARGV[1]) == TRY and filled <= tonumber(ARGV[6]) then
-    local nx = add(now, filled)
+  local b = bucket_backlog(e, 0, 1, now)
+  local q = tonumber(ARGV[first + ARG_QUANTUM])
+  if op == TRY_ACQUIRE and bucket_admits(b, q, tonumber(ARGV[first + ARG_CAPACITY])) then
+    local st = add(b, q)
+    local nx = add(now, ticks_up(1, st))
     if nx ~= e then
       redis.call('SET', KEYS[1], string.format('%.0f', nx),
-                 'PX', math.ceil(filled / 1000) + tonumber(ARGV[4]))
+                 'PX', math.ceil(st / 1000) + tonumber(ARGV[1 + ARGV_EXPIRY_PADDING]))
     end
   end
   return {now, e}
@@ -70,46 +106,35 @@ local function pdiff(a, b)
   return a - b
 end
 local function blocked_for(b, now)
-  if b == NONE then return 0 end
+  if b == SCRIPT_NONE then return 0 end
   return pdiff(b, now)
 end
 
 -- bucket (BucketRules) -------------------------------------------------------------
--- State [E] (scale 1) or [E, R], counted in steps of 1/sc tick:
--- backlog = sc * (E - now) - R while E > now, else 0, at most BIG.
+-- State [E] (scale 1) or [E, R]: the rule above, on a limit's slots.
 local function backlog(l, s, o, now)
-  local e = s[o]
-  if e == NONE or e <= now then return 0 end
-  local x = (e - now) * l.sc
-  if x > BIG then return BIG end
-  if l.sc == 1 then return x end
-  return x - math.min(s[o + 1], l.sc - 1)
+  local r = 0
+  if l.sc ~= 1 then r = s[o + BUCKET_REMAINDER] end
+  return bucket_backlog(s[o + BUCKET_EMPTY_AT], r, l.sc, now)
 end
 local function steps(l, ticks)
   local x = ticks * l.sc
-  if x > BIG then return BIG end
+  if x > SCRIPT_BIG then return SCRIPT_BIG end
   return x
 end
-local function ticks_up(l, st)
-  if l.sc == 1 then return st end
-  local t = math.floor(st / l.sc)
-  if t * l.sc > st then t = t - 1 end
-  if t * l.sc < st then t = t + 1 end
-  return t
-end
 local function hold(l, nx, o, now, st)
-  local t = ticks_up(l, st)
-  nx[o] = add(now, t)
-  if l.sc ~= 1 then nx[o + 1] = t * l.sc - st end
+  local t = ticks_up(l.sc, st)
+  nx[o + BUCKET_EMPTY_AT] = add(now, t)
+  if l.sc ~= 1 then nx[o + BUCKET_REMAINDER] = t * l.sc - st end
 end
 
 local bucket = {}
 function bucket.initialize(l, s, o)
-  s[o] = NONE
-  if l.sc ~= 1 then s[o + 1] = 0 end
+  s[o + BUCKET_EMPTY_AT] = SCRIPT_NONE
+  if l.sc ~= 1 then s[o + BUCKET_REMAINDER] = 0 end
 end
 function bucket.fits(l, s, o, now, q)
-  return add(backlog(l, s, o, now), q) <= l.cap
+  return bucket_admits(backlog(l, s, o, now), q, l.cap)
 end
 function bucket.charge(l, s, o, now, q, nx)
   hold(l, nx, o, now, add(backlog(l, s, o, now), q))
@@ -124,7 +149,7 @@ function bucket.penalize(l, s, o, now, nx)
   if backlog(l, s, o, now) <= l.cap then hold(l, nx, o, now, l.cap + l.pen) end
 end
 function bucket.reset_after(l, s, o, now)
-  return ticks_up(l, backlog(l, s, o, now))
+  return ticks_up(l.sc, backlog(l, s, o, now))
 end
 -- leases (Engine.lease): whole grains of q steps that fit; take them; give grains back
 function bucket.grains_that_fit(l, s, o, now, q)
@@ -149,40 +174,45 @@ end
 -- fixed window (FixedWindowRules) ----------------------------------------------------
 -- State [start, count, blockedUntil].
 local function fixed_expired(l, start, now)
-  return start == NONE or now >= add(start, l.w)
+  return start == SCRIPT_NONE or now >= add(start, l.w)
 end
 local function fixed_count(l, s, o, now)
-  if fixed_expired(l, s[o], now) then return 0 end
-  return s[o + 1]
+  if fixed_expired(l, s[o + FIXED_START], now) then return 0 end
+  return s[o + FIXED_COUNT]
 end
 
 local fixed = {}
+-- a window's penalty: the block's end, unless a block is in force (core's Rules.block)
+local function block(l, s, o, slot, now, nx)
+  if blocked_for(s[o + slot], now) == 0 then nx[o + slot] = add(now, l.pen) end
+end
+
 function fixed.initialize(l, s, o)
-  s[o], s[o + 1], s[o + 2] = NONE, 0, NONE
+  s[o + FIXED_START], s[o + FIXED_COUNT], s[o + FIXED_BLOCKED_UNTIL] = SCRIPT_NONE, 0, SCRIPT_NONE
 end
 function fixed.fits(l, s, o, now, q)
-  return blocked_for(s[o + 2], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
+  return blocked_for(s[o + FIXED_BLOCKED_UNTIL], now) == 0 and fixed_count(l, s, o, now) + q <= l.cap
 end
 function fixed.charge(l, s, o, now, q, nx)
-  if fixed_expired(l, s[o], now) then
-    nx[o], nx[o + 1] = now, q
+  if fixed_expired(l, s[o + FIXED_START], now) then
+    nx[o + FIXED_START], nx[o + FIXED_COUNT] = now, q
   else
-    nx[o + 1] = s[o + 1] + q
+    nx[o + FIXED_COUNT] = s[o + FIXED_COUNT] + q
   end
 end
 function fixed.fill(l, s, o, now, q, nx)
   local count = fixed_count(l, s, o, now)
-  if fixed_expired(l, s[o], now) then nx[o] = now end
-  nx[o + 1] = math.max(count, math.min(l.cap, count + q))
+  if fixed_expired(l, s[o + FIXED_START], now) then nx[o + FIXED_START] = now end
+  nx[o + FIXED_COUNT] = math.max(count, math.min(l.cap, count + q))
   return count + q >= l.cap
 end
 function fixed.penalize(l, s, o, now, nx)
-  if blocked_for(s[o + 2], now) == 0 then nx[o + 2] = add(now, l.pen) end
+  block(l, s, o, FIXED_BLOCKED_UNTIL, now, nx)
 end
 function fixed.reset_after(l, s, o, now)
   local ends = 0
-  if fixed_count(l, s, o, now) > 0 then ends = pdiff(add(s[o], l.w), now) end
-  return math.max(blocked_for(s[o + 2], now), ends)
+  if fixed_count(l, s, o, now) > 0 then ends = pdiff(add(s[o + FIXED_START], l.w), now) end
+  return math.max(blocked_for(s[o + FIXED_BLOCKED_UNTIL], now), ends)
 end
 
 -- sliding window (SlidingWindowRules) ------------------------------------------------
@@ -192,28 +222,31 @@ local function aligned(now, w)
   if q * w > now then q = q - 1 elseif (q + 1) * w <= now then q = q + 1 end
   return q * w
 end
+-- the window rolled to now, into out[p + SLIDING_START .. SLIDING_CURRENT]
 local function roll(l, s, o, now, out, p)
-  local start = s[o]
+  local start = s[o + SLIDING_START]
   local k = aligned(now, l.w)
-  if start == NONE or k > add(start, l.w) then
-    out[p], out[p + 1], out[p + 2] = k, 0, 0
+  local st, prev, curr
+  if start == SCRIPT_NONE or k > add(start, l.w) then
+    st, prev, curr = k, 0, 0
   elseif k == add(start, l.w) then
-    out[p], out[p + 1], out[p + 2] = k, s[o + 2], 0
+    st, prev, curr = k, s[o + SLIDING_CURRENT], 0
   else
-    out[p], out[p + 1], out[p + 2] = start, s[o + 1], s[o + 2]
+    st, prev, curr = start, s[o + SLIDING_PREVIOUS], s[o + SLIDING_CURRENT]
   end
+  out[p + SLIDING_START], out[p + SLIDING_PREVIOUS], out[p + SLIDING_CURRENT] = st, prev, curr
 end
 -- the estimate plus q in exactly core's order of double operations
 local function sliding_estimate(l, s, o, now, q)
-  local start = s[o]
+  local start = s[o + SLIDING_START]
   local k = aligned(now, l.w)
   local prev, curr
-  if start == NONE or k > add(start, l.w) then
+  if start == SCRIPT_NONE or k > add(start, l.w) then
     return q
   elseif k == add(start, l.w) then
-    prev, curr, start = s[o + 2], 0, k
+    prev, curr, start = s[o + SLIDING_CURRENT], 0, k
   else
-    prev, curr = s[o + 1], s[o + 2]
+    prev, curr = s[o + SLIDING_PREVIOUS], s[o + SLIDING_CURRENT]
   end
   local elapsed = math.max(0, math.min(l.w, now - start))
   local weighted = prev * (l.w - elapsed) / l.w
@@ -222,62 +255,69 @@ end
 
 local sliding = {}
 function sliding.initialize(l, s, o)
-  s[o], s[o + 1], s[o + 2], s[o + 3] = NONE, 0, 0, NONE
+  s[o + SLIDING_START], s[o + SLIDING_PREVIOUS] = SCRIPT_NONE, 0
+  s[o + SLIDING_CURRENT], s[o + SLIDING_BLOCKED_UNTIL] = 0, SCRIPT_NONE
 end
 function sliding.fits(l, s, o, now, q)
-  return blocked_for(s[o + 3], now) == 0 and sliding_estimate(l, s, o, now, q) <= l.cap
+  return blocked_for(s[o + SLIDING_BLOCKED_UNTIL], now) == 0
+    and sliding_estimate(l, s, o, now, q) <= l.cap
 end
 function sliding.charge(l, s, o, now, q, nx)
   roll(l, s, o, now, nx, o)
-  nx[o + 2] = nx[o + 2] + q
+  nx[o + SLIDING_CURRENT] = nx[o + SLIDING_CURRENT] + q
 end
 function sliding.fill(l, s, o, now, q, nx)
   local est = sliding_estimate(l, s, o, now, q)
   roll(l, s, o, now, nx, o)
-  nx[o + 2] = math.max(nx[o + 2], math.min(l.cap, nx[o + 2] + q))
+  local curr = nx[o + SLIDING_CURRENT]
+  nx[o + SLIDING_CURRENT] = math.max(curr, math.min(l.cap, curr + q))
   return (not (est <= l.cap)) or est >= l.cap
 end
 function sliding.penalize(l, s, o, now, nx)
-  if blocked_for(s[o + 3], now) == 0 then nx[o + 3] = add(now, l.pen) end
+  block(l, s, o, SLIDING_BLOCKED_UNTIL, now, nx)
 end
 function sliding.reset_after(l, s, o, now)
   local r = {}
   roll(l, s, o, now, r, 1)
   local stop = now
-  if r[3] > 0 then stop = add(r[1], 2 * l.w) elseif r[2] > 0 then stop = add(r[1], l.w) end
-  return math.max(blocked_for(s[o + 3], now), pdiff(stop, now))
+  if r[1 + SLIDING_CURRENT] > 0 then
+    stop = add(r[1 + SLIDING_START], 2 * l.w)
+  elseif r[1 + SLIDING_PREVIOUS] > 0 then
+    stop = add(r[1 + SLIDING_START], l.w)
+  end
+  return math.max(blocked_for(s[o + SLIDING_BLOCKED_UNTIL], now), pdiff(stop, now))
 end
 
-local RULES = {[BUCKET] = bucket, [FIXED] = fixed, [SLIDING] = sliding}
-local SLOTS = {[FIXED] = 3, [SLIDING] = 4}
+local RULES = {[BUCKET] = bucket, [FIXED_WINDOW] = fixed, [SLIDING_WINDOW] = sliding}
+local SLOTS = {[FIXED_WINDOW] = FIXED_WINDOW_SLOTS, [SLIDING_WINDOW] = SLIDING_WINDOW_SLOTS}
 
 -- the operation across a key's limits (Engine.decide) ---------------------------------
-local op = tonumber(ARGV[1])
-local now = tonumber(ARGV[2])
+local now = tonumber(ARGV[1 + ARGV_NOW])
 if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local layout = ARGV[3]
-local pad = tonumber(ARGV[4])
+local layout = ARGV[1 + ARGV_LAYOUT]
+local pad = tonumber(ARGV[1 + ARGV_EXPIRY_PADDING])
 local limits = {}
 local slots = 0
-local a = 5
+local a = first   -- the first argument of the limit being read
 for i = 1, #layout do
-  local l = {kind = tonumber(ARGV[a]), cap = tonumber(ARGV[a + 1]), w = tonumber(ARGV[a + 2]),
-             pen = tonumber(ARGV[a + 3]), q = tonumber(ARGV[a + 4]), sc = tonumber(ARGV[a + 5])}
+  local l = {kind = tonumber(ARGV[a + ARG_KIND]), cap = tonumber(ARGV[a + ARG_CAPACITY]),
+             w = tonumber(ARGV[a + ARG_WINDOW]), pen = tonumber(ARGV[a + ARG_PENALTY]),
+             q = tonumber(ARGV[a + ARG_QUANTUM]), sc = tonumber(ARGV[a + ARG_SCALE])}
   l.rules = RULES[l.kind]
   if l.kind == BUCKET then
-    l.slots = (l.sc == 1) and 1 or 2
+    l.slots = (l.sc == 1) and BUCKET_SLOTS or SCALED_BUCKET_SLOTS
   else
     l.slots = SLOTS[l.kind]
   end
   l.o = slots + 1
   slots = slots + l.slots
   limits[i] = l
-  a = a + ARGS
+  a = a + ARGS_PER_LIMIT
 end
-local count = tonumber(ARGV[a])
+local count = tonumber(ARGV[a + AFTER_LIMITS_COUNT])
 
 -- A state: the slots of limits first..last under one key. One bucket is kept as an integer,
 -- which Redis stores integer-encoded: layout 'b', [E], as "E"; layout 'r', [E, R] with R below
@@ -300,11 +340,11 @@ local function decode(lay, stored, vals)
   end
 end
 local function encode(lay, nx, from, to)
-  local e = nx[from]
+  local e = nx[from + BUCKET_EMPTY_AT]
   if lay == 'b' and e >= 0 then
     return string.format('%.0f', e)
-  elseif lay == 'r' and e >= 0 and e < 9e15 and nx[from + 1] < 1000 then
-    return '-' .. string.format('%.0f', e) .. string.format('%03d', nx[from + 1])
+  elseif lay == 'r' and e >= 0 and e < 9e15 and nx[from + BUCKET_REMAINDER] < 1000 then
+    return '-' .. string.format('%.0f', e) .. string.format('%03d', nx[from + BUCKET_REMAINDER])
   end
   local parts = {}
   for i = from, to do parts[#parts + 1] = string.format('%.0f', nx[i]) end
@@ -353,7 +393,7 @@ if #KEYS == 2 then
   load(KEYS[1], 1, n - 1, s)
   load(KEYS[2], n, n, s)
   for i = 1, slots do nx[i] = s[i] end
-  local reserve = tonumber(ARGV[a + 1])
+  local reserve = tonumber(ARGV[a + AFTER_LIMITS_RESERVE])
   local p = limits[n]
   local ceilings = true
   for i = 2, n - 1 do
@@ -363,8 +403,8 @@ if #KEYS == 2 then
   local assured = bucket.fits(limits[1], s, limits[1].o, now, limits[1].q) and ceilings
     and bucket.fits(p, s, p.o, now, p.q)
   local borrowed = (not assured) and ceilings
-    and add(backlog(p, s, p.o, now), p.q) <= p.cap - reserve
-  if op == TRY and (assured or borrowed) then
+    and bucket_admits(backlog(p, s, p.o, now), p.q, p.cap - reserve)
+  if op == TRY_ACQUIRE and (assured or borrowed) then
     local first = 1
     if borrowed then first = 2 end
     for i = first, n do
@@ -411,7 +451,7 @@ else
       local most = 0
       for i, m in ipairs(limits) do
         local x = bk[i]
-        if m.sc ~= l.sc then x = steps(l, ticks_up(m, bk[i])) end
+        if m.sc ~= l.sc then x = steps(l, ticks_up(m.sc, bk[i])) end
         if x > most then most = x end
       end
       queue[j] = most
@@ -421,14 +461,14 @@ else
   local all = true
   for i, l in ipairs(limits) do
     if op == RESERVE then
-      ok[i] = add(queue[i], l.q) <= l.cap
+      ok[i] = bucket_admits(queue[i], l.q, l.cap)
     else
       ok[i] = l.rules.fits(l, s, l.o, now, l.q)
     end
     all = all and ok[i]
   end
   for i, l in ipairs(limits) do
-    if op == FILL then
+    if op == FILL_UP then
       if l.rules.fill(l, s, l.o, now, l.q, nx) and l.q <= l.cap and l.pen > 0 then
         l.rules.penalize(l, s, l.o, now, nx)
       end

@@ -5,22 +5,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.spi.StoreProtocol;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** decide.lua's constants are StoreProtocol's: codes, markers, bounds and the argument count. */
+/**
+ * decide.lua names every number of the protocol once, with StoreProtocol's name: operation and
+ * kind codes, markers and bounds, ARGV and argument offsets, slot offsets and slot counts. Each
+ * is compared with Java's, and each of Java's is in the script.
+ */
 class RedisProtocolTest {
   @Test
-  void scriptConstants_equalStoreProtocol() throws IOException {
+  void scriptConstants_areStoreProtocols_oneForOne() throws IOException {
     String lua;
     try (InputStream in = RedisStore.class.getResourceAsStream("/dev/sluice/redis/decide.lua")) {
       lua = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
-    Map<String, Long> constants = new HashMap<>();
+    Map<String, Long> script = new TreeMap<>();
     Matcher m = Pattern.compile("(?m)^local ([A-Z_]+(?:, [A-Z_]+)*) = (-?\\d+(?:, -?\\d+)*)$")
         .matcher(lua);
     while (m.find()) {
@@ -28,22 +34,33 @@ class RedisProtocolTest {
       String[] values = m.group(2).split(", ");
       assertThat(values).as(m.group()).hasSameSizeAs(names);
       for (int i = 0; i < names.length; i++) {
-        constants.put(names[i], Long.parseLong(values[i]));
+        script.put(names[i], Long.parseLong(values[i]));
       }
     }
-    assertThat(constants).containsExactlyInAnyOrderEntriesOf(Map.ofEntries(
-        Map.entry("NONE", StoreProtocol.SCRIPT_NONE),
-        Map.entry("MAXT", StoreProtocol.SCRIPT_MAX),
-        Map.entry("BIG", StoreProtocol.SCRIPT_BIG),
-        Map.entry("TRY", (long) StoreProtocol.Operation.TRY_ACQUIRE.code()),
-        Map.entry("CHECK", (long) StoreProtocol.Operation.CHECK.code()),
-        Map.entry("FILL", (long) StoreProtocol.Operation.FILL_UP.code()),
-        Map.entry("RESERVE", (long) StoreProtocol.Operation.RESERVE.code()),
-        Map.entry("LEASE", (long) StoreProtocol.Operation.LEASE.code()),
-        Map.entry("RELEASE", (long) StoreProtocol.Operation.RELEASE.code()),
-        Map.entry("BUCKET", (long) StoreProtocol.Kind.BUCKET.code()),
-        Map.entry("FIXED", (long) StoreProtocol.Kind.FIXED_WINDOW.code()),
-        Map.entry("SLIDING", (long) StoreProtocol.Kind.SLIDING_WINDOW.code()),
-        Map.entry("ARGS", (long) StoreProtocol.ARGS_PER_LIMIT)));
+    assertThat(script).isEqualTo(java());
+    // the fast path is for the layout of one bucket of scale 1
+    assertThat(lua).contains("ARGV[1 + ARGV_LAYOUT] == '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
+  }
+
+  /** Every number StoreProtocol names that a script uses, by its name. */
+  static Map<String, Long> java() {
+    Map<String, Long> java = new TreeMap<>();
+    for (Field f : StoreProtocol.class.getFields()) {
+      if (Modifier.isStatic(f.getModifiers()) && (f.getType() == int.class || f.getType() == long.class)
+          && !f.getName().equals("NONE")) {   // Java's marker; scripts use SCRIPT_NONE
+        try {
+          java.put(f.getName(), ((Number) f.get(null)).longValue());
+        } catch (IllegalAccessException e) {
+          throw new AssertionError(e);
+        }
+      }
+    }
+    for (StoreProtocol.Operation o : StoreProtocol.Operation.values()) {
+      java.put(o.name(), (long) o.code());
+    }
+    for (StoreProtocol.Kind k : StoreProtocol.Kind.values()) {
+      java.put(k.name(), (long) k.code());
+    }
+    return java;
   }
 }
