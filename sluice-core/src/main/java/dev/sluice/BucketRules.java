@@ -34,6 +34,16 @@ final class BucketRules extends Rules {
     return d * l.scale - (l.scale == 1 ? 0 : Math.min(s[o + BUCKET_REMAINDER], l.scale - 1));
   }
 
+  /**
+   * The admit rule, the one copy in Java: a bucket holding {@code backlog} steps admits {@code q}
+   * more when they fit below its capacity. Every path calls it: {@link #fits}, the meter
+   * (Engine.meterBuckets), the queue (Engine.decide's reserve) and the lock-free path
+   * (LockFreeBucket, whose backlog is counted from its cell's origin).
+   */
+  static boolean admits(long backlog, long q, long capacity) {
+    return Ticks.add(backlog, q) <= capacity;
+  }
+
   /** {@code ticks} in steps of limit l, saturating at {@code l.big}. */
   static long steps(CompiledLimit l, long ticks) {
     return ticks > l.bigTicks ? l.big : ticks * l.scale;
@@ -71,7 +81,7 @@ final class BucketRules extends Rules {
 
   @Override
   boolean fits(CompiledLimit l, long[] s, int o, long now, long q) {
-    return Ticks.add(backlog(l, s, o, now), q) <= l.capacity;
+    return admits(backlog(l, s, o, now), q, l.capacity);
   }
 
   @Override

@@ -139,7 +139,7 @@ final class Engine {
     for (int i = 0; i < n; i++) {
       CompiledLimit l = limits[i];
       if (op == RESERVE) {
-        fits[i] = Ticks.add(queue[i], quanta[i]) <= l.capacity;
+        fits[i] = BucketRules.admits(queue[i], quanta[i], l.capacity);
       } else {
         fits[i] = l.rules.fits(l, state, o, now, quanta[i]);
       }
@@ -269,7 +269,7 @@ final class Engine {
     for (CompiledLimit l : limits) {
       long b = BucketRules.backlog(l, state, o, now);
       long q = l.quantum(cost);
-      boolean fits = Ticks.add(b, q) <= l.capacity;
+      boolean fits = BucketRules.admits(b, q, l.capacity);
       all &= fits;
       penalty |= !fits && startsPenalty(l, b, q);
       o += l.slots;
@@ -289,7 +289,7 @@ final class Engine {
       CompiledLimit l = limits[i];
       long q = l.quantum(cost);
       long b = BucketRules.backlog(l, state, o, now);
-      boolean fits = Ticks.add(b, q) <= l.capacity;
+      boolean fits = BucketRules.admits(b, q, l.capacity);
       long after = b;
       if (write) {
         if (all) {

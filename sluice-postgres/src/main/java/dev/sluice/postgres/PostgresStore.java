@@ -34,7 +34,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 5;
+  public static final int SCHEMA_VERSION = 6;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -46,7 +46,7 @@ public final class PostgresStore implements DecisionStore {
   public static final List<String> SCHEMA_RESOURCES =
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
           "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
-          "/dev/sluice/postgres/V5__sluice.sql");
+          "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql");
 
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */

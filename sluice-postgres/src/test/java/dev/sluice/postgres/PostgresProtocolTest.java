@@ -3,51 +3,76 @@ package dev.sluice.postgres;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.spi.StoreProtocol;
+import dev.sluice.testkit.ProtocolConstants;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
-import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The decide function's constants are StoreProtocol's: codes, markers, bounds, arguments. */
+/**
+ * The functions' constants are StoreProtocol's: in every schema version, each named constant
+ * equals Java's of that name (V1 to V5 used three short names, mapped below); the newest version
+ * names every one of Java's in each function, one for one (less Redis' ARGV header), and the
+ * literals of its bucket rule and of V1's saturating sum are Java's markers and bounds.
+ */
 class PostgresProtocolTest {
+  /** The short names versions 1 to 5 used. */
+  private static final Map<String, String> EARLIER_NAMES =
+      Map.of("NONE", "SCRIPT_NONE", "BIG", "SCRIPT_BIG", "ARGS", "ARGS_PER_LIMIT");
+
   @Test
-  void functionConstants_equalStoreProtocol() throws IOException {
-    // the decide function in force: the newest schema file that (re)defines it
-    List<String> files = PostgresStore.SCHEMA_RESOURCES;
-    String sql = null;
-    for (int i = files.size() - 1; i >= 0 && sql == null; i--) {
-      try (InputStream in = PostgresStore.class.getResourceAsStream(files.get(i))) {
-        String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        if (text.contains("FUNCTION sluice_buckets_decide(")) {
-          sql = text;
-        }
+  void everyVersionsConstants_areStoreProtocols() throws IOException {
+    Map<String, Long> java = ProtocolConstants.byName();
+    for (String file : PostgresStore.SCHEMA_RESOURCES) {
+      Map<String, Long> constants = constants(sql(file));
+      constants.forEach((name, value) -> assertThat(java)
+          .as(file + ": c_" + name.toLowerCase(Locale.ROOT))
+          .containsEntry(EARLIER_NAMES.getOrDefault(name, name), value));
+    }
+  }
+
+  @Test
+  void newestVersion_namesEveryNumberOfTheProtocol_inEachFunction() throws IOException {
+    String newest = sql(PostgresStore.SCHEMA_RESOURCES.get(PostgresStore.SCHEMA_VERSION - 1));
+    // every number but Redis' ARGV header, and the saturation bound, which V1's sluice_v1_add holds
+    Map<String, Long> expected = new TreeMap<>(ProtocolConstants.byName());
+    expected.keySet().removeIf(name -> name.startsWith("ARGV_") || name.equals("SCRIPT_MAX"));
+    assertThat(sql(PostgresStore.SCHEMA_RESOURCE))
+        .contains("LEAST(a + b, " + StoreProtocol.SCRIPT_MAX + ")");
+    String[] functions = newest.split("CREATE OR REPLACE FUNCTION ");
+    int plpgsql = 0;
+    for (String f : functions) {
+      if (f.contains("LANGUAGE plpgsql")) {
+        plpgsql++;
+        assertThat(constants(f)).as(f.substring(0, f.indexOf('(')))
+            .isEqualTo(expected);
       }
     }
-    assertThat(sql).as("a schema file defines the decide function").isNotNull();
-    Map<String, Long> constants = new HashMap<>();
+    assertThat(plpgsql).as("the decide and the group function").isEqualTo(2);
+    // the bucket rule's literals
+    assertThat(newest).contains("WHEN e = " + StoreProtocol.SCRIPT_NONE + " OR e <= now",
+        "THEN " + StoreProtocol.SCRIPT_BIG);
+    // the fast path is for the layout of one bucket of scale 1
+    assertThat(newest).contains("p_layout = '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
+  }
+
+  private static Map<String, Long> constants(String sql) {
+    Map<String, Long> constants = new TreeMap<>();
     Matcher m = Pattern.compile("(?m)^\\s+c_(\\w+) CONSTANT \\w+ := (-?\\d+);$").matcher(sql);
     while (m.find()) {
-      constants.put(m.group(1), Long.parseLong(m.group(2)));
+      constants.put(m.group(1).toUpperCase(Locale.ROOT), Long.parseLong(m.group(2)));
     }
-    assertThat(constants).containsExactlyInAnyOrderEntriesOf(Map.ofEntries(
-        Map.entry("none", StoreProtocol.SCRIPT_NONE),
-        Map.entry("big", StoreProtocol.SCRIPT_BIG),
-        Map.entry("try_acquire", (long) StoreProtocol.Operation.TRY_ACQUIRE.code()),
-        Map.entry("check", (long) StoreProtocol.Operation.CHECK.code()),
-        Map.entry("fill_up", (long) StoreProtocol.Operation.FILL_UP.code()),
-        Map.entry("reserve", (long) StoreProtocol.Operation.RESERVE.code()),
-        Map.entry("lease", (long) StoreProtocol.Operation.LEASE.code()),
-        Map.entry("release", (long) StoreProtocol.Operation.RELEASE.code()),
-        Map.entry("bucket", (long) StoreProtocol.Kind.BUCKET.code()),
-        Map.entry("fixed_window", (long) StoreProtocol.Kind.FIXED_WINDOW.code()),
-        Map.entry("sliding_window", (long) StoreProtocol.Kind.SLIDING_WINDOW.code()),
-        Map.entry("args", (long) StoreProtocol.ARGS_PER_LIMIT)));
-    // the fast path is for the layout of one bucket of scale 1
-    assertThat(sql).contains("p_layout = '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
+    return constants;
+  }
+
+  private static String sql(String resource) throws IOException {
+    try (InputStream in = PostgresStore.class.getResourceAsStream(resource)) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
   }
 }

@@ -65,11 +65,12 @@ class PostgresStoreTest {
   void otherSchemaVersion_namesTheVersionFoundAndNeeded() throws SQLException {
     String table = freshTable();
     sql("CREATE TABLE " + table + " (key text PRIMARY KEY)");
-    sql("COMMENT ON TABLE " + table + " IS 'sluice schema 7'");
+    sql("COMMENT ON TABLE " + table + " IS 'sluice schema 9'");
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 7 but this Sluice needs version 5");
+        .hasMessageContaining("has Sluice schema version 9 but this Sluice needs version "
+            + PostgresStore.SCHEMA_VERSION);
   }
 
   /**
@@ -86,8 +87,8 @@ class PostgresStoreTest {
     sql(v1.replace(PostgresStore.DEFAULT_TABLE, table));
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 5")
-        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql, /dev/sluice/postgres/V5__sluice.sql]");
+        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 6")
+        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql, /dev/sluice/postgres/V5__sluice.sql, /dev/sluice/postgres/V6__sluice.sql]");
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).timeSourceMicros(() -> 1_000_000L).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1.5)))
@@ -100,7 +101,7 @@ class PostgresStoreTest {
         .store(store).build();
     assertThat(group.tryAcquire("k").isAllowed()).as("schema 4's group function").isTrue();
     assertThat(group.tryAcquire("k").isAllowed()).isFalse();
-    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // version 5 now
+    PostgresStore.builder(TestPostgres.dataSource()).table(table).build();   // version 6 now
   }
 
   @Test

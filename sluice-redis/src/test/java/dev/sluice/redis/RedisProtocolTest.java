@@ -3,10 +3,9 @@ package dev.sluice.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.spi.StoreProtocol;
+import dev.sluice.testkit.ProtocolConstants;
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.TreeMap;
@@ -37,30 +36,8 @@ class RedisProtocolTest {
         script.put(names[i], Long.parseLong(values[i]));
       }
     }
-    assertThat(script).isEqualTo(java());
+    assertThat(script).isEqualTo(ProtocolConstants.byName());
     // the fast path is for the layout of one bucket of scale 1
     assertThat(lua).contains("ARGV[1 + ARGV_LAYOUT] == '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
-  }
-
-  /** Every number StoreProtocol names that a script uses, by its name. */
-  static Map<String, Long> java() {
-    Map<String, Long> java = new TreeMap<>();
-    for (Field f : StoreProtocol.class.getFields()) {
-      if (Modifier.isStatic(f.getModifiers()) && (f.getType() == int.class || f.getType() == long.class)
-          && !f.getName().equals("NONE")) {   // Java's marker; scripts use SCRIPT_NONE
-        try {
-          java.put(f.getName(), ((Number) f.get(null)).longValue());
-        } catch (IllegalAccessException e) {
-          throw new AssertionError(e);
-        }
-      }
-    }
-    for (StoreProtocol.Operation o : StoreProtocol.Operation.values()) {
-      java.put(o.name(), (long) o.code());
-    }
-    for (StoreProtocol.Kind k : StoreProtocol.Kind.values()) {
-      java.put(k.name(), (long) k.code());
-    }
-    return java;
   }
 }
