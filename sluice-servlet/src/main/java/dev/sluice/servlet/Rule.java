@@ -1,10 +1,8 @@
 package dev.sluice.servlet;
 
-import dev.sluice.RateLimiter;
 import dev.sluice.http.RuleBuilder;
 import dev.sluice.http.RuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.function.ToDoubleFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -39,20 +37,8 @@ public final class Rule {
     return settings.appliesTo(method) && regex.matcher(path).matches();
   }
 
-  RateLimiter limiter() {
-    return settings.limiter();
-  }
-
-  KeyResolver key() {
-    return settings.key();
-  }
-
-  ToDoubleFunction<HttpServletRequest> cost() {
-    return settings.cost();
-  }
-
-  boolean queue() {
-    return settings.queue();
+  RuleSettings<HttpServletRequest, KeyResolver> settings() {
+    return settings;
   }
 
   @Override

@@ -1,8 +1,8 @@
 package dev.sluice.servlet;
 
 import dev.sluice.Decision;
-import dev.sluice.http.MissingKey;
-import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.RateLimiter;
+import dev.sluice.http.FilterBuilder;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
 import jakarta.servlet.Filter;
@@ -14,7 +14,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -51,11 +50,12 @@ public final class SluiceFilter implements Filter {
   private final boolean combineHeaders;
   private final Sleeper sleeper;
 
-  private SluiceFilter(Builder b) {
-    this.rules = List.copyOf(b.rules);
-    this.policy = new FilterPolicy(b.headers, b.missingKey, b.dryRun, LOG);
-    this.combineHeaders = b.combineHeaders;
-    this.sleeper = b.sleeper;
+  private SluiceFilter(List<Rule> rules, FilterPolicy policy, boolean combineHeaders,
+      Sleeper sleeper) {
+    this.rules = rules;
+    this.policy = policy;
+    this.combineHeaders = combineHeaders;
+    this.sleeper = sleeper;
   }
 
   public static Builder builder() {
@@ -85,7 +85,7 @@ public final class SluiceFilter implements Filter {
       return;
     }
     String method = request.getMethod();
-    String key = rule.key().key(request);
+    String key = rule.settings().key().key(request);
     if (key == null) {
       FilterPolicy.Outcome o = policy.withoutKey(method, path, rule);
       if (o.passes()) {
@@ -100,14 +100,15 @@ public final class SluiceFilter implements Filter {
     }
     double cost;
     try {
-      cost = rule.cost().applyAsDouble(request);
+      cost = rule.settings().cost().applyAsDouble(request);
     } catch (RuntimeException e) {
       writeProblem(response, policy.costFailed(e));
       return;
     }
     Decision d;
     try {
-      d = rule.queue() ? rule.limiter().reserve(key, cost) : rule.limiter().tryAcquire(key, cost);
+      RateLimiter limiter = rule.settings().limiter();
+      d = rule.settings().queue() ? limiter.reserve(key, cost) : limiter.tryAcquire(key, cost);
     } catch (IllegalArgumentException e) {
       writeProblem(response, policy.invalidInput(e));
       return;
@@ -191,49 +192,14 @@ public final class SluiceFilter implements Filter {
     }
   }
 
-  /** Settings of a {@link SluiceFilter}. */
-  public static final class Builder {
-    private final List<Rule> rules = new ArrayList<>();
-    private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
-    private MissingKey missingKey = MissingKey.REJECT;
-    private boolean dryRun;
-    private boolean combineHeaders;
+  /** Settings of a {@link SluiceFilter}: {@link FilterBuilder}'s, and how a queued request waits. */
+  public static final class Builder extends FilterBuilder<Rule, Builder> {
     private Sleeper sleeper = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
 
     private Builder() {}
 
-    /** Adds a rule; the first rule that matches a request decides it. */
-    public Builder rule(Rule rule) {
-      rules.add(Objects.requireNonNull(rule, "rule"));
-      return this;
-    }
-
-    /** Which rate-limit fields to send (default the IETF draft's). */
-    public Builder headers(RateLimitHeaders.Mode mode) {
-      this.headers = Objects.requireNonNull(mode, "mode");
-      return this;
-    }
-
-    /** What a request without a key gets (default {@link MissingKey#REJECT}). */
-    public Builder onMissingKey(MissingKey rule) {
-      this.missingKey = Objects.requireNonNull(rule, "rule");
-      return this;
-    }
-
-    /** Shadow mode: decide, count and log, but never reject or add headers. */
-    public Builder dryRun(boolean on) {
-      this.dryRun = on;
-      return this;
-    }
-
-    /**
-     * Whether {@code RateLimit-Policy} and {@code RateLimit} fields the application adds after
-     * this filter (a gateway copying a downstream service's) join this filter's as one list on one
-     * line, instead of a second line (default false: HTTP reads two lines of a list field as one
-     * list anyway, but some clients read only the first).
-     */
-    public Builder combineHeaders(boolean on) {
-      this.combineHeaders = on;
+    @Override
+    protected Builder self() {
       return this;
     }
 
@@ -244,10 +210,8 @@ public final class SluiceFilter implements Filter {
     }
 
     public SluiceFilter build() {
-      if (rules.isEmpty()) {
-        throw new IllegalArgumentException("a SluiceFilter needs at least one rule");
-      }
-      return new SluiceFilter(this);
+      return new SluiceFilter(rules("SluiceFilter"),
+          new FilterPolicy(headers(), missingKey(), isDryRun(), LOG), isCombineHeaders(), sleeper);
     }
   }
 }

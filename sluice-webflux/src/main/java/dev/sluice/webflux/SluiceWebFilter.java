@@ -1,7 +1,8 @@
 package dev.sluice.webflux;
 
 import dev.sluice.Decision;
-import dev.sluice.http.MissingKey;
+import dev.sluice.RateLimiter;
+import dev.sluice.http.FilterBuilder;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
@@ -60,11 +61,12 @@ public final class SluiceWebFilter implements WebFilter {
   /** Whether list fields added after this filter join its own on one line. */
   private final boolean combineHeaders;
 
-  private SluiceWebFilter(Builder b) {
-    this.rules = List.copyOf(b.rules);
-    this.policy = new FilterPolicy(b.headers, b.missingKey, b.dryRun, LOG);
-    this.combineHeaders = b.combineHeaders;
-    this.delayer = b.delayer;
+  private SluiceWebFilter(List<WebRule> rules, FilterPolicy policy, boolean combineHeaders,
+      Delayer delayer) {
+    this.rules = rules;
+    this.policy = policy;
+    this.combineHeaders = combineHeaders;
+    this.delayer = delayer;
   }
 
   /** Waits out a queued request's delay without a thread; tests pass one on a manual clock. */
@@ -94,7 +96,7 @@ public final class SluiceWebFilter implements WebFilter {
       return chain.filter(exchange);
     }
     WebRule matched = rule;
-    return rule.key().key(exchange).defaultIfEmpty(NO_KEY)
+    return rule.settings().key().key(exchange).defaultIfEmpty(NO_KEY)
         .flatMap(key -> key == NO_KEY ? withoutKey(exchange, chain, matched)
             : limit(exchange, chain, matched, key));
   }
@@ -113,14 +115,15 @@ public final class SluiceWebFilter implements WebFilter {
     ServerHttpResponse response = exchange.getResponse();
     double cost;
     try {
-      cost = rule.cost().applyAsDouble(exchange.getRequest());
+      cost = rule.settings().cost().applyAsDouble(exchange.getRequest());
     } catch (RuntimeException e) {
       return writeProblem(response, policy.costFailed(e));
     }
     CompletableFuture<Decision> decided;
     try {
-      decided = rule.queue() ? rule.limiter().reserveAsync(key, cost)
-          : rule.limiter().tryAcquireAsync(key, cost);
+      RateLimiter limiter = rule.settings().limiter();
+      decided = rule.settings().queue() ? limiter.reserveAsync(key, cost)
+          : limiter.tryAcquireAsync(key, cost);
     } catch (IllegalArgumentException e) {
       return writeProblem(response, policy.invalidInput(e));
     }
@@ -203,49 +206,14 @@ public final class SluiceWebFilter implements WebFilter {
     return policy.unavailableResponses();
   }
 
-  /** Settings of a {@link SluiceWebFilter}. */
-  public static final class Builder {
-    private final List<WebRule> rules = new ArrayList<>();
-    private RateLimitHeaders.Mode headers = RateLimitHeaders.Mode.IETF;
-    private MissingKey missingKey = MissingKey.REJECT;
-    private boolean combineHeaders;
-    private boolean dryRun;
+  /** Settings of a {@link SluiceWebFilter}: {@link FilterBuilder}'s, and how a queued request waits. */
+  public static final class Builder extends FilterBuilder<WebRule, Builder> {
     private Delayer delayer = nanos -> Mono.delay(Duration.ofNanos(nanos));
 
     private Builder() {}
 
-    /** Adds a rule; the first rule that matches a request decides it. */
-    public Builder rule(WebRule rule) {
-      rules.add(Objects.requireNonNull(rule, "rule"));
-      return this;
-    }
-
-    /** Which rate-limit fields to send (default the IETF draft's). */
-    public Builder headers(RateLimitHeaders.Mode mode) {
-      this.headers = Objects.requireNonNull(mode, "mode");
-      return this;
-    }
-
-    /** What a request without a key gets (default {@link MissingKey#REJECT}). */
-    public Builder onMissingKey(MissingKey rule) {
-      this.missingKey = Objects.requireNonNull(rule, "rule");
-      return this;
-    }
-
-    /** Shadow mode: decide, count and log, but never reject or add headers. */
-    public Builder dryRun(boolean on) {
-      this.dryRun = on;
-      return this;
-    }
-
-    /**
-     * Whether {@code RateLimit-Policy} and {@code RateLimit} lines added after this filter (a
-     * gateway copying a downstream service's) join this filter's as one list on one line when the
-     * response is committed (default false: HTTP reads several lines of a list field as one list
-     * anyway, but some clients read only the first).
-     */
-    public Builder combineHeaders(boolean on) {
-      this.combineHeaders = on;
+    @Override
+    protected Builder self() {
       return this;
     }
 
@@ -256,10 +224,8 @@ public final class SluiceWebFilter implements WebFilter {
     }
 
     public SluiceWebFilter build() {
-      if (rules.isEmpty()) {
-        throw new IllegalArgumentException("a SluiceWebFilter needs at least one rule");
-      }
-      return new SluiceWebFilter(this);
+      return new SluiceWebFilter(rules("SluiceWebFilter"),
+          new FilterPolicy(headers(), missingKey(), isDryRun(), LOG), isCombineHeaders(), delayer);
     }
   }
 }

@@ -3,7 +3,6 @@ package dev.sluice.webflux;
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RuleBuilder;
 import dev.sluice.http.RuleSettings;
-import java.util.function.ToDoubleFunction;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.util.pattern.PathPattern;
@@ -42,20 +41,8 @@ public final class WebRule {
     return settings.appliesTo(method) && this.path.matches(path);
   }
 
-  RateLimiter limiter() {
-    return settings.limiter();
-  }
-
-  WebKeyResolver key() {
-    return settings.key();
-  }
-
-  ToDoubleFunction<ServerHttpRequest> cost() {
-    return settings.cost();
-  }
-
-  boolean queue() {
-    return settings.queue();
+  RuleSettings<ServerHttpRequest, WebKeyResolver> settings() {
+    return settings;
   }
 
   @Override
