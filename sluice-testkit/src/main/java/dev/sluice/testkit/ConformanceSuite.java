@@ -28,6 +28,9 @@ import org.junit.jupiter.api.Test;
  * either resolution give the same figures.
  */
 public abstract class ConformanceSuite {
+  /** For a store's test class, which extends this one. */
+  protected ConformanceSuite() {}
+
   /** Levels are exact to one tick of leak: 1e-6 units in memory, a few µs of leak in Redis/SQL. */
   private final double EPS = Math.max(1e-6, 4.0 / factory().ticksPerSecond());
 

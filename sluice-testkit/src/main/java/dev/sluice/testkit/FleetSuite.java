@@ -29,6 +29,9 @@ import org.junit.jupiter.api.Test;
  * lease is given back on close, and the key keeps an expiry. A store module extends this class.
  */
 public abstract class FleetSuite {
+  /** For a store's test class, which extends this one. */
+  protected FleetSuite() {}
+
   /** Instances sharing the key. */
   protected static final int INSTANCES = 8;
   /** Capacity 200 at 2,000/s; share 10%: the fleet holds at most min(200, 200, 400) = 200. */

@@ -14,6 +14,9 @@ import org.junit.jupiter.api.Test;
  * {@link StoreRequest#NONE}). A store module extends this class.
  */
 public abstract class GoldenVectorSuite {
+  /** For a store's test class, which extends this one. */
+  protected GoldenVectorSuite() {}
+
   /** How many vectors each store replays. */
   protected static final int VECTORS = 20_000;
 

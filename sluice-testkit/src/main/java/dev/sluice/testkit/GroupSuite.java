@@ -35,6 +35,9 @@ import org.junit.jupiter.api.Test;
  * whose {@link LimiterFactory#createGroup} builds on its store.
  */
 public abstract class GroupSuite {
+  /** For a store's test class, which extends this one. */
+  protected GroupSuite() {}
+
   private static final long MS = 1_000_000L;
 
   /** The store under test. */

@@ -25,6 +25,9 @@ import org.junit.jupiter.api.Test;
  * more; releasing every grant empties the bucket again. A store module extends this class.
  */
 public abstract class LeaseAccountingSuite {
+  /** For a store's test class, which extends this one. */
+  protected LeaseAccountingSuite() {}
+
   /** A store whose clock reads {@code micros} (the test hook), under a fresh key prefix. */
   protected abstract DecisionStore store(LongSupplier micros);
 

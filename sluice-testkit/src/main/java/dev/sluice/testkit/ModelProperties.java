@@ -27,6 +27,9 @@ import net.jqwik.api.Tuple;
  * (rates that divide a second, costs in quarters), where the model and the store are both exact.
  */
 public abstract class ModelProperties {
+  /** For a store's test class, which extends this one. */
+  protected ModelProperties() {}
+
 
   /** The store under test. */
   protected abstract LimiterFactory factory();

@@ -32,6 +32,9 @@ import org.junit.jupiter.api.Test;
  * decided before. A store module extends this class.
  */
 public abstract class StoreRestartSuite {
+  /** For a store's test class, which extends this one. */
+  protected StoreRestartSuite() {}
+
   /** Starts the dedicated server; called again after {@link #stopServer()} to restart it. */
   protected abstract void startServer() throws Exception;
 
