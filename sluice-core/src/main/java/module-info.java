@@ -8,6 +8,7 @@ module dev.sluice {
   exports dev.sluice;
   exports dev.sluice.spi;
   exports dev.sluice.http;
+  exports dev.sluice.concurrency;
   // not API: shared by Sluice's own modules
   exports dev.sluice.internal to dev.sluice.servlet, dev.sluice.webflux, dev.sluice.spring;
 }

@@ -1,0 +1,501 @@
+package dev.sluice.concurrency;
+
+import dev.sluice.Clock;
+import dev.sluice.Scheduler;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.ToIntFunction;
+
+/*
+ * The in-memory concurrency limiter.
+ *
+ * Each key has a KeyState, guarded by its own monitor: the weight in flight, the permits in flight
+ * (for their leases) and the waiters. Every change of the weight in flight happens under that
+ * monitor, so the weight in flight never exceeds the limit at any instant, whatever the threads.
+ * Futures are completed and listeners told only after the monitor is released, so a caller's
+ * callback never runs holding it.
+ *
+ * Leases: a permit whose lease has run out is taken back (Outcome.EXPIRED) by the next
+ * acquisition on its key, and by a sweep of every key every half lease. Keys: a key enters the
+ * map when first acquired, and leaves it when idle (nothing in flight, nobody waiting) for a lease
+ * time, at a sweep or when a new key needs room; the number of keys is bounded exactly (a slot is
+ * reserved before a key is mapped). A key with permits in flight is never evicted (its accounting
+ * would be lost): a new key past the bound, when no key is idle, is refused (KEYS_FULL).
+ */
+final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
+  private final ToIntFunction<String> limitOfKey;
+  private final long leaseNanos;
+  private final int maxWaiters;
+  private final QueueOrder order;
+  private final long maximumKeys;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  private final Consumer<PermitEnd> listener;
+  private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+  /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
+  private final AtomicLong slots = new AtomicLong();
+  private final AtomicLong ids = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  InMemoryConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
+    this.limitOfKey = b.limit;
+    this.leaseNanos = b.lease.toNanos();
+    this.maxWaiters = b.maxWaiters;
+    this.order = b.order;
+    this.maximumKeys = b.maximumKeys;
+    this.clock = b.clock;
+    this.scheduler = b.scheduler;
+    this.listener = b.onPermitEnd;
+    scheduleSweep();
+  }
+
+  @Override
+  public Acquisition tryAcquire(String key, int weight) {
+    check(key, weight);
+    return acquire(key, weight, -1, null);
+  }
+
+  @Override
+  public Acquisition acquire(String key, int weight, Duration timeout) {
+    CompletableFuture<Acquisition> f = acquireAsync(key, weight, timeout);
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Acquisition interrupted = null;
+      if (!f.isDone()) {
+        interrupted = new Acquisition(null, Refusal.INTERRUPTED, 0, 0, 0, 0);
+      }
+      if (interrupted != null && f.complete(interrupted)) {
+        Thread.currentThread().interrupt();
+        return interrupted;
+      }
+      // granted (or refused) just as the interrupt came: the permit is not wanted any more
+      Acquisition a = f.join();
+      if (a.isAcquired()) {
+        a.permit().end(Outcome.IGNORED);
+      }
+      Thread.currentThread().interrupt();
+      return new Acquisition(null, Refusal.INTERRUPTED, a.limit(), a.inFlight(), a.waiting(),
+          a.waitedNanos());
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("acquiring failed unexpectedly", e.getCause());
+    }
+  }
+
+  @Override
+  public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Duration timeout) {
+    check(key, weight);
+    if (timeout == null || timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must be zero or positive but was " + timeout);
+    }
+    CompletableFuture<Acquisition> future = new CompletableFuture<>();
+    Acquisition now = acquire(key, weight, saturatedNanos(timeout), future);
+    if (now != null) {
+      future.complete(now);
+    }
+    return future;
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  private static void check(String key, int weight) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key must be a non-empty string but was "
+          + (key == null ? "null" : "''"));
+    }
+    if (weight < 1) {
+      throw new IllegalArgumentException("weight must be at least 1 but was " + weight);
+    }
+  }
+
+  /**
+   * The acquisition now, or null when {@code waiter} was queued (it completes later). A
+   * negative {@code timeout} never waits.
+   */
+  private Acquisition acquire(String key, int weight, long timeoutNanos, CompletableFuture<Acquisition> waiter) {
+    if (closed.get()) {
+      return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
+    }
+    for (;;) {
+      KeyState s = keys.get(key);
+      if (s == null) {
+        s = newKey(key);
+        if (s == null) {
+          return new Acquisition(null, Refusal.KEYS_FULL, 0, 0, 0, 0);
+        }
+      }
+      List<Runnable> after = new ArrayList<>(0);
+      Acquisition a;
+      synchronized (s) {
+        if (s.dead) {
+          continue;
+        }
+        long now = clock.nanoTime();
+        s.lastUsed = now;
+        s.expire(now, after);
+        a = s.acquire(weight, now, timeoutNanos, waiter, after);
+      }
+      after.forEach(Runnable::run);
+      return a;
+    }
+  }
+
+  /** A new key's state, mapped within the bound; null if the bound is reached and none is idle. */
+  private KeyState newKey(String key) {
+    int limit;
+    try {
+      limit = ConcurrencyLimiter.Builder.checkLimit(limitOfKey.applyAsInt(key),
+          "the limit of key '" + key + "'");
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("no limit for key '" + key + "': " + e.getMessage(), e);
+    }
+    if (!reserveSlot()) {
+      return null;
+    }
+    KeyState fresh = new KeyState(key, limit);
+    KeyState raced = keys.putIfAbsent(key, fresh);
+    if (raced != null) {
+      slots.decrementAndGet();
+      return raced;
+    }
+    return fresh;
+  }
+
+  private boolean reserveSlot() {
+    for (int pass = 0; pass < 2; pass++) {
+      for (long n = slots.get(); n < maximumKeys; n = slots.get()) {
+        if (slots.compareAndSet(n, n + 1)) {
+          return true;
+        }
+      }
+      if (pass == 0) {
+        makeRoom();
+      }
+    }
+    return false;
+  }
+
+  /** Removes keys idle for at least {@code idleNanos}, looking at every key. */
+  private void removeIdle(long idleNanos) {
+    long now = clock.nanoTime();
+    for (KeyState s : keys.values()) {
+      removeIfIdle(s, now, idleNanos);
+    }
+  }
+
+  /** Under the state's monitor: takes back its expired permits, and removes it if idle. */
+  private boolean removeIfIdle(KeyState s, long now, long idleNanos) {
+    List<Runnable> after = new ArrayList<>(0);
+    boolean removed = false;
+    synchronized (s) {
+      s.expire(now, after);
+      if (!s.dead && s.inFlight == 0 && s.waiters.isEmpty() && now - s.lastUsed >= idleNanos) {
+        s.dead = true;
+        if (keys.remove(s.key, s)) {
+          slots.decrementAndGet();
+          removed = true;
+        }
+      }
+    }
+    after.forEach(Runnable::run);
+    return removed;
+  }
+
+  /** Entries one search for room looks at: the work per new key is bounded. */
+  private static final int ROOM_SAMPLE = 1024;
+  private Iterator<KeyState> cursor;
+
+  /**
+   * For a new key when the bound is reached: removes idle keys (however recently used) among the
+   * next {@value #ROOM_SAMPLE} keys of a cursor that walks the map, so that successive searches
+   * look at different keys.
+   */
+  private synchronized void makeRoom() {
+    long now = clock.nanoTime();
+    for (int looked = 0; looked < ROOM_SAMPLE; looked++) {
+      if (cursor == null || !cursor.hasNext()) {
+        cursor = keys.values().iterator();
+        if (!cursor.hasNext()) {
+          return;
+        }
+      }
+      if (removeIfIdle(cursor.next(), now, 0) && slots.get() < maximumKeys - 64) {
+        return;
+      }
+    }
+  }
+
+  /** Every half lease: takes back expired permits and forgets keys idle for a lease time. */
+  private void scheduleSweep() {
+    if (closed.get()) {
+      return;
+    }
+    try {
+      scheduler.schedule(() -> {
+        try {
+          removeIdle(leaseNanos);
+        } finally {
+          scheduleSweep();
+        }
+      }, Math.max(1, leaseNanos / 2));
+    } catch (RuntimeException e) {
+      // a scheduler that refuses work: expiry then happens at the key's next acquisition
+    }
+  }
+
+  @Override
+  public int inFlight(String key) {
+    KeyState s = keys.get(key);
+    if (s == null) {
+      return 0;
+    }
+    synchronized (s) {
+      return s.inFlight;
+    }
+  }
+
+  @Override
+  public int waiting(String key) {
+    KeyState s = keys.get(key);
+    if (s == null) {
+      return 0;
+    }
+    synchronized (s) {
+      return s.waiters.size();
+    }
+  }
+
+  @Override
+  public long keys() {
+    return keys.size();
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<Runnable> after = new ArrayList<>();
+    for (KeyState s : keys.values()) {
+      synchronized (s) {
+        for (Waiter w : s.waiters) {
+          Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
+              clock.nanoTime() - w.since);
+          after.add(() -> w.future.complete(a));
+        }
+        s.waiters.clear();
+      }
+    }
+    after.forEach(Runnable::run);
+  }
+
+  private void tell(PermitEnd end) {
+    try {
+      listener.accept(end);
+    } catch (RuntimeException e) {
+      // a listener's failure is its own
+    }
+  }
+
+  /** An acquisition waiting for weight to be released. */
+  private static final class Waiter {
+    final int weight;
+    final long since;
+    final CompletableFuture<Acquisition> future;
+
+    Waiter(int weight, long since, CompletableFuture<Acquisition> future) {
+      this.weight = weight;
+      this.since = since;
+      this.future = future;
+    }
+  }
+
+  /** One key: everything under its monitor. */
+  final class KeyState {
+    final String key;
+    final int limit;
+    int inFlight;
+    final Map<Long, Permit> permits = new HashMap<>();
+    final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    long lastUsed;
+    boolean dead;
+
+    KeyState(String key, int limit) {
+      this.key = key;
+      this.limit = limit;
+    }
+
+    /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
+    Acquisition acquire(int weight, long now, long timeoutNanos,
+        CompletableFuture<Acquisition> future, List<Runnable> after) {
+      if (weight > limit) {
+        return refusal(Refusal.TOO_HEAVY, 0);
+      }
+      if (waiters.isEmpty() && inFlight + weight <= limit) {
+        return new Acquisition(grant(weight, now), null, limit, inFlight, 0, 0);
+      }
+      if (timeoutNanos < 0 || future == null) {
+        return refusal(Refusal.FULL, 0);
+      }
+      if (timeoutNanos == 0) {
+        return refusal(Refusal.TIMED_OUT, 0);
+      }
+      if (waiters.size() >= maxWaiters) {
+        if (order != QueueOrder.LIFO || waiters.isEmpty()) {
+          return refusal(Refusal.QUEUE_FULL, 0);
+        }
+        Waiter oldest = waiters.pollFirst();
+        Acquisition a = refusal(Refusal.QUEUE_FULL, now - oldest.since);
+        after.add(() -> oldest.future.complete(a));
+      }
+      Waiter w = new Waiter(weight, now, future);
+      waiters.addLast(w);
+      if (timeoutNanos != Long.MAX_VALUE) {
+        try {
+          scheduler.schedule(() -> timedOut(w), timeoutNanos);
+        } catch (RuntimeException e) {
+          waiters.remove(w);
+          return refusal(Refusal.TIMED_OUT, 0);
+        }
+      }
+      // a future cancelled by its caller leaves the queue
+      future.whenComplete((a, failure) -> {
+        if (future.isCancelled()) {
+          leave(w);
+        }
+      });
+      return null;
+    }
+
+    private Acquisition refusal(Refusal why, long waited) {
+      return new Acquisition(null, why, limit, inFlight, waiters.size(), waited);
+    }
+
+    private Permit grant(int weight, long now) {
+      inFlight += weight;
+      Permit p = new Permit(this, ids.incrementAndGet(), weight, now,
+          saturatedAdd(now, leaseNanos), inFlight);
+      permits.put(p.id(), p);
+      return p;
+    }
+
+    private void timedOut(Waiter w) {
+      Acquisition a;
+      synchronized (this) {
+        if (!waiters.remove(w)) {
+          return;   // served, cancelled or refused already
+        }
+        a = refusal(Refusal.TIMED_OUT, clock.nanoTime() - w.since);
+      }
+      w.future.complete(a);
+    }
+
+    private void leave(Waiter w) {
+      List<Runnable> after = new ArrayList<>(0);
+      synchronized (this) {
+        if (waiters.remove(w)) {
+          serve(clock.nanoTime(), after);   // a waiter behind it may fit now
+        }
+      }
+      after.forEach(Runnable::run);
+    }
+
+    /**
+     * Under the monitor: permits whose lease ran out come back now (a release racing the expiry
+     * wins, and gives the weight back itself), and waiters that now fit are served.
+     */
+    void expire(long now, List<Runnable> after) {
+      if (permits.isEmpty()) {
+        return;
+      }
+      boolean freed = false;
+      for (Iterator<Permit> it = permits.values().iterator(); it.hasNext(); ) {
+        Permit p = it.next();
+        if (now - p.expiresAt >= 0 && p.markEnded()) {
+          it.remove();
+          inFlight -= p.weight();
+          freed = true;
+          PermitEnd end = new PermitEnd(key, p.weight(),
+              Math.max(0, p.expiresAt - p.acquiredAtNanos()), Outcome.EXPIRED, p.inFlightAtStart());
+          after.add(() -> tell(end));
+        }
+      }
+      if (freed) {
+        serve(now, after);
+      }
+    }
+
+    /** A permit was released: its weight comes back, waiters are served. */
+    void ended(Permit p, Outcome outcome) {
+      List<Runnable> after = new ArrayList<>(0);
+      long now;
+      synchronized (this) {
+        if (permits.remove(p.id()) == null) {
+          return;
+        }
+        inFlight -= p.weight();
+        now = clock.nanoTime();
+        lastUsed = now;
+        serve(now, after);
+      }
+      after.forEach(Runnable::run);
+      tell(new PermitEnd(key, p.weight(), Math.max(0, now - p.acquiredAtNanos()), outcome,
+          p.inFlightAtStart()));
+    }
+
+    /** Under the monitor: grants waiters in queue order while the next one fits. */
+    private void serve(long now, List<Runnable> after) {
+      while (!waiters.isEmpty()) {
+        Waiter w = order == QueueOrder.LIFO ? waiters.peekLast() : waiters.peekFirst();
+        if (w.future.isDone()) {   // cancelled or interrupted: gone
+          waiters.remove(w);
+          continue;
+        }
+        if (inFlight + w.weight > limit) {
+          return;   // the next in line waits; nobody passes it
+        }
+        waiters.remove(w);
+        Permit p = grant(w.weight, now);
+        Acquisition a = new Acquisition(p, null, limit, inFlight, waiters.size(), now - w.since);
+        after.add(() -> {
+          if (!w.future.complete(a)) {
+            p.end(Outcome.IGNORED);   // its caller left just now
+          }
+        });
+      }
+    }
+
+    /** Under no lock: extends the lease of a permit still in flight. */
+    boolean renew(Permit p) {
+      synchronized (this) {
+        if (!p.isActive() || !permits.containsKey(p.id())) {
+          return false;
+        }
+        p.expiresAt = saturatedAdd(clock.nanoTime(), leaseNanos);
+        return true;
+      }
+    }
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+}

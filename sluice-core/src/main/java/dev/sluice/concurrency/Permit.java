@@ -1,0 +1,117 @@
+package dev.sluice.concurrency;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One permit in flight: it belongs to the key it was acquired under and ends exactly once, by a
+ * release (with its {@link Outcome}) or by its lease running out. A second release, or a release
+ * after the lease ended, changes nothing and says so ({@code false}). There is no release by key:
+ * a permit cannot be given back to another key.
+ *
+ * <p>{@link #close()} releases it as a {@link Outcome#SUCCESS}, so that try-with-resources
+ * releases it on every path; a call that failed says so first with {@link #release(Outcome)}.
+ */
+public final class Permit implements AutoCloseable {
+  private final InMemoryConcurrencyLimiter.KeyState owner;
+  private final long id;
+  private final int weight;
+  private final long acquiredAt;
+  /** The key's weight in flight when this permit was taken, itself included. */
+  private final int inFlightAtStart;
+  /** Written under the owner's lock; read anywhere. */
+  volatile long expiresAt;
+  private final AtomicBoolean ended = new AtomicBoolean();
+
+  Permit(InMemoryConcurrencyLimiter.KeyState owner, long id, int weight, long acquiredAt,
+      long expiresAt, int inFlightAtStart) {
+    this.owner = owner;
+    this.id = id;
+    this.weight = weight;
+    this.acquiredAt = acquiredAt;
+    this.expiresAt = expiresAt;
+    this.inFlightAtStart = inFlightAtStart;
+  }
+
+  /** The key it is held under. */
+  public String key() {
+    return owner.key;
+  }
+
+  /** Its weight: how many of the key's permits it counts as. */
+  public int weight() {
+    return weight;
+  }
+
+  /** Its number, unique within its limiter. */
+  public long id() {
+    return id;
+  }
+
+  /** When it was acquired, on the limiter's clock (nanoseconds). */
+  public long acquiredAtNanos() {
+    return acquiredAt;
+  }
+
+  /** When its lease ends unless renewed, on the limiter's clock (nanoseconds). */
+  public long expiresAtNanos() {
+    return expiresAt;
+  }
+
+  /** Whether it is still in flight: neither released nor expired. */
+  public boolean isActive() {
+    return !ended.get();
+  }
+
+  /**
+   * Extends the lease by the limiter's lease time from now, for a call that runs long.
+   *
+   * @return false if the permit has already ended (released, or its lease ran out): the call
+   *     then holds no permit and should stop or acquire again
+   */
+  public boolean renew() {
+    return owner.renew(this);
+  }
+
+  /**
+   * Ends the permit with {@code outcome} ({@link Outcome#EXPIRED} is the limiter's to give).
+   *
+   * @return true if this call ended it; false if it had already ended (then nothing changes)
+   */
+  public boolean release(Outcome outcome) {
+    if (outcome == null || outcome == Outcome.EXPIRED) {
+      throw new IllegalArgumentException("a permit is released as SUCCESS, DROPPED or IGNORED"
+          + " but was " + outcome);
+    }
+    return end(outcome);
+  }
+
+  /** Releases it as a {@link Outcome#SUCCESS} if it has not ended. */
+  @Override
+  public void close() {
+    end(Outcome.SUCCESS);
+  }
+
+  /** Ends it once: the first caller gives the weight back. */
+  boolean end(Outcome outcome) {
+    if (!markEnded()) {
+      return false;
+    }
+    owner.ended(this, outcome);
+    return true;
+  }
+
+  /** Marks it ended; true for the one caller that did (who then gives the weight back). */
+  boolean markEnded() {
+    return ended.compareAndSet(false, true);
+  }
+
+  int inFlightAtStart() {
+    return inFlightAtStart;
+  }
+
+  @Override
+  public String toString() {
+    return "Permit[" + owner.key + " #" + id + ", weight " + weight
+        + (ended.get() ? ", ended" : "") + "]";
+  }
+}

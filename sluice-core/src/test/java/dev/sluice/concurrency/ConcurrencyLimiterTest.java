@@ -1,0 +1,313 @@
+package dev.sluice.concurrency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** The in-memory concurrency limiter (issue 27, part 1), on virtual time unless threads race. */
+class ConcurrencyLimiterTest {
+  private static final long SECOND = 1_000_000_000L;
+  private final TestTime time = new TestTime();
+  private final List<PermitEnd> ends = new CopyOnWriteArrayList<>();
+
+  /** The future's acquisition; a test fails rather than hangs when it never completes. */
+  private static Acquisition done(CompletableFuture<Acquisition> f) {
+    try {
+      return f.get(10, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("the acquisition did not complete: " + e, e);
+    }
+  }
+
+  private ConcurrencyLimiter.Builder builder(int limit) {
+    return ConcurrencyLimiter.builder().limit(limit).clock(time).scheduler(time)
+        .lease(Duration.ofSeconds(10)).onPermitEnd(ends::add);
+  }
+
+  @Test
+  void atMostTheLimitInFlight_aRefusalSaysTheLimitAndTheWeightInFlight() {
+    ConcurrencyLimiter l = builder(2).build();
+    Acquisition a = l.tryAcquire("db");
+    Acquisition b = l.tryAcquire("db");
+    Acquisition c = l.tryAcquire("db");
+    assertThat(a.isAcquired()).isTrue();
+    assertThat(b.inFlight()).isEqualTo(2);
+    assertThat(c.isAcquired()).isFalse();
+    assertThat(c.refusal()).isEqualTo(Refusal.FULL);
+    assertThat(c.limit()).isEqualTo(2);
+    assertThat(c.inFlight()).isEqualTo(2);
+    assertThatThrownBy(c::permit).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("FULL");
+    assertThat(l.tryAcquire("other").isAcquired()).as("keys are separate").isTrue();
+    a.permit().close();
+    assertThat(l.inFlight("db")).isEqualTo(1);
+    assertThat(l.tryAcquire("db").isAcquired()).isTrue();
+  }
+
+  @Test
+  void aPermitEndsExactlyOnce_withItsOutcome() {
+    ConcurrencyLimiter l = builder(1).build();
+    Permit p = l.tryAcquire("db").permit();
+    time.advance(250_000_000L);
+    assertThat(p.release(Outcome.DROPPED)).isTrue();
+    assertThat(p.release(Outcome.SUCCESS)).as("a second release changes nothing").isFalse();
+    p.close();
+    assertThat(l.inFlight("db")).isZero();
+    assertThat(p.isActive()).isFalse();
+    assertThat(ends).containsExactly(new PermitEnd("db", 1, 250_000_000L, Outcome.DROPPED, 1));
+    assertThatThrownBy(() -> l.tryAcquire("db").permit().release(Outcome.EXPIRED))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("EXPIRED");
+  }
+
+  @Test
+  void weightedPermits_countTheirWeight_andOneHeavierThanTheLimitIsRefusedAtOnce() {
+    ConcurrencyLimiter l = builder(10).build();
+    assertThat(l.tryAcquire("db", 7).isAcquired()).isTrue();
+    assertThat(l.tryAcquire("db", 4).refusal()).isEqualTo(Refusal.FULL);
+    assertThat(l.tryAcquire("db", 3).inFlight()).isEqualTo(10);
+    assertThat(l.acquire("db", 11, Duration.ofSeconds(5)).refusal()).isEqualTo(Refusal.TOO_HEAVY);
+  }
+
+  @Test
+  void aForgottenPermitComesBackAfterItsLease_andARenewalKeepsIt() {
+    ConcurrencyLimiter l = builder(2).build();
+    Permit forgotten = l.tryAcquire("db").permit();
+    Permit renewed = l.tryAcquire("db").permit();
+    time.advance(9 * SECOND);
+    assertThat(renewed.renew()).isTrue();
+    time.advance(SECOND);   // the first lease ends; the sweep (every half lease) takes it back
+    assertThat(l.inFlight("db")).isEqualTo(1);
+    assertThat(forgotten.isActive()).isFalse();
+    assertThat(forgotten.release(Outcome.SUCCESS)).as("released after its lease ended").isFalse();
+    assertThat(forgotten.renew()).isFalse();
+    assertThat(ends).containsExactly(new PermitEnd("db", 1, 10 * SECOND, Outcome.EXPIRED, 1));
+    time.advance(8 * SECOND);
+    assertThat(renewed.isActive()).as("renewed at 9 s: its lease runs to 19 s").isTrue();
+    time.advance(2 * SECOND);
+    assertThat(renewed.isActive()).isFalse();
+    assertThat(l.inFlight("db")).isZero();
+  }
+
+  @Test
+  void anExpiredLeaseIsTakenBackByTheNextAcquisition_withoutWaitingForTheSweep() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1).clock(time)
+        .scheduler((task, delay) -> { }).lease(Duration.ofSeconds(1)).build();
+    l.tryAcquire("db");
+    assertThat(l.tryAcquire("db").isAcquired()).isFalse();
+    time.advance(SECOND);
+    assertThat(l.tryAcquire("db").isAcquired()).isTrue();
+  }
+
+  @Test
+  void waitersAreServedFirstInFirstOut_andNobodyPassesTheHeadOfTheLine() {
+    ConcurrencyLimiter l = builder(3).build();
+    Permit held = l.tryAcquire("db", 3).permit();
+    CompletableFuture<Acquisition> first = l.acquireAsync("db", 2, Duration.ofSeconds(5));
+    CompletableFuture<Acquisition> second = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    assertThat(l.waiting("db")).isEqualTo(2);
+    assertThat(l.tryAcquire("db").refusal()).as("nobody jumps the queue").isEqualTo(Refusal.FULL);
+    time.advance(SECOND);
+    held.close();
+    assertThat(done(first).isAcquired()).isTrue();
+    assertThat(done(first).waitedNanos()).isEqualTo(SECOND);
+    assertThat(done(second).isAcquired()).isTrue();
+    assertThat(l.inFlight("db")).isEqualTo(3);
+  }
+
+  @Test
+  void lastInFirstOut_servesTheNewest_andAFullQueueRefusesItsOldest() {
+    ConcurrencyLimiter l = builder(1).queueOrder(QueueOrder.LIFO).maxWaiters(2).build();
+    Permit held = l.tryAcquire("db").permit();
+    CompletableFuture<Acquisition> oldest = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    CompletableFuture<Acquisition> middle = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    CompletableFuture<Acquisition> newest = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    assertThat(done(oldest).refusal()).as("made room for the newest").isEqualTo(Refusal.QUEUE_FULL);
+    held.close();
+    assertThat(done(newest).isAcquired()).isTrue();
+    assertThat(middle).isNotDone();
+    done(newest).permit().close();
+    assertThat(done(middle).isAcquired()).isTrue();
+  }
+
+  @Test
+  void firstInFirstOut_aFullQueueRefusesTheNewcomer() {
+    ConcurrencyLimiter l = builder(1).maxWaiters(1).build();
+    l.tryAcquire("db");
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    assertThat(done(l.acquireAsync("db", 1, Duration.ofSeconds(5))).refusal())
+        .isEqualTo(Refusal.QUEUE_FULL);
+    assertThat(waiting).isNotDone();
+  }
+
+  @Test
+  void aWaiterTimesOut_andACancelledOneLeavesTheQueue() {
+    ConcurrencyLimiter l = builder(1).build();
+    Permit held = l.tryAcquire("db").permit();
+    CompletableFuture<Acquisition> patient = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    CompletableFuture<Acquisition> hasty = l.acquireAsync("db", 1, Duration.ofSeconds(1));
+    CompletableFuture<Acquisition> cancelled = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    time.advance(SECOND);
+    assertThat(done(hasty).refusal()).isEqualTo(Refusal.TIMED_OUT);
+    assertThat(done(hasty).waitedNanos()).isEqualTo(SECOND);
+    cancelled.cancel(false);
+    assertThat(l.waiting("db")).isEqualTo(1);
+    held.close();
+    assertThat(done(patient).isAcquired()).isTrue();
+    assertThat(l.inFlight("db")).isEqualTo(1);
+    assertThat(done(l.acquireAsync("db", 1, Duration.ZERO)).refusal()).isEqualTo(Refusal.TIMED_OUT);
+  }
+
+  @Test
+  void keysAreBounded_aBusyKeyIsNeverForgotten_andAnIdleOneMakesRoom() {
+    ConcurrencyLimiter l = builder(1).maximumKeys(2).build();
+    Permit a = l.tryAcquire("a").permit();
+    l.tryAcquire("b").permit().close();
+    assertThat(l.tryAcquire("c").isAcquired()).as("b is idle: it goes").isTrue();
+    assertThat(l.keys()).isEqualTo(2);
+    assertThat(l.tryAcquire("d").refusal()).as("a and c are busy").isEqualTo(Refusal.KEYS_FULL);
+    assertThat(l.tryAcquire("a").refusal()).as("a still counts its permit").isEqualTo(Refusal.FULL);
+    a.close();
+    assertThat(l.tryAcquire("d").isAcquired()).isTrue();
+  }
+
+  @Test
+  void idleKeysAreSweptAfterALeaseTime() {
+    ConcurrencyLimiter l = builder(1).build();
+    l.tryAcquire("a").permit().close();
+    assertThat(l.keys()).isEqualTo(1);
+    time.advance(15 * SECOND);
+    assertThat(l.keys()).isZero();
+  }
+
+  @Test
+  void aLimitPerKey_isReadWhenTheKeyIsFirstSeen() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)
+        .limit(key -> key.startsWith("batch:") ? 1 : 3).build();
+    assertThat(l.tryAcquire("batch:1").limit()).isEqualTo(1);
+    assertThat(l.tryAcquire("api:1").limit()).isEqualTo(3);
+    ConcurrencyLimiter broken = ConcurrencyLimiter.builder().limit(key -> 0).build();
+    assertThatThrownBy(() -> broken.tryAcquire("k")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("the limit of key 'k' must be at least 1 but was 0");
+  }
+
+  @Test
+  void closing_refusesTheWaiters_andEveryLaterAcquisition() {
+    ConcurrencyLimiter l = builder(1).build();
+    l.tryAcquire("db");
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("db", 1, Duration.ofSeconds(5));
+    l.close();
+    assertThat(done(waiting).refusal()).isEqualTo(Refusal.CLOSED);
+    assertThat(l.tryAcquire("other").refusal()).isEqualTo(Refusal.CLOSED);
+  }
+
+  @Test
+  void badInput_namesTheValue() {
+    ConcurrencyLimiter l = builder(1).build();
+    assertThatThrownBy(() -> l.tryAcquire("")).hasMessage("key must be a non-empty string but was ''");
+    assertThatThrownBy(() -> l.tryAcquire(null)).hasMessage("key must be a non-empty string but was null");
+    assertThatThrownBy(() -> l.tryAcquire("k", 0)).hasMessage("weight must be at least 1 but was 0");
+    assertThatThrownBy(() -> l.acquire("k", Duration.ofSeconds(-1)))
+        .hasMessage("timeout must be zero or positive but was PT-1S");
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().limit(0))
+        .hasMessage("limit must be at least 1 but was 0");
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().lease(Duration.ZERO))
+        .hasMessage("lease must be between 1 ms and 1 day but was PT0S");
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().maxWaiters(-1))
+        .hasMessage("maxWaiters must be between 0 and 1000000 but was -1");
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("needs a limit");
+  }
+
+  @Test
+  void anInterruptedWait_endsAtOnce_andKeepsTheInterrupt() throws Exception {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1).build();
+    Permit held = l.tryAcquire("db").permit();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      CountDownLatch started = new CountDownLatch(1);
+      Future<Object[]> waiting = pool.submit(() -> {
+        started.countDown();
+        Acquisition a = l.acquire("db", Duration.ofMinutes(1));
+        return new Object[] {a, Thread.currentThread().isInterrupted()};
+      });
+      started.await();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (l.waiting("db") == 0 && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+      }
+      assertThat(l.waiting("db")).as("the acquire waits").isEqualTo(1);
+      pool.shutdownNow();   // interrupts the waiting thread
+      Object[] r = waiting.get(10, TimeUnit.SECONDS);
+      assertThat(((Acquisition) r[0]).refusal()).isEqualTo(Refusal.INTERRUPTED);
+      assertThat((Boolean) r[1]).isTrue();
+      held.close();
+      assertThat(l.inFlight("db")).as("nothing was granted to the interrupted wait").isZero();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Many threads acquire (blocking, with a timeout) and release on a few keys at once: an
+   * independent counter per key never sees more than the limit, every acquired permit is
+   * released once, and the limiter ends with nothing in flight and nobody waiting.
+   */
+  @Test
+  void underManyThreads_neverMoreThanTheLimitInFlight_andExactAccounting() throws Exception {
+    int threads = Integer.getInteger("sluice.test.threads", 8) * 2;
+    int rounds = Integer.getInteger("sluice.test.operations", 20_000) / 4;
+    int limit = 3;
+    AtomicLong released = new AtomicLong();
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(limit).maxWaiters(1_000)
+        .onPermitEnd(end -> released.incrementAndGet()).build();
+    String[] keys = {"a", "b"};
+    AtomicInteger[] holding = {new AtomicInteger(), new AtomicInteger()};
+    AtomicInteger[] most = {new AtomicInteger(), new AtomicInteger()};
+    AtomicLong acquired = new AtomicLong();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int id = t;
+      done.add(pool.submit(() -> {
+        go.await();
+        for (int i = 0; i < rounds; i++) {
+          int k = (id + i) & 1;
+          Acquisition a = (i & 1) == 0 ? l.tryAcquire(keys[k])
+              : l.acquire(keys[k], 1 + (i % 3 == 0 ? 1 : 0), Duration.ofSeconds(30));
+          if (a.isAcquired()) {
+            acquired.incrementAndGet();
+            int now = holding[k].addAndGet(a.permit().weight());
+            most[k].accumulateAndGet(now, Math::max);
+            holding[k].addAndGet(-a.permit().weight());
+            a.permit().release(i % 5 == 0 ? Outcome.DROPPED : Outcome.SUCCESS);
+          }
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(2, TimeUnit.MINUTES);
+    }
+    pool.shutdown();
+    assertThat(most[0].get()).isBetween(1, limit);
+    assertThat(most[1].get()).isBetween(1, limit);
+    assertThat(acquired.get()).isPositive().isEqualTo(released.get());
+    assertThat(l.inFlight("a") + l.inFlight("b")).isZero();
+    assertThat(l.waiting("a") + l.waiting("b")).isZero();
+  }
+}
