@@ -72,11 +72,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     try {
       return f.get();
     } catch (InterruptedException e) {
-      Acquisition interrupted = null;
-      if (!f.isDone()) {
-        interrupted = new Acquisition(null, Refusal.INTERRUPTED, 0, 0, 0, 0);
-      }
-      if (interrupted != null && f.complete(interrupted)) {
+      Acquisition interrupted = new Acquisition(null, Refusal.INTERRUPTED, 0, 0, 0, 0);
+      if (f.complete(interrupted)) {   // still waiting: it leaves the queue at the next serve
         Thread.currentThread().interrupt();
         return interrupted;
       }
@@ -336,6 +333,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     long lastUsed;
     boolean dead;
+    /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
+    long nextExpiry = Long.MAX_VALUE;
 
     KeyState(String key, int limit) {
       this.key = key;
@@ -393,6 +392,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       Permit p = new Permit(this, ids.incrementAndGet(), weight, now,
           saturatedAdd(now, leaseNanos), inFlight);
       permits.put(p.id(), p);
+      nextExpiry = Math.min(nextExpiry, p.expiresAt);
       return p;
     }
 
@@ -422,21 +422,25 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * wins, and gives the weight back itself), and waiters that now fit are served.
      */
     void expire(long now, List<Runnable> after) {
-      if (permits.isEmpty()) {
-        return;
+      if (permits.isEmpty() || now < nextExpiry) {
+        return;   // the common case: no lease can have ended, nothing is scanned
       }
       boolean freed = false;
+      long next = Long.MAX_VALUE;
       for (Iterator<Permit> it = permits.values().iterator(); it.hasNext(); ) {
         Permit p = it.next();
-        if (now - p.expiresAt >= 0 && p.markEnded()) {
+        if (now >= p.expiresAt && p.markEnded()) {
           it.remove();
           inFlight -= p.weight();
           freed = true;
           PermitEnd end = new PermitEnd(key, p.weight(),
               Math.max(0, p.expiresAt - p.acquiredAtNanos()), Outcome.EXPIRED, p.inFlightAtStart());
           after.add(() -> tell(end));
+        } else {
+          next = Math.min(next, p.expiresAt);
         }
       }
+      nextExpiry = next;
       if (freed) {
         serve(now, after);
       }
@@ -482,7 +486,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
     }
 
-    /** Under no lock: extends the lease of a permit still in flight. */
+    /** Extends the lease of a permit still in flight (takes the monitor). */
     boolean renew(Permit p) {
       synchronized (this) {
         if (!p.isActive() || !permits.containsKey(p.id())) {
