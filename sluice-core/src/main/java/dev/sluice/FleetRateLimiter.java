@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.CircuitBreaker;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;

@@ -1,17 +1,17 @@
 package dev.sluice;
 
+import dev.sluice.internal.Breakers;
+import dev.sluice.internal.CircuitBreaker;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.StoreKeys;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
-import dev.sluice.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
@@ -28,11 +28,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   final ReferenceEngine reference;
   final CompiledLimit[] compiled;
   private final StoreFailure onFailure;
-  private final CircuitBreakerSettings breakerSettings;
-  /** The breaker of a store that is one failure domain. */
-  private final CircuitBreaker breaker;
-  /** Breakers of a store with several failure domains (cluster nodes), created on first use. */
-  private final ConcurrentHashMap<Object, CircuitBreaker> domainBreakers = new ConcurrentHashMap<>();
+  /** The breakers of the store's failure domains (one, or one per cluster node). */
+  private final Breakers breakers;
   private final RateLimiter fallback;
   private final AtomicLong storeErrors = new AtomicLong();
   private final AtomicLong degraded = new AtomicLong();
@@ -82,8 +79,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     this.denials = denyCacheSize > 0 ? new ConcurrentHashMap<>() : null;
     this.store = store;
     this.onFailure = onFailure;
-    this.breakerSettings = breakerSettings;
-    this.breaker = new CircuitBreaker(breakerSettings, this.clock);
+    this.breakers = new Breakers(breakerSettings, this.clock);
     this.fallbackMaximumKeys = fallbackMaximumKeys;
     this.fallback = onFailure != StoreFailure.FALLBACK_IN_MEMORY ? null
         : groupSpec != null
@@ -270,11 +266,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   @Override
   public LimiterStats stats() {
     LimiterStats local = fallback == null ? null : fallback.stats();
-    boolean open = breaker.isOpen();
-    for (CircuitBreaker b : domainBreakers.values()) {
-      open |= b.isOpen();
-    }
-    return new LimiterStats(storeErrors.get(), degraded.get(), open,
+    return new LimiterStats(storeErrors.get(), degraded.get(), breakers.anyOpen(),
         local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy(),
         deniedLocally.get(), local == null ? 0 : local.keysHeld());
   }
@@ -371,19 +363,12 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     } catch (RuntimeException e) {
       domain = null;
     }
-    if (domain == null) {
-      return breaker;
-    }
-    CircuitBreaker b = domainBreakers.get(domain);
-    return b != null ? b : domainBreakers.computeIfAbsent(domain,
-        d -> new CircuitBreaker(breakerSettings, clock));
+    return breakers.of(domain);
   }
 
   void failed(CircuitBreaker b, Throwable failure) {
     storeErrors.incrementAndGet();
-    Throwable t = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
-    b.failure(t instanceof StoreUnavailableException);
+    Breakers.failed(b, failure);
   }
 
   /** {@code op} decided by an in-process limiter (the fallback, or this instance's share). */

@@ -1,5 +1,8 @@
-package dev.sluice;
+package dev.sluice.internal;
 
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.Clock;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -21,7 +24,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Counting is approximate at bucket edges under races (a count may land in a bucket being
  * cleared); the decision to open never depends on one count.
  */
-final class CircuitBreaker {
+/**
+ * A circuit breaker for one failure domain of a store, as {@link CircuitBreakerSettings}
+ * describes; the rate and the concurrency limiters on stores share it. Not API. Thread-safe.
+ */
+public final class CircuitBreaker {
   private static final int BUCKETS = 10;
   private static final long CLOSED = Long.MIN_VALUE;
 
@@ -38,12 +45,12 @@ final class CircuitBreaker {
   /** When the breaker may let a trial through; CLOSED when closed. */
   private final AtomicLong openUntil = new AtomicLong(CLOSED);
 
-  CircuitBreaker(CircuitBreakerSettings settings, Clock clock) {
+  public CircuitBreaker(CircuitBreakerSettings settings, Clock clock) {
     this.failureRate = settings.failureRate();
     this.minimumCalls = settings.minimumCalls();
     this.consecutiveUnavailable = settings.consecutiveUnavailable();
-    this.openNanos = Ticks.toNanosSaturated(settings.openFor());
-    this.bucketNanos = Math.max(1, Ticks.toNanosSaturated(settings.window()) / BUCKETS);
+    this.openNanos = saturatedNanos(settings.openFor());
+    this.bucketNanos = Math.max(1, saturatedNanos(settings.window()) / BUCKETS);
     this.clock = clock;
     for (int i = 0; i < BUCKETS; i++) {
       stamp.set(i, Long.MIN_VALUE);
@@ -51,7 +58,7 @@ final class CircuitBreaker {
   }
 
   /** Whether this call may go to the store (closed, or the one trial after the open period). */
-  boolean allowsCall() {
+  public boolean allowsCall() {
     long until = openUntil.get();
     if (until == CLOSED) {
       return true;
@@ -60,7 +67,7 @@ final class CircuitBreaker {
     return now - until >= 0 && openUntil.compareAndSet(until, now + openNanos);
   }
 
-  void success() {
+  public void success() {
     if (openUntil.get() != CLOSED) {
       // the trial succeeded: the store is back, and what failed before it no longer counts
       for (int i = 0; i < BUCKETS; i++) {
@@ -77,7 +84,7 @@ final class CircuitBreaker {
   }
 
   /** Counts a failed call; {@code unreachable} when the store could not be reached at all. */
-  void failure(boolean unreachable) {
+  public void failure(boolean unreachable) {
     long now = clock.nanoTime();
     if (openUntil.get() != CLOSED) {
       openUntil.set(now + openNanos);   // the trial (or a call in flight when it opened) failed
@@ -121,13 +128,21 @@ final class CircuitBreaker {
     return i;
   }
 
-  boolean isOpen() {
+  public boolean isOpen() {
     return openUntil.get() != CLOSED;
   }
 
   /** Nanoseconds until the next trial; 0 when closed. */
-  long remainingOpenNanos() {
+  public long remainingOpenNanos() {
     long until = openUntil.get();
     return until == CLOSED ? 0 : Math.max(0, until - clock.nanoTime());
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
   }
 }
