@@ -11,15 +11,27 @@ public final class Acquisition {
   private final int inFlight;
   private final int waiting;
   private final long waitedNanos;
+  private final boolean degraded;
 
   Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
       long waitedNanos) {
+    this(permit, refusal, limit, inFlight, waiting, waitedNanos, false);
+  }
+
+  Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
+      long waitedNanos, boolean degraded) {
     this.permit = permit;
     this.refusal = refusal;
     this.limit = limit;
     this.inFlight = inFlight;
     this.waiting = waiting;
     this.waitedNanos = waitedNanos;
+    this.degraded = degraded;
+  }
+
+  /** This answer, marked as given by the store failure policy. */
+  Acquisition degraded() {
+    return new Acquisition(permit, refusal, limit, inFlight, waiting, waitedNanos, true);
   }
 
   /** Whether a permit was acquired. */
@@ -59,6 +71,16 @@ public final class Acquisition {
     return waiting;
   }
 
+  /**
+   * Whether the answer came from the store failure policy rather than the shared store (down,
+   * slow, or its breaker open): a refusal of {@link dev.sluice.StoreFailure#FAIL_CLOSED}
+   * ({@link Refusal#STORE_UNAVAILABLE}), a permit of {@code FAIL_OPEN} that counts nowhere, or
+   * an answer of the in-memory fallback.
+   */
+  public boolean isDegraded() {
+    return degraded;
+  }
+
   /** How long this acquisition waited, on the limiter's clock. */
   public long waitedNanos() {
     return waitedNanos;
@@ -67,6 +89,6 @@ public final class Acquisition {
   @Override
   public String toString() {
     return (permit != null ? "acquired " + permit : "refused (" + refusal + ")") + ", in flight "
-        + inFlight + " of " + limit + ", waiting " + waiting;
+        + inFlight + " of " + limit + ", waiting " + waiting + (degraded ? ", degraded" : "");
   }
 }

@@ -1,7 +1,10 @@
 package dev.sluice.concurrency;
 
+import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Clock;
 import dev.sluice.Scheduler;
+import dev.sluice.StoreFailure;
+import dev.sluice.spi.PermitStore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -24,8 +27,20 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     return tryAcquire(key, 1);
   }
 
-  /** A permit of {@code weight} if that much is free now (and nobody waits before it). */
-  Acquisition tryAcquire(String key, int weight);
+  /**
+   * A permit of {@code weight} at {@link Priority#NORMAL} if that much is free now (and nobody
+   * waits before it).
+   */
+  default Acquisition tryAcquire(String key, int weight) {
+    return tryAcquire(key, weight, Priority.NORMAL);
+  }
+
+  /**
+   * A permit of {@code weight} if that much is free now within {@code priority}'s share of the
+   * key's permits (a refusal for want of share is {@link Refusal#SHED}), and no waiter of the
+   * same or a higher priority is before it; never waits.
+   */
+  Acquisition tryAcquire(String key, int weight, Priority priority);
 
   /**
    * A permit of weight 1, waiting up to {@code timeout} on this thread for one to be released.
@@ -38,14 +53,29 @@ public interface ConcurrencyLimiter extends AutoCloseable {
    * A permit of {@code weight}, waiting up to {@code timeout} on this thread. An interrupt ends
    * the wait ({@link Refusal#INTERRUPTED}) and stays set.
    */
-  Acquisition acquire(String key, int weight, Duration timeout);
+  default Acquisition acquire(String key, int weight, Duration timeout) {
+    return acquire(key, weight, Priority.NORMAL, timeout);
+  }
+
+  /**
+   * A permit of {@code weight} within {@code priority}'s share, waiting up to {@code timeout} on
+   * this thread; waiters are served highest priority first. An interrupt ends the wait
+   * ({@link Refusal#INTERRUPTED}) and stays set.
+   */
+  Acquisition acquire(String key, int weight, Priority priority, Duration timeout);
 
   /**
    * As {@link #acquire}, holding no thread while it waits: the future completes with the
    * acquisition (a refusal is a completed future too). Cancelling the future leaves the queue;
    * a permit granted to a cancelled future is released at once.
    */
-  CompletableFuture<Acquisition> acquireAsync(String key, int weight, Duration timeout);
+  default CompletableFuture<Acquisition> acquireAsync(String key, int weight, Duration timeout) {
+    return acquireAsync(key, weight, Priority.NORMAL, timeout);
+  }
+
+  /** As {@link #acquire(String, int, Priority, Duration)}, holding no thread while it waits. */
+  CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
+      Duration timeout);
 
   /** The key's weight in flight now. */
   int inFlight(String key);
@@ -75,6 +105,12 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     Clock clock = Clock.system();
     Scheduler scheduler = Scheduler.system();
     Consumer<PermitEnd> onPermitEnd = end -> { };
+    /** Each priority's share of a key's permits, by ordinal. */
+    final double[] shares = {1, 1, 1};
+    PermitStore store;
+    StoreFailure onStoreFailure = StoreFailure.FAIL_CLOSED;
+    CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
+    Duration pollInterval = Duration.ofMillis(10);
 
     Builder() {}
 
@@ -159,16 +195,98 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     }
 
     /**
+     * The share of each key's permits that acquisitions of {@code priority} may use, from 0 to 1
+     * (default 1 for every priority): with {@code share(SHEDDABLE, 0.8)} and a limit of 10,
+     * sheddable traffic holds at most 8 permits and leaves 2 to the others, refused
+     * {@link Refusal#SHED} past its share. A priority's share is that many permits rounded down;
+     * shares must not grow as the priority falls (checked at {@link #build}).
+     */
+    public Builder share(Priority priority, double fraction) {
+      Objects.requireNonNull(priority, "priority");
+      if (!(fraction >= 0 && fraction <= 1)) {
+        throw new IllegalArgumentException("the share of " + priority + " must be between 0 and 1"
+            + " but was " + fraction);
+      }
+      shares[priority.ordinal()] = fraction;
+      return this;
+    }
+
+    /**
+     * Keeps the permits in a shared store, so that the limit holds across every instance that
+     * uses the same store and key (default: in this JVM only). Each acquisition, renewal and
+     * release is one call to the store, on the store's clock; waiters wait in this JVM and ask
+     * the store again when a permit of their key is released here, and every
+     * {@link #pollInterval} otherwise.
+     */
+    public Builder store(PermitStore store) {
+      this.store = Objects.requireNonNull(store, "store");
+      return this;
+    }
+
+    /**
+     * What a limiter on a store answers while the store fails (default
+     * {@link StoreFailure#FAIL_CLOSED}: {@link Refusal#STORE_UNAVAILABLE});
+     * {@code FAIL_OPEN} grants permits that count nowhere, {@code FALLBACK_IN_MEMORY} decides
+     * with an in-memory limiter of the same settings in this JVM. Every such answer is
+     * {@link Acquisition#isDegraded() degraded}. {@code LOCAL_SHARE} is the rate limiters'
+     * fleet mode and is refused here.
+     */
+    public Builder onStoreFailure(StoreFailure policy) {
+      Objects.requireNonNull(policy, "policy");
+      if (policy == StoreFailure.LOCAL_SHARE) {
+        throw new IllegalArgumentException("onStoreFailure LOCAL_SHARE is for fleet-mode rate"
+            + " limiters; a concurrency limiter takes FAIL_CLOSED, FAIL_OPEN or FALLBACK_IN_MEMORY");
+      }
+      this.onStoreFailure = policy;
+      return this;
+    }
+
+    /** The circuit breaker in front of the store (default {@link CircuitBreakerSettings#defaults()}). */
+    public Builder circuitBreaker(CircuitBreakerSettings settings) {
+      this.breaker = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * How often a waiter on a store asks again when no permit of its key was released in this
+     * JVM (default 10 ms; 1 ms to 10 s): a permit released by another instance is seen within it.
+     */
+    public Builder pollInterval(Duration interval) {
+      Objects.requireNonNull(interval, "interval");
+      if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(10)) > 0) {
+        throw new IllegalArgumentException("pollInterval must be between 1 ms and 10 s but was "
+            + interval);
+      }
+      this.pollInterval = interval;
+      return this;
+    }
+
+    /**
      * The limiter.
      *
-     * @throws IllegalStateException if no limit was set
+     * @throws IllegalStateException if no limit was set, or the shares grow as priority falls
      */
     public ConcurrencyLimiter build() {
       if (limit == null) {
         throw new IllegalStateException("a concurrency limiter needs a limit: limit(n) or"
             + " limit(key -> n)");
       }
-      return new InMemoryConcurrencyLimiter(this);
+      Priority[] all = Priority.values();
+      for (int i = 1; i < all.length; i++) {
+        if (shares[i] > shares[i - 1]) {
+          throw new IllegalStateException("the share of " + all[i] + " (" + shares[i]
+              + ") is above the share of " + all[i - 1] + " (" + shares[i - 1]
+              + "): a lower priority may not use more of the permits than a higher one");
+        }
+      }
+      return store == null ? new InMemoryConcurrencyLimiter(this)
+          : new StoreConcurrencyLimiter(this);
+    }
+
+    /** The permits {@code priority} may hold of a key whose limit is {@code limit}. */
+    int ceiling(int limit, Priority priority) {
+      double share = shares[priority.ordinal()];
+      return share >= 1 ? limit : (int) Math.floor(limit * share + 1e-9);
     }
 
     static int checkLimit(int permits, String what) {

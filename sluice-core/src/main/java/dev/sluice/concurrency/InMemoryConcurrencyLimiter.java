@@ -42,6 +42,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final Clock clock;
   private final Scheduler scheduler;
   private final Consumer<PermitEnd> listener;
+  private final ConcurrencyLimiter.Builder settings;
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
   /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
   private final AtomicLong slots = new AtomicLong();
@@ -57,18 +58,26 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.clock = b.clock;
     this.scheduler = b.scheduler;
     this.listener = b.onPermitEnd;
+    this.settings = b;
     scheduleSweep();
   }
 
   @Override
-  public Acquisition tryAcquire(String key, int weight) {
-    check(key, weight);
-    return acquire(key, weight, -1, null);
+  public Acquisition tryAcquire(String key, int weight, Priority priority) {
+    check(key, weight, priority);
+    return acquire(key, weight, priority, -1, null);
   }
 
   @Override
-  public Acquisition acquire(String key, int weight, Duration timeout) {
-    CompletableFuture<Acquisition> f = acquireAsync(key, weight, timeout);
+  public Acquisition acquire(String key, int weight, Priority priority, Duration timeout) {
+    return waitFor(acquireAsync(key, weight, priority, timeout));
+  }
+
+  /**
+   * The acquisition {@code f} completes with, waiting on this thread; an interrupt ends the wait
+   * ({@link Refusal#INTERRUPTED}, the interrupt kept), and a permit granted as it came is ended.
+   */
+  static Acquisition waitFor(CompletableFuture<Acquisition> f) {
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -91,20 +100,25 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   @Override
-  public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Duration timeout) {
-    check(key, weight);
-    if (timeout == null || timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must be zero or positive but was " + timeout);
-    }
+  public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
+      Duration timeout) {
+    check(key, weight, priority);
+    checkTimeout(timeout);
     CompletableFuture<Acquisition> future = new CompletableFuture<>();
-    Acquisition now = acquire(key, weight, saturatedNanos(timeout), future);
+    Acquisition now = acquire(key, weight, priority, saturatedNanos(timeout), future);
     if (now != null) {
       future.complete(now);
     }
     return future;
   }
 
-  private static long saturatedNanos(Duration d) {
+  static void checkTimeout(Duration timeout) {
+    if (timeout == null || timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must be zero or positive but was " + timeout);
+    }
+  }
+
+  static long saturatedNanos(Duration d) {
     try {
       return d.toNanos();
     } catch (ArithmeticException e) {
@@ -112,7 +126,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  private static void check(String key, int weight) {
+  static void check(String key, int weight, Priority priority) {
+    if (priority == null) {
+      throw new IllegalArgumentException("priority must be one of CRITICAL, NORMAL, SHEDDABLE but"
+          + " was null");
+    }
     if (key == null || key.isEmpty()) {
       throw new IllegalArgumentException("key must be a non-empty string but was "
           + (key == null ? "null" : "''"));
@@ -126,7 +144,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
    * The acquisition now, or null when {@code waiter} was queued (it completes later). A
    * negative {@code timeout} never waits.
    */
-  private Acquisition acquire(String key, int weight, long timeoutNanos, CompletableFuture<Acquisition> waiter) {
+  private Acquisition acquire(String key, int weight, Priority priority, long timeoutNanos,
+      CompletableFuture<Acquisition> waiter) {
     if (closed.get()) {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
     }
@@ -147,7 +166,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         long now = clock.nanoTime();
         s.lastUsed = now;
         s.expire(now, after);
-        a = s.acquire(weight, now, timeoutNanos, waiter, after);
+        a = s.acquire(weight, priority, now, timeoutNanos, waiter, after);
       }
       after.forEach(Runnable::run);
       return a;
@@ -156,23 +175,27 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** A new key's state, mapped within the bound; null if the bound is reached and none is idle. */
   private KeyState newKey(String key) {
-    int limit;
-    try {
-      limit = ConcurrencyLimiter.Builder.checkLimit(limitOfKey.applyAsInt(key),
-          "the limit of key '" + key + "'");
-    } catch (RuntimeException e) {
-      throw new IllegalArgumentException("no limit for key '" + key + "': " + e.getMessage(), e);
-    }
+    int limit = limitOf(limitOfKey, key);
     if (!reserveSlot()) {
       return null;
     }
-    KeyState fresh = new KeyState(key, limit);
+    KeyState fresh = new KeyState(key, limit, settings);
     KeyState raced = keys.putIfAbsent(key, fresh);
     if (raced != null) {
       slots.decrementAndGet();
       return raced;
     }
     return fresh;
+  }
+
+  /** The key's limit from the builder's function, checked; a bad one names the key. */
+  static int limitOf(ToIntFunction<String> limitOfKey, String key) {
+    try {
+      return ConcurrencyLimiter.Builder.checkLimit(limitOfKey.applyAsInt(key),
+          "the limit of key '" + key + "'");
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("no limit for key '" + key + "': " + e.getMessage(), e);
+    }
   }
 
   private boolean reserveSlot() {
@@ -203,7 +226,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     boolean removed = false;
     synchronized (s) {
       s.expire(now, after);
-      if (!s.dead && s.inFlight == 0 && s.waiters.isEmpty() && now - s.lastUsed >= idleNanos) {
+      if (!s.dead && s.inFlight == 0 && s.waiting == 0 && now - s.lastUsed >= idleNanos) {
         s.dead = true;
         if (keys.remove(s.key, s)) {
           slots.decrementAndGet();
@@ -275,7 +298,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return 0;
     }
     synchronized (s) {
-      return s.waiters.size();
+      return s.waiting;
     }
   }
 
@@ -292,18 +315,26 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     List<Runnable> after = new ArrayList<>();
     for (KeyState s : keys.values()) {
       synchronized (s) {
-        for (Waiter w : s.waiters) {
-          Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
-              clock.nanoTime() - w.since);
-          after.add(() -> w.future.complete(a));
+        for (ArrayDeque<Waiter> queue : s.queues) {
+          for (Waiter w : queue) {
+            Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
+                clock.nanoTime() - w.since);
+            after.add(() -> w.future.complete(a));
+          }
+          queue.clear();
         }
-        s.waiters.clear();
+        s.waiting = 0;
       }
     }
     after.forEach(Runnable::run);
   }
 
   private void tell(PermitEnd end) {
+    tell(listener, end);
+  }
+
+  /** Tells {@code listener} of a permit that ended; a listener that throws changes nothing. */
+  static void tell(Consumer<PermitEnd> listener, PermitEnd end) {
     try {
       listener.accept(end);
     } catch (RuntimeException e) {
@@ -314,63 +345,87 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   /** An acquisition waiting for weight to be released. */
   private static final class Waiter {
     final int weight;
+    final int priority;
     final long since;
     final CompletableFuture<Acquisition> future;
 
-    Waiter(int weight, long since, CompletableFuture<Acquisition> future) {
+    Waiter(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
       this.weight = weight;
+      this.priority = priority;
       this.since = since;
       this.future = future;
     }
   }
 
   /** One key: everything under its monitor. */
-  final class KeyState {
+  final class KeyState implements Permit.Owner {
     final String key;
     final int limit;
+    /** The most weight in flight each priority may bring it to, by ordinal. */
+    final int[] ceilings;
     int inFlight;
     final Map<Long, Permit> permits = new HashMap<>();
-    final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    /** The waiters of each priority, by ordinal (the highest first). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    final ArrayDeque<Waiter>[] queues = new ArrayDeque[PRIORITIES];
+    /** Waiters in every queue. */
+    int waiting;
     long lastUsed;
     boolean dead;
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
     long nextExpiry = Long.MAX_VALUE;
 
-    KeyState(String key, int limit) {
+    KeyState(String key, int limit, ConcurrencyLimiter.Builder settings) {
       this.key = key;
       this.limit = limit;
+      this.ceilings = new int[PRIORITIES];
+      for (Priority p : Priority.values()) {
+        ceilings[p.ordinal()] = settings.ceiling(limit, p);
+        queues[p.ordinal()] = new ArrayDeque<>();
+      }
+    }
+
+    /** Whether anyone waits at priority {@code p} or above. */
+    private boolean waitersAtOrAbove(int p) {
+      for (int i = 0; i <= p; i++) {
+        if (!queues[i].isEmpty()) {
+          return true;
+        }
+      }
+      return false;
     }
 
     /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
-    Acquisition acquire(int weight, long now, long timeoutNanos,
+    Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future, List<Runnable> after) {
+      int p = priority.ordinal();
       if (weight > limit) {
         return refusal(Refusal.TOO_HEAVY, 0);
       }
-      if (waiters.isEmpty() && inFlight + weight <= limit) {
-        return new Acquisition(grant(weight, now), null, limit, inFlight, 0, 0);
+      if (weight > ceilings[p]) {
+        return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
+      }
+      boolean queued = waitersAtOrAbove(p);
+      if (!queued && inFlight + weight <= ceilings[p]) {
+        return new Acquisition(grant(weight, now), null, limit, inFlight, waiting, 0);
       }
       if (timeoutNanos < 0 || future == null) {
-        return refusal(Refusal.FULL, 0);
+        return refusal(!queued && inFlight + weight <= limit ? Refusal.SHED : Refusal.FULL, 0);
       }
       if (timeoutNanos == 0) {
         return refusal(Refusal.TIMED_OUT, 0);
       }
-      if (waiters.size() >= maxWaiters) {
-        if (order != QueueOrder.LIFO || waiters.isEmpty()) {
-          return refusal(Refusal.QUEUE_FULL, 0);
-        }
-        Waiter oldest = waiters.pollFirst();
-        Acquisition a = refusal(Refusal.QUEUE_FULL, now - oldest.since);
-        after.add(() -> oldest.future.complete(a));
+      if (waiting >= maxWaiters && !makeRoom(p, now, after)) {
+        return refusal(Refusal.QUEUE_FULL, 0);
       }
-      Waiter w = new Waiter(weight, now, future);
-      waiters.addLast(w);
+      Waiter w = new Waiter(weight, p, now, future);
+      queues[p].addLast(w);
+      waiting++;
       if (timeoutNanos != Long.MAX_VALUE) {
         try {
           scheduler.schedule(() -> timedOut(w), timeoutNanos);
         } catch (RuntimeException e) {
-          waiters.remove(w);
+          remove(w);
           return refusal(Refusal.TIMED_OUT, 0);
         }
       }
@@ -383,13 +438,40 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return null;
     }
 
+    /**
+     * Under the monitor, the queue full: refuses ({@link Refusal#QUEUE_FULL}) the oldest waiter
+     * of the lowest priority below {@code p}, or with LIFO the oldest of {@code p} itself, to
+     * make room for a new waiter of priority {@code p}; false if none may go.
+     */
+    private boolean makeRoom(int p, long now, List<Runnable> after) {
+      for (int i = PRIORITIES - 1; i >= p; i--) {
+        if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
+          continue;
+        }
+        Waiter oldest = queues[i].pollFirst();
+        waiting--;
+        Acquisition a = refusal(Refusal.QUEUE_FULL, now - oldest.since);
+        after.add(() -> oldest.future.complete(a));
+        return true;
+      }
+      return false;
+    }
+
+    private boolean remove(Waiter w) {
+      if (queues[w.priority].remove(w)) {
+        waiting--;
+        return true;
+      }
+      return false;
+    }
+
     private Acquisition refusal(Refusal why, long waited) {
-      return new Acquisition(null, why, limit, inFlight, waiters.size(), waited);
+      return new Acquisition(null, why, limit, inFlight, waiting, waited);
     }
 
     private Permit grant(int weight, long now) {
       inFlight += weight;
-      Permit p = new Permit(this, ids.incrementAndGet(), weight, now,
+      Permit p = new Permit(this, key, ids.incrementAndGet(), weight, now,
           saturatedAdd(now, leaseNanos), inFlight);
       permits.put(p.id(), p);
       nextExpiry = Math.min(nextExpiry, p.expiresAt);
@@ -399,7 +481,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private void timedOut(Waiter w) {
       Acquisition a;
       synchronized (this) {
-        if (!waiters.remove(w)) {
+        if (!remove(w)) {
           return;   // served, cancelled or refused already
         }
         a = refusal(Refusal.TIMED_OUT, clock.nanoTime() - w.since);
@@ -410,7 +492,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private void leave(Waiter w) {
       List<Runnable> after = new ArrayList<>(0);
       synchronized (this) {
-        if (waiters.remove(w)) {
+        if (remove(w)) {
           serve(clock.nanoTime(), after);   // a waiter behind it may fit now
         }
       }
@@ -447,12 +529,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     /** A permit was released: its weight comes back, waiters are served. */
-    void ended(Permit p, Outcome outcome) {
+    @Override
+    public boolean ended(Permit p, Outcome outcome) {
       List<Runnable> after = new ArrayList<>(0);
       long now;
       synchronized (this) {
         if (permits.remove(p.id()) == null) {
-          return;
+          return true;   // never: the expiry marks a permit ended before it lets it go
         }
         inFlight -= p.weight();
         now = clock.nanoTime();
@@ -462,32 +545,44 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       after.forEach(Runnable::run);
       tell(new PermitEnd(key, p.weight(), Math.max(0, now - p.acquiredAtNanos()), outcome,
           p.inFlightAtStart()));
+      return true;
     }
 
-    /** Under the monitor: grants waiters in queue order while the next one fits. */
+    /**
+     * Under the monitor: grants waiters, highest priority first and in queue order within one,
+     * while the next one fits its priority's share; nobody passes a waiter that does not fit.
+     */
     private void serve(long now, List<Runnable> after) {
-      while (!waiters.isEmpty()) {
-        Waiter w = order == QueueOrder.LIFO ? waiters.peekLast() : waiters.peekFirst();
-        if (w.future.isDone()) {   // cancelled or interrupted: gone
-          waiters.remove(w);
-          continue;
-        }
-        if (inFlight + w.weight > limit) {
-          return;   // the next in line waits; nobody passes it
-        }
-        waiters.remove(w);
-        Permit p = grant(w.weight, now);
-        Acquisition a = new Acquisition(p, null, limit, inFlight, waiters.size(), now - w.since);
-        after.add(() -> {
-          if (!w.future.complete(a)) {
-            p.end(Outcome.IGNORED);   // its caller left just now
+      for (int i = 0; i < PRIORITIES; i++) {
+        ArrayDeque<Waiter> queue = queues[i];
+        while (!queue.isEmpty()) {
+          Waiter w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
+          if (w.future.isDone()) {   // cancelled or interrupted: gone
+            remove(w);
+            continue;
           }
-        });
+          if (inFlight + w.weight > ceilings[i]) {
+            return;   // the next in line waits; nobody passes it
+          }
+          remove(w);
+          grantWaiter(w, now, after);
+        }
       }
     }
 
+    private void grantWaiter(Waiter w, long now, List<Runnable> after) {
+      Permit p = grant(w.weight, now);
+      Acquisition a = new Acquisition(p, null, limit, inFlight, waiting, now - w.since);
+      after.add(() -> {
+        if (!w.future.complete(a)) {
+          p.end(Outcome.IGNORED);   // its caller left just now
+        }
+      });
+    }
+
     /** Extends the lease of a permit still in flight (takes the monitor). */
-    boolean renew(Permit p) {
+    @Override
+    public boolean renew(Permit p) {
       synchronized (this) {
         if (!p.isActive() || !permits.containsKey(p.id())) {
           return false;
@@ -498,7 +593,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  private static long saturatedAdd(long a, long b) {
+  private static final int PRIORITIES = Priority.values().length;
+
+  static long saturatedAdd(long a, long b) {
     long r = a + b;
     return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
   }

@@ -12,7 +12,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * releases it on every path; a call that failed says so first with {@link #release(Outcome)}.
  */
 public final class Permit implements AutoCloseable {
-  private final InMemoryConcurrencyLimiter.KeyState owner;
+  /** Who keeps the count a permit is part of: the in-memory key, or the store limiter. */
+  interface Owner {
+    /** Extends the permit's lease; false if it ended. */
+    boolean renew(Permit p);
+
+    /**
+     * The permit was ended by a release (just now, once): its weight comes back. False if the
+     * count had let it go already (its lease ran out in a shared store), true otherwise.
+     */
+    boolean ended(Permit p, Outcome outcome);
+  }
+
+  private final Owner owner;
+  private final String key;
   private final long id;
   private final int weight;
   private final long acquiredAt;
@@ -22,9 +35,10 @@ public final class Permit implements AutoCloseable {
   volatile long expiresAt;
   private final AtomicBoolean ended = new AtomicBoolean();
 
-  Permit(InMemoryConcurrencyLimiter.KeyState owner, long id, int weight, long acquiredAt,
-      long expiresAt, int inFlightAtStart) {
+  Permit(Owner owner, String key, long id, int weight, long acquiredAt, long expiresAt,
+      int inFlightAtStart) {
     this.owner = owner;
+    this.key = key;
     this.id = id;
     this.weight = weight;
     this.acquiredAt = acquiredAt;
@@ -34,7 +48,7 @@ public final class Permit implements AutoCloseable {
 
   /** The key it is held under. */
   public String key() {
-    return owner.key;
+    return key;
   }
 
   /** Its weight: how many of the key's permits it counts as. */
@@ -96,8 +110,7 @@ public final class Permit implements AutoCloseable {
     if (!markEnded()) {
       return false;
     }
-    owner.ended(this, outcome);
-    return true;
+    return owner.ended(this, outcome);
   }
 
   /** Marks it ended; true for the one caller that did (who then gives the weight back). */
@@ -111,7 +124,7 @@ public final class Permit implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "Permit[" + owner.key + " #" + id + ", weight " + weight
+    return "Permit[" + key + " #" + id + ", weight " + weight
         + (ended.get() ? ", ended" : "") + "]";
   }
 }

@@ -4,7 +4,12 @@ package dev.sluice.concurrency;
 public enum Refusal {
   /** Every permit is in flight and the caller did not wait (tryAcquire). */
   FULL,
-  /** Every permit is in flight and the wait queue is full. */
+  /**
+   * The acquisition's {@link Priority} has used its share of the key's permits (permits are
+   * left, kept for higher priorities): load shed.
+   */
+  SHED,
+  /** Every permit is in flight and the wait queue is full (or a higher priority took its place). */
   QUEUE_FULL,
   /** The caller waited its whole timeout. */
   TIMED_OUT,
@@ -14,6 +19,11 @@ public enum Refusal {
   KEYS_FULL,
   /** The waiting thread was interrupted. */
   INTERRUPTED,
+  /**
+   * The shared store could not be asked (an error, a timeout, or its circuit breaker open) and
+   * the limiter fails closed ({@link dev.sluice.StoreFailure#FAIL_CLOSED}).
+   */
+  STORE_UNAVAILABLE,
   /** The limiter is closed. */
   CLOSED
 }

@@ -1,0 +1,632 @@
+package dev.sluice.concurrency;
+
+import dev.sluice.Clock;
+import dev.sluice.Scheduler;
+import dev.sluice.StoreFailure;
+import dev.sluice.internal.Breakers;
+import dev.sluice.internal.CircuitBreaker;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.StoreKeys;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.ToIntFunction;
+
+/*
+ * A concurrency limiter whose permits live in a PermitStore shared by a fleet.
+ *
+ * The count is the store's: every acquisition, renewal and release is one atomic call on the
+ * store's clock, so the limit holds across every instance at every instant (the store never
+ * admits past the ceiling it is sent). This JVM keeps only its waiters: one queue per priority
+ * for each key that has any, bounded per key (maxWaiters) and in keys (maximumKeys). A key's
+ * waiters are served by one "pump" at a time: it asks the store for the head waiter's permit,
+ * asynchronously; granted, it moves to the next waiter at once; refused, it asks again when a
+ * permit of the key is released in this JVM, or after the poll interval (a release elsewhere in
+ * the fleet is seen within it). Store answers are handled on the common pool, never on the store
+ * client's I/O thread, since a caller's callback may call the store again.
+ *
+ * Failures go through the breaker of the key's failure domain (Breakers, shared with the rate
+ * limiters) and the failure policy: FAIL_CLOSED refuses (STORE_UNAVAILABLE), FAIL_OPEN grants a
+ * permit that counts nowhere, FALLBACK_IN_MEMORY asks an in-memory limiter of the same settings.
+ * A permit granted by the store whose answer was lost (a timeout) is not known here: it comes
+ * back when its lease ends.
+ */
+final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
+  private static final int PRIORITIES = Priority.values().length;
+
+  private final PermitStore store;
+  private final ConcurrencyLimiter.Builder settings;
+  private final ToIntFunction<String> limitOfKey;
+  private final long leaseNanos;
+  private final long leaseMillis;
+  private final long pollNanos;
+  private final int maxWaiters;
+  private final QueueOrder order;
+  private final long maximumKeys;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  private final Consumer<PermitEnd> listener;
+  private final StoreFailure onFailure;
+  private final Breakers breakers;
+  /** The in-memory limiter of FALLBACK_IN_MEMORY; null otherwise. */
+  private final ConcurrencyLimiter fallback;
+  /** This limiter's part of every permit id it sends, so that ids never meet another's. */
+  private final String instance;
+  private final AtomicLong ids = new AtomicLong();
+  private final ConcurrentHashMap<String, Waiters> waiting = new ConcurrentHashMap<>();
+  private final AtomicLong waitingKeys = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong storeErrors = new AtomicLong();
+  private final AtomicLong degraded = new AtomicLong();
+  private final Permit.Owner shared = new Shared();
+  private final Permit.Owner uncounted = new Uncounted();
+
+  StoreConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
+    this.store = b.store;
+    this.settings = b;
+    this.limitOfKey = b.limit;
+    this.leaseNanos = b.lease.toNanos();
+    this.leaseMillis = b.lease.toMillis();
+    this.pollNanos = b.pollInterval.toNanos();
+    this.maxWaiters = b.maxWaiters;
+    this.order = b.order;
+    this.maximumKeys = b.maximumKeys;
+    this.clock = b.clock;
+    this.scheduler = b.scheduler;
+    this.listener = b.onPermitEnd;
+    this.onFailure = b.onStoreFailure;
+    this.breakers = new Breakers(b.breaker, b.clock);
+    this.fallback = b.onStoreFailure == StoreFailure.FALLBACK_IN_MEMORY
+        ? new InMemoryConcurrencyLimiter(b) : null;
+    byte[] random = new byte[8];
+    new SecureRandom().nextBytes(random);
+    long r = 0;
+    for (byte x : random) {
+      r = (r << 8) | (x & 0xff);
+    }
+    this.instance = Long.toUnsignedString(r, 36);
+  }
+
+  // ------------------------------------------------------------------------------ acquiring
+
+  @Override
+  public Acquisition tryAcquire(String key, int weight, Priority priority) {
+    check(key, weight, priority);
+    if (closed.get()) {
+      return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
+    }
+    int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    Acquisition refused = refusedAtOnce(weight, priority, limit);
+    if (refused != null) {
+      return refused;
+    }
+    Waiters ws = waiting.get(key);
+    if (ws != null) {
+      synchronized (ws) {
+        if (ws.atOrAbove(priority.ordinal())) {   // this JVM's waiters before it go first
+          return new Acquisition(null, Refusal.FULL, limit, ws.lastInFlight, ws.count, 0);
+        }
+      }
+    }
+    CircuitBreaker b = breaker(key);
+    if (!b.allowsCall()) {
+      return degraded(key, weight, priority, limit);
+    }
+    long id = ids.incrementAndGet();
+    long start = clock.nanoTime();
+    PermitReply reply;
+    try {
+      reply = store.acquire(key, storeId(id), weight, settings.ceiling(limit, priority),
+          leaseMillis);
+    } catch (RuntimeException e) {
+      failed(b, e);
+      return degraded(key, weight, priority, limit);
+    }
+    b.success();
+    return answer(key, id, weight, limit, reply, start, start, ws == null ? 0 : ws.count);
+  }
+
+  /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
+  private Acquisition refusedAtOnce(int weight, Priority priority, int limit) {
+    if (weight > limit) {
+      return new Acquisition(null, Refusal.TOO_HEAVY, limit, 0, 0, 0);
+    }
+    if (weight > settings.ceiling(limit, priority)) {
+      return new Acquisition(null, Refusal.SHED, limit, 0, 0, 0);
+    }
+    return null;
+  }
+
+  /** The acquisition a store's reply to an acquire makes. */
+  private Acquisition answer(String key, long id, int weight, int limit, PermitReply reply,
+      long since, long now, int waiters) {
+    if (reply.done()) {
+      Permit p = new Permit(shared, key, id, weight, now,
+          InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), reply.inFlight());
+      return new Acquisition(p, null, limit, reply.inFlight(), waiters, now - since);
+    }
+    return new Acquisition(null, reply.inFlight() + weight <= limit ? Refusal.SHED : Refusal.FULL,
+        limit, reply.inFlight(), waiters, now - since);
+  }
+
+  @Override
+  public Acquisition acquire(String key, int weight, Priority priority, Duration timeout) {
+    return InMemoryConcurrencyLimiter.waitFor(acquireAsync(key, weight, priority, timeout));
+  }
+
+  @Override
+  public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
+      Duration timeout) {
+    check(key, weight, priority);
+    InMemoryConcurrencyLimiter.checkTimeout(timeout);
+    if (closed.get()) {
+      return CompletableFuture.completedFuture(new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0));
+    }
+    int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    Acquisition refused = refusedAtOnce(weight, priority, limit);
+    if (refused != null) {
+      return CompletableFuture.completedFuture(refused);
+    }
+    CompletableFuture<Acquisition> future = new CompletableFuture<>();
+    long now = clock.nanoTime();
+    long timeoutNanos = InMemoryConcurrencyLimiter.saturatedNanos(timeout);
+    Waiter w = new Waiter(weight, priority, limit, now,
+        InMemoryConcurrencyLimiter.saturatedAdd(now, timeoutNanos), future);
+    List<Runnable> after = new ArrayList<>(0);
+    Waiters ws;
+    for (;;) {
+      ws = waiting.get(key);
+      if (ws == null) {
+        if (waitingKeys.incrementAndGet() > maximumKeys) {
+          waitingKeys.decrementAndGet();
+          return CompletableFuture.completedFuture(
+              new Acquisition(null, Refusal.KEYS_FULL, limit, 0, 0, 0));
+        }
+        Waiters fresh = new Waiters(key);
+        ws = waiting.putIfAbsent(key, fresh);
+        if (ws != null) {
+          waitingKeys.decrementAndGet();
+        } else {
+          ws = fresh;
+        }
+      }
+      synchronized (ws) {
+        if (ws.dead) {
+          continue;
+        }
+        if (ws.count >= maxWaiters && !ws.makeRoom(priority.ordinal(), now, after)) {
+          Acquisition full = new Acquisition(null, Refusal.QUEUE_FULL, limit, ws.lastInFlight,
+              ws.count, 0);
+          after.forEach(Runnable::run);
+          ws.forgetIfIdle();
+          return CompletableFuture.completedFuture(full);
+        }
+        ws.queues[priority.ordinal()].addLast(w);
+        ws.count++;
+      }
+      break;
+    }
+    after.forEach(Runnable::run);
+    if (timeoutNanos > 0 && timeoutNanos != Long.MAX_VALUE) {
+      Waiters owner = ws;
+      try {
+        scheduler.schedule(() -> owner.timedOut(w), timeoutNanos);
+      } catch (RuntimeException e) {
+        // no timer: the wait then ends at the first refusal past its deadline
+      }
+    }
+    Waiters queue = ws;
+    future.whenComplete((a, failure) -> {
+      if (future.isCancelled()) {
+        queue.leave(w);
+      }
+    });
+    pump(ws);
+    return future;
+  }
+
+  /**
+   * Asks the store for the permit of {@code ws}'s head waiter, unless an ask is in flight (which
+   * then asks again when it ends).
+   */
+  private void pump(Waiters ws) {
+    Waiter head;
+    synchronized (ws) {
+      if (ws.pumping) {
+        ws.again = true;
+        return;
+      }
+      head = ws.head();
+      if (head == null) {
+        ws.forgetIfIdle();
+        return;
+      }
+      ws.pumping = true;
+      ws.again = false;
+    }
+    CircuitBreaker b = breaker(ws.key);
+    if (!b.allowsCall()) {
+      ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
+      return;
+    }
+    long id = ids.incrementAndGet();
+    CompletableFuture<PermitReply> asked;
+    try {
+      asked = store.acquireAsync(ws.key, storeId(id), head.weight,
+          settings.ceiling(head.limit, head.priority), leaseMillis);
+    } catch (RuntimeException e) {
+      asked = CompletableFuture.failedFuture(e);
+    }
+    asked.whenCompleteAsync((reply, failure) -> {
+      if (failure != null) {
+        failed(b, failure);
+        ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
+        return;
+      }
+      b.success();
+      long now = clock.nanoTime();
+      Acquisition a = answer(ws.key, id, head.weight, head.limit, reply, head.since, now, 0);
+      if (a.isAcquired()) {
+        ws.served(head, a);
+      } else {
+        ws.refused(head, reply.inFlight(), now);
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------------------ failures
+
+  private CircuitBreaker breaker(String key) {
+    Object domain;
+    try {
+      domain = store.permitFailureDomain(key);
+    } catch (RuntimeException e) {
+      domain = null;
+    }
+    return breakers.of(domain);
+  }
+
+  private void failed(CircuitBreaker b, Throwable failure) {
+    storeErrors.incrementAndGet();
+    Breakers.failed(b, failure);
+  }
+
+  /** The failure policy's answer, marked degraded. */
+  private Acquisition degraded(String key, int weight, Priority priority, int limit) {
+    degraded.incrementAndGet();
+    switch (onFailure) {
+      case FAIL_OPEN: {
+        long now = clock.nanoTime();
+        Permit p = new Permit(uncounted, key, ids.incrementAndGet(), weight, now,
+            InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), 0);
+        return new Acquisition(p, null, limit, 0, 0, 0, true);
+      }
+      case FALLBACK_IN_MEMORY:
+        return fallback.tryAcquire(key, weight, priority).degraded();
+      default:
+        return new Acquisition(null, Refusal.STORE_UNAVAILABLE, limit, 0, 0, 0, true);
+    }
+  }
+
+  /** Store errors seen (each failed call to the store). */
+  long storeErrors() {
+    return storeErrors.get();
+  }
+
+  /** Answers given by the failure policy. */
+  long degradedAnswers() {
+    return degraded.get();
+  }
+
+  // ------------------------------------------------------------------------------ the rest
+
+  private String storeId(long id) {
+    return instance + "-" + Long.toString(id, 36);
+  }
+
+  private static void check(String key, int weight, Priority priority) {
+    InMemoryConcurrencyLimiter.check(key, weight, priority);
+    StoreKeys.check(key);
+  }
+
+  /** The store's count of the key's weight in flight (a store failure is thrown). */
+  @Override
+  public int inFlight(String key) {
+    return store.inFlight(StoreKeys.check(key));
+  }
+
+  @Override
+  public int waiting(String key) {
+    Waiters ws = waiting.get(key);
+    if (ws == null) {
+      return 0;
+    }
+    synchronized (ws) {
+      return ws.count;
+    }
+  }
+
+  /** Keys with waiters in this JVM (the permits themselves are the store's). */
+  @Override
+  public long keys() {
+    return waiting.size();
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<Runnable> after = new ArrayList<>();
+    for (Waiters ws : waiting.values()) {
+      synchronized (ws) {
+        for (ArrayDeque<Waiter> queue : ws.queues) {
+          for (Waiter w : queue) {
+            Acquisition a = new Acquisition(null, Refusal.CLOSED, w.limit, ws.lastInFlight, 0,
+                clock.nanoTime() - w.since);
+            after.add(() -> w.future.complete(a));
+          }
+          queue.clear();
+        }
+        ws.count = 0;
+      }
+    }
+    after.forEach(Runnable::run);
+    if (fallback != null) {
+      fallback.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ConcurrencyLimiter[" + store + ", " + onFailure + "]";
+  }
+
+  /** Permits counted by the store: renewed and released there. */
+  private final class Shared implements Permit.Owner {
+    @Override
+    public boolean renew(Permit p) {
+      if (!p.isActive()) {
+        return false;
+      }
+      CircuitBreaker b = breaker(p.key());
+      if (!b.allowsCall()) {
+        return false;
+      }
+      try {
+        long now = clock.nanoTime();
+        PermitReply r = store.renew(p.key(), storeId(p.id()), p.weight(), leaseMillis);
+        b.success();
+        if (r.done()) {
+          p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
+        }
+        return r.done();
+      } catch (RuntimeException e) {
+        failed(b, e);
+        return false;
+      }
+    }
+
+    @Override
+    public boolean ended(Permit p, Outcome outcome) {
+      boolean held = true;
+      CircuitBreaker b = breaker(p.key());
+      if (b.allowsCall()) {
+        try {
+          held = store.release(p.key(), storeId(p.id()), p.weight()).done();
+          b.success();
+        } catch (RuntimeException e) {
+          failed(b, e);   // the store lets it go when its lease ends
+        }
+      }
+      long now = clock.nanoTime();
+      InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
+          Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
+          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart()));
+      Waiters ws = waiting.get(p.key());
+      if (ws != null) {
+        pump(ws);
+      }
+      return held;
+    }
+  }
+
+  /** FAIL_OPEN's permits: counted nowhere; their end is still told. */
+  private final class Uncounted implements Permit.Owner {
+    @Override
+    public boolean renew(Permit p) {
+      if (!p.isActive()) {
+        return false;
+      }
+      p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(), leaseNanos);
+      return true;
+    }
+
+    @Override
+    public boolean ended(Permit p, Outcome outcome) {
+      InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
+          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0));
+      return true;
+    }
+  }
+
+  /** An acquisition waiting in this JVM. */
+  private static final class Waiter {
+    final int weight;
+    final Priority priority;
+    final int limit;
+    final long since;
+    final long deadline;
+    final CompletableFuture<Acquisition> future;
+
+    Waiter(int weight, Priority priority, int limit, long since, long deadline,
+        CompletableFuture<Acquisition> future) {
+      this.weight = weight;
+      this.priority = priority;
+      this.limit = limit;
+      this.since = since;
+      this.deadline = deadline;
+      this.future = future;
+    }
+  }
+
+  /** One key's waiters in this JVM, under this object's monitor. */
+  private final class Waiters {
+    final String key;
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    final ArrayDeque<Waiter>[] queues = new ArrayDeque[PRIORITIES];
+    int count;
+    /** A store call for the head waiter is in flight. */
+    boolean pumping;
+    /** A permit was released while the call was in flight: ask again at once. */
+    boolean again;
+    boolean pollScheduled;
+    boolean dead;
+    /** The weight in flight the store last reported. */
+    int lastInFlight;
+
+    Waiters(String key) {
+      this.key = key;
+      for (int i = 0; i < PRIORITIES; i++) {
+        queues[i] = new ArrayDeque<>();
+      }
+    }
+
+    boolean atOrAbove(int p) {
+      for (int i = 0; i <= p; i++) {
+        if (!queues[i].isEmpty()) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** Under the monitor: the next waiter to serve (highest priority, then queue order). */
+    Waiter head() {
+      for (ArrayDeque<Waiter> queue : queues) {
+        while (!queue.isEmpty()) {
+          Waiter w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
+          if (!w.future.isDone()) {
+            return w;
+          }
+          queue.remove(w);   // cancelled, timed out or interrupted: gone
+          count--;
+        }
+      }
+      return null;
+    }
+
+    /** As the in-memory limiter's: room for a waiter of priority {@code p}, if any may go. */
+    boolean makeRoom(int p, long now, List<Runnable> after) {
+      for (int i = PRIORITIES - 1; i >= p; i--) {
+        if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
+          continue;
+        }
+        Waiter oldest = queues[i].pollFirst();
+        count--;
+        Acquisition a = new Acquisition(null, Refusal.QUEUE_FULL, oldest.limit, lastInFlight,
+            count, now - oldest.since);
+        after.add(() -> oldest.future.complete(a));
+        return true;
+      }
+      return false;
+    }
+
+    private boolean remove(Waiter w) {
+      if (queues[w.priority.ordinal()].remove(w)) {
+        count--;
+        return true;
+      }
+      return false;
+    }
+
+    /** The head waiter's answer came (a permit, or the failure policy's): on to the next. */
+    void served(Waiter w, Acquisition a) {
+      synchronized (this) {
+        remove(w);
+        pumping = false;
+      }
+      if (!w.future.complete(a) && a.isAcquired()) {
+        a.permit().end(Outcome.IGNORED);   // its caller left meanwhile
+      }
+      pump(this);
+    }
+
+    /** The store refused the head waiter: it waits on, unless its time is up. */
+    void refused(Waiter w, int inFlight, long now) {
+      Acquisition timedOut = null;
+      boolean askAgain;
+      synchronized (this) {
+        lastInFlight = inFlight;
+        pumping = false;
+        if (now - w.deadline >= 0 && remove(w)) {
+          timedOut = new Acquisition(null, Refusal.TIMED_OUT, w.limit, inFlight, count,
+              now - w.since);
+        }
+        askAgain = again || timedOut != null;
+        if (!askAgain && !pollScheduled && count > 0) {
+          pollScheduled = true;
+          try {
+            scheduler.schedule(this::poll, pollNanos);
+          } catch (RuntimeException e) {
+            pollScheduled = false;
+          }
+        }
+      }
+      if (timedOut != null) {
+        w.future.complete(timedOut);
+      }
+      if (askAgain) {
+        pump(this);
+      }
+    }
+
+    private void poll() {
+      synchronized (this) {
+        pollScheduled = false;
+      }
+      pump(this);
+    }
+
+    void timedOut(Waiter w) {
+      Acquisition a;
+      synchronized (this) {
+        if (!remove(w)) {
+          return;
+        }
+        a = new Acquisition(null, Refusal.TIMED_OUT, w.limit, lastInFlight, count,
+            clock.nanoTime() - w.since);
+      }
+      w.future.complete(a);
+      pump(this);
+    }
+
+    void leave(Waiter w) {
+      boolean left;
+      synchronized (this) {
+        left = remove(w);
+      }
+      if (left) {
+        pump(this);
+      }
+    }
+
+    /** Under the monitor: leaves the map when nobody waits and nothing is in flight for it. */
+    void forgetIfIdle() {
+      if (count == 0 && !pumping && !pollScheduled && !dead) {
+        dead = true;
+        if (waiting.remove(key, this)) {
+          waitingKeys.decrementAndGet();
+        }
+      }
+    }
+  }
+}

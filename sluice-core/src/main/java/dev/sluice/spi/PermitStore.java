@@ -1,0 +1,72 @@
+package dev.sluice.spi;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A place where per-key permits in flight live outside the JVM (Redis, PostgreSQL): the narrow
+ * contract behind a {@link dev.sluice.concurrency.ConcurrencyLimiter} shared by a fleet. The
+ * concurrency side of the SPI, as {@link DecisionStore} is the rate side; a store may implement
+ * both.
+ *
+ * <p>A key holds permits, each with an id (unique per key, chosen by the caller), a weight and a
+ * lease that ends at an instant of the store's own clock. Each method is one atomic step on that
+ * clock that first forgets the key's permits whose lease has ended (at or before now), and then:
+ *
+ * <ul>
+ *   <li>{@link #acquire}: adds the permit, leased until now plus {@code leaseMillis}, if the
+ *       weight in flight plus its weight is at most {@code ceiling}; a permit already held under
+ *       the same id is left as it is and answered as acquired (a resent call takes nothing
+ *       twice);</li>
+ *   <li>{@link #renew}: moves the lease of a permit still held to now plus {@code leaseMillis};</li>
+ *   <li>{@link #release}: forgets a permit still held.</li>
+ * </ul>
+ *
+ * <p>Each answers with the weight in flight after the step and the store's clock. The key's
+ * record expires by itself once its last lease has ended: an idle key costs nothing. Ids and keys
+ * come checked ({@link StoreKeys}); the conformance suite in {@code sluice-testkit} checks the
+ * rest. Implementations are thread-safe.
+ */
+public interface PermitStore extends AutoCloseable {
+  /** Takes a permit if it fits under {@code ceiling}; see the class comment. */
+  PermitReply acquire(String key, String permitId, int weight, int ceiling, long leaseMillis);
+
+  /**
+   * {@link #acquire} without blocking the caller (a limiter's waiters retry through it from a
+   * scheduler thread); the default runs it on the calling thread, so a store whose calls block
+   * should override it. A failure completes the future exceptionally.
+   */
+  default CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    try {
+      return CompletableFuture.completedFuture(acquire(key, permitId, weight, ceiling,
+          leaseMillis));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Extends a permit still held to now plus {@code leaseMillis}; done is false if it is not. */
+  PermitReply renew(String key, String permitId, int weight, long leaseMillis);
+
+  /** Forgets a permit still held; done is false if it was not (released, or its lease ended). */
+  PermitReply release(String key, String permitId, int weight);
+
+  /** The key's weight in flight now (leases ended not counted). */
+  int inFlight(String key);
+
+  /** Forgets every permit of the key. */
+  void resetPermits(String key);
+
+  /**
+   * Which part of the store holds the key's permits (a Redis Cluster's node), for a breaker per
+   * part; {@code null} (the default) means one domain for the whole store. Cheap: asked on every
+   * call. A decorating store must forward it, as for {@link DecisionStore#failureDomain}.
+   */
+  default Object permitFailureDomain(String key) {
+    return null;
+  }
+
+  /** Releases what the store holds (connections); the default does nothing. */
+  @Override
+  default void close() {}
+}
