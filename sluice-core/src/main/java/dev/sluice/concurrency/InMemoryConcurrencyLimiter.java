@@ -583,13 +583,18 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Extends the lease of a permit still in flight (takes the monitor). */
     @Override
     public boolean renew(Permit p) {
+      List<Runnable> after = new ArrayList<>(0);
+      boolean renewed = false;
       synchronized (this) {
-        if (!p.isActive() || !permits.containsKey(p.id())) {
-          return false;
+        long now = clock.nanoTime();
+        expire(now, after);   // a lease that ended, not yet taken back, is not renewed
+        if (p.isActive() && permits.containsKey(p.id())) {
+          p.expiresAt = saturatedAdd(now, leaseNanos);
+          renewed = true;
         }
-        p.expiresAt = saturatedAdd(clock.nanoTime(), leaseNanos);
-        return true;
       }
+      after.forEach(Runnable::run);
+      return renewed;
     }
   }
 

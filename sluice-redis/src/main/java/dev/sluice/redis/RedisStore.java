@@ -2,6 +2,8 @@ package dev.sluice.redis;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
@@ -47,10 +49,13 @@ import java.util.function.LongSupplier;
  *
  * Thread-safe; one multiplexed connection serves every thread.
  */
-public final class RedisStore implements DecisionStore {
-  static final String SCRIPT = load();
+public final class RedisStore implements DecisionStore, PermitStore {
+  static final String SCRIPT = load("decide.lua");
   /** The script's SHA-1, as Redis names it (computed here, so no node needs to be asked). */
   static final String SHA = sha1(SCRIPT);
+  /** The permits' script (a {@link dev.sluice.concurrency.ConcurrencyLimiter} on Redis). */
+  static final String PERMITS_SCRIPT = load("permits.lua");
+  static final String PERMITS_SHA = sha1(PERMITS_SCRIPT);
   /**
    * With injected time, Redis still expires keys on its own clock: keys then live this much
    * longer than their idle instant, so that a test's virtual time may run slower than real time.
@@ -399,6 +404,121 @@ public final class RedisStore implements DecisionStore {
     return prefix + "{" + key + "}";
   }
 
+  // ------------------------------------------------------------------------------ permits
+
+  private static final int PERMIT_ACQUIRE = 0;
+  private static final int PERMIT_RENEW = 1;
+  private static final int PERMIT_RELEASE = 2;
+  private static final int PERMIT_COUNT = 3;
+
+  /**
+   * Takes a permit in the key's sorted set ({@code prefix{key}:permits}, the key's hash tag):
+   * one script call on Redis {@code TIME}; see {@link PermitStore}.
+   */
+  @Override
+  public PermitReply acquire(String key, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    return permits(key, PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    String[] keys = {permitsKey(key)};
+    String[] args = permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis);
+    CompletableFuture<List<Long>> first;
+    try {
+      first = redis.asyncCommands.<List<Long>>evalsha(PERMITS_SHA, ScriptOutputType.MULTI, keys,
+          args).toCompletableFuture();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(classified(e));
+    }
+    return first.handle((reply, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(reply);
+      }
+      Throwable cause = failure instanceof CompletionException
+          && failure.getCause() != null ? failure.getCause() : failure;
+      if (cause instanceof RedisNoScriptException) {
+        return redis.asyncCommands.<List<Long>>eval(PERMITS_SCRIPT, ScriptOutputType.MULTI, keys,
+            args).toCompletableFuture();
+      }
+      return CompletableFuture.<List<Long>>failedFuture(cause);
+    }).thenCompose(f -> f).handle((reply, failure) -> {
+      if (failure != null) {
+        throw classified(failure);
+      }
+      return permitReply(reply);
+    });
+  }
+
+  @Override
+  public PermitReply renew(String key, String permitId, int weight, long leaseMillis) {
+    return permits(key, PERMIT_RENEW, permitId, weight, 0, leaseMillis);
+  }
+
+  @Override
+  public PermitReply release(String key, String permitId, int weight) {
+    return permits(key, PERMIT_RELEASE, permitId, weight, 0, 0);
+  }
+
+  @Override
+  public int inFlight(String key) {
+    return permits(key, PERMIT_COUNT, "", 1, 0, 0).inFlight();
+  }
+
+  @Override
+  public void resetPermits(String key) {
+    try {
+      redis.keyCommands.del(permitsKey(key));
+    } catch (RuntimeException e) {
+      throw classified(e);
+    }
+  }
+
+  /** A key's permits share its hash tag, so they live on the node of its rate state. */
+  @Override
+  public Object permitFailureDomain(String key) {
+    return failureDomain(key);
+  }
+
+  private PermitReply permits(String key, int op, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    String[] keys = {permitsKey(key)};
+    String[] args = permitArgs(op, permitId, weight, ceiling, leaseMillis);
+    List<Long> reply;
+    try {
+      try {
+        reply = redis.commands.evalsha(PERMITS_SHA, ScriptOutputType.MULTI, keys, args);
+      } catch (RedisNoScriptException e) {
+        reply = redis.commands.eval(PERMITS_SCRIPT, ScriptOutputType.MULTI, keys, args);
+      }
+    } catch (RuntimeException e) {
+      throw classified(e);
+    }
+    return permitReply(reply);
+  }
+
+  private String[] permitArgs(int op, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    return new String[] {Integer.toString(op),
+        Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000)), permitId,
+        Integer.toString(weight), Integer.toString(ceiling), Long.toString(leaseMillis),
+        micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS};
+  }
+
+  private static PermitReply permitReply(List<Long> reply) {
+    return new PermitReply(reply.get(0) == 1L, reply.get(1).intValue(), reply.get(2));
+  }
+
+  /**
+   * The Redis key of a key's permits: under the key's hash tag, and never a limited key's (those
+   * end with the closing brace) nor a fleet's (those end with {@code :instances}).
+   */
+  String permitsKey(String key) {
+    return prefix + "{" + key + "}:permits";
+  }
+
   @Override
   public void close() {
     redis.close();
@@ -435,9 +555,9 @@ public final class RedisStore implements DecisionStore {
     }
   }
 
-  private static String load() {
-    try (InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
-      return new String(Objects.requireNonNull(in, "decide.lua").readAllBytes(), StandardCharsets.UTF_8);
+  private static String load(String name) {
+    try (InputStream in = RedisStore.class.getResourceAsStream(name)) {
+      return new String(Objects.requireNonNull(in, name).readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

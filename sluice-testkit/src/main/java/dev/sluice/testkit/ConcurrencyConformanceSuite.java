@@ -1,0 +1,326 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.PermitEnd;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.concurrency.Refusal;
+import dev.sluice.spi.PermitStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every concurrency limiter shows, in memory or on a shared store, as JUnit tests:
+ * never more than the limit in flight across threads and instances (an independent counter
+ * checks), leases that end, releases that change nothing once a lease has ended, weights,
+ * priorities and waiters. A store module extends this class and supplies {@link #factory()};
+ * time is the manual clock, which stores take through their test hook.
+ */
+public abstract class ConcurrencyConformanceSuite {
+  /** For a store's test class, which extends this one. */
+  protected ConcurrencyConformanceSuite() {}
+
+  /** The store under test (null from {@link PermitStoreFactory#create}: the in-memory limiter). */
+  protected abstract PermitStoreFactory factory();
+
+  protected final ManualClock clock = new ManualClock(1_000_000_000_000L);
+  private final List<ConcurrencyLimiter> made = new ArrayList<>();
+  private PermitStore store;
+  private boolean storeMade;
+
+  /** Instances sharing one store's keys (in memory, one limiter serves as every instance). */
+  protected List<ConcurrencyLimiter> instances(int n, UnaryOperator<ConcurrencyLimiter.Builder> settings) {
+    if (!storeMade) {
+      store = factory().create(clock);
+      storeMade = true;
+    }
+    List<ConcurrencyLimiter> all = new ArrayList<>();
+    ConcurrencyLimiter single = null;
+    for (int i = 0; i < n; i++) {
+      if (store == null && single != null) {
+        all.add(single);
+        continue;
+      }
+      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().clock(clock).scheduler(clock)
+          .pollInterval(Duration.ofMillis(10));
+      if (store != null) {
+        b.store(store);
+      }
+      single = settings.apply(b).build();
+      made.add(single);
+      all.add(single);
+    }
+    return all;
+  }
+
+  protected ConcurrencyLimiter limiter(UnaryOperator<ConcurrencyLimiter.Builder> settings) {
+    return instances(1, settings).get(0);
+  }
+
+  @AfterEach
+  void closeLimiters() {
+    made.forEach(ConcurrencyLimiter::close);
+  }
+
+  private static Acquisition get(CompletableFuture<Acquisition> f) throws Exception {
+    return f.get(10, TimeUnit.SECONDS);
+  }
+
+  // ------------------------------------------------------------------------------ the bound
+
+  /**
+   * Two instances, eight threads each, on a limit of 5: an independent counter, raised after
+   * each acquisition and lowered before its release, never passes 5, and every permit taken is
+   * given back exactly once.
+   */
+  @Test
+  public void neverMoreThanTheLimitInFlight_acrossThreadsAndInstances() throws Exception {
+    int limit = 5;
+    List<ConcurrencyLimiter> two = instances(2, b -> b.limit(limit));
+    AtomicInteger inFlight = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    AtomicLong acquired = new AtomicLong();
+    AtomicLong released = new AtomicLong();
+    int threads = 16;
+    int rounds = 150;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      ConcurrencyLimiter l = two.get(t % 2);
+      done.add(pool.submit(() -> {
+        start.await();
+        for (int i = 0; i < rounds; i++) {
+          Acquisition a = l.tryAcquire("shared");
+          if (!a.isAcquired()) {
+            assertThat(a.refusal()).isEqualTo(Refusal.FULL);
+            continue;
+          }
+          acquired.incrementAndGet();
+          int now = inFlight.incrementAndGet();
+          most.accumulateAndGet(now, Math::max);
+          Thread.yield();
+          inFlight.decrementAndGet();
+          if (a.permit().release(Outcome.SUCCESS)) {
+            released.incrementAndGet();
+          }
+        }
+        return null;
+      }));
+    }
+    start.countDown();
+    for (Future<?> f : done) {
+      f.get(120, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertThat(most.get()).isLessThanOrEqualTo(limit);
+    assertThat(acquired.get()).isGreaterThan(0);
+    assertThat(released.get()).isEqualTo(acquired.get());
+    assertThat(two.get(0).inFlight("shared")).isZero();
+    assertThat(two.get(1).inFlight("shared")).isZero();
+  }
+
+  @Test
+  public void aFullKeyRefuses_sayingTheLimitAndTheWeightInFlight() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(2));
+    assertThat(l.tryAcquire("k").isAcquired()).isTrue();
+    Acquisition second = l.tryAcquire("k");
+    assertThat(second.isAcquired()).isTrue();
+    assertThat(second.inFlight()).isEqualTo(2);
+    Acquisition third = l.tryAcquire("k");
+    assertThat(third.isAcquired()).isFalse();
+    assertThat(third.refusal()).isEqualTo(Refusal.FULL);
+    assertThat(third.limit()).isEqualTo(2);
+    assertThat(third.inFlight()).isEqualTo(2);
+    assertThat(l.tryAcquire("other").isAcquired()).isTrue();   // keys are apart
+  }
+
+  // ------------------------------------------------------------------------------ leases
+
+  /** A holder that never releases costs one lease time, not a moment more or less. */
+  @Test
+  public void aLostReleaseCostsExactlyOneLease() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(2).lease(Duration.ofSeconds(1)));
+    assertThat(l.tryAcquire("k").isAcquired()).isTrue();
+    assertThat(l.tryAcquire("k").isAcquired()).isTrue();   // both forgotten by their holder
+    clock.advance(Duration.ofMillis(999));
+    assertThat(l.tryAcquire("k").refusal()).isEqualTo(Refusal.FULL);
+    clock.advance(Duration.ofMillis(1));
+    Acquisition back = l.tryAcquire("k");
+    assertThat(back.isAcquired()).isTrue();
+    assertThat(back.inFlight()).isEqualTo(1);
+    assertThat(l.inFlight("k")).isEqualTo(1);
+  }
+
+  /** A release after the lease ended returns false and takes nothing from the permits in flight. */
+  @Test
+  public void releaseAfterExpiry_changesNothing() {
+    List<PermitEnd> ends = new CopyOnWriteArrayList<>();
+    ConcurrencyLimiter l = limiter(b -> b.limit(1).lease(Duration.ofSeconds(1))
+        .onPermitEnd(ends::add));
+    Permit late = l.tryAcquire("k").permit();
+    clock.advance(Duration.ofSeconds(1));
+    Permit next = l.tryAcquire("k").permit();
+    assertThat(late.release(Outcome.SUCCESS)).isFalse();
+    assertThat(l.inFlight("k")).isEqualTo(1);
+    assertThat(l.tryAcquire("k").refusal()).isEqualTo(Refusal.FULL);   // next still counts
+    assertThat(next.release(Outcome.SUCCESS)).isTrue();
+    assertThat(l.inFlight("k")).isZero();
+    assertThat(ends).extracting(PermitEnd::outcome).contains(Outcome.EXPIRED, Outcome.SUCCESS);
+  }
+
+  @Test
+  public void renew_extendsTheLeaseFromNow_andFailsOnceItEnded() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1).lease(Duration.ofSeconds(1)));
+    Permit p = l.tryAcquire("k").permit();
+    clock.advance(Duration.ofMillis(600));
+    assertThat(p.renew()).isTrue();   // now until 1.6 s
+    clock.advance(Duration.ofMillis(600));
+    assertThat(l.tryAcquire("k").refusal()).isEqualTo(Refusal.FULL);
+    clock.advance(Duration.ofMillis(400));
+    assertThat(p.renew()).isFalse();   // ended at 1.6 s
+    assertThat(l.tryAcquire("k").isAcquired()).isTrue();
+  }
+
+  @Test
+  public void aSecondRelease_isHarmless() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(2));
+    Permit a = l.tryAcquire("k").permit();
+    Permit b2 = l.tryAcquire("k").permit();
+    assertThat(a.release(Outcome.DROPPED)).isTrue();
+    assertThat(a.release(Outcome.SUCCESS)).isFalse();
+    a.close();
+    assertThat(l.inFlight("k")).isEqualTo(1);
+    assertThat(b2.isActive()).isTrue();
+    b2.close();
+    assertThat(l.inFlight("k")).isZero();
+  }
+
+  // ------------------------------------------------------------------------------ weights
+
+  @Test
+  public void weights_countAsThatManyPermits() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(5));
+    Permit three = l.tryAcquire("k", 3).permit();
+    assertThat(l.tryAcquire("k", 3).refusal()).isEqualTo(Refusal.FULL);
+    Acquisition two = l.tryAcquire("k", 2);
+    assertThat(two.isAcquired()).isTrue();
+    assertThat(two.inFlight()).isEqualTo(5);
+    assertThat(l.tryAcquire("k", 6).refusal()).isEqualTo(Refusal.TOO_HEAVY);
+    three.close();
+    assertThat(l.inFlight("k")).isEqualTo(2);
+    assertThat(l.tryAcquire("k", 3).isAcquired()).isTrue();
+  }
+
+  // ------------------------------------------------------------------------------ priorities
+
+  /**
+   * Sheddable traffic saturates its share (80% of 10) and is shed past it; critical requests
+   * still get the two permits it leaves, then find the key full.
+   */
+  @Test
+  public void sheddableTrafficSaturates_criticalStillGetsItsShare() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(10).share(Priority.SHEDDABLE, 0.8));
+    int sheddable = 0;
+    for (int i = 0; i < 50; i++) {
+      Acquisition a = l.tryAcquire("api", 1, Priority.SHEDDABLE);
+      if (a.isAcquired()) {
+        sheddable++;
+      } else {
+        assertThat(a.refusal()).isEqualTo(Refusal.SHED);
+      }
+    }
+    assertThat(sheddable).isEqualTo(8);
+    assertThat(l.tryAcquire("api", 1, Priority.CRITICAL).isAcquired()).isTrue();
+    assertThat(l.tryAcquire("api", 1, Priority.CRITICAL).isAcquired()).isTrue();
+    assertThat(l.tryAcquire("api", 1, Priority.CRITICAL).refusal()).isEqualTo(Refusal.FULL);
+    assertThat(l.inFlight("api")).isEqualTo(10);
+  }
+
+  // ------------------------------------------------------------------------------ waiting
+
+  @Test
+  public void aWaiter_getsTheReleasedPermit() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1));
+    Permit held = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    clock.advance(Duration.ofMillis(50));
+    assertThat(waiting).isNotDone();
+    held.close();
+    Acquisition a = get(waiting);
+    assertThat(a.isAcquired()).isTrue();
+    assertThat(l.inFlight("k")).isEqualTo(1);
+    a.permit().close();
+    assertThat(l.inFlight("k")).isZero();
+  }
+
+  @Test
+  public void aWaiter_timesOut_andHoldsNothing() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1));
+    Permit held = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofMillis(100));
+    clock.advance(Duration.ofMillis(100));
+    Acquisition a = get(waiting);
+    assertThat(a.refusal()).isEqualTo(Refusal.TIMED_OUT);
+    held.close();
+    assertThat(l.inFlight("k")).isZero();
+    assertThat(l.waiting("k")).isZero();
+  }
+
+  /** A permit released by another instance reaches a waiter here (within the poll interval). */
+  @Test
+  public void aWaiter_seesAReleaseByAnotherInstance() throws Exception {
+    List<ConcurrencyLimiter> two = instances(2, b -> b.limit(1));
+    Permit held = two.get(0).tryAcquire("k").permit();
+    CompletableFuture<Acquisition> waiting = two.get(1).acquireAsync("k", 1, Duration.ofSeconds(5));
+    clock.advance(Duration.ofMillis(30));
+    assertThat(waiting).isNotDone();
+    held.close();
+    for (int i = 0; i < 200 && !waiting.isDone(); i++) {
+      clock.advance(Duration.ofMillis(10));   // a poll, whose answer comes on another thread
+      try {
+        waiting.get(20, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException notYet) {
+        // the next poll
+      }
+    }
+    assertThat(get(waiting).isAcquired()).isTrue();
+  }
+
+  /** Critical waiters are served before sheddable ones that waited longer. */
+  @Test
+  public void waitersAreServed_highestPriorityFirst() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1));
+    Permit held = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> low = l.acquireAsync("k", 1, Priority.SHEDDABLE,
+        Duration.ofSeconds(5));
+    clock.advance(Duration.ofMillis(20));
+    CompletableFuture<Acquisition> high = l.acquireAsync("k", 1, Priority.CRITICAL,
+        Duration.ofSeconds(5));
+    clock.advance(Duration.ofMillis(20));
+    held.close();
+    Acquisition first = get(high);
+    assertThat(first.isAcquired()).isTrue();
+    assertThat(low).isNotDone();
+    first.permit().close();
+    assertThat(get(low).isAcquired()).isTrue();
+  }
+}

@@ -1,0 +1,114 @@
+package dev.sluice.testkit;
+
+import dev.sluice.Clock;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitStore;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * The {@link PermitStore} contract as plainly as it can be written: one map of keys to permits
+ * (id → weight and lease end), one monitor, the time in milliseconds from a clock. It runs the
+ * concurrency conformance suite without a server, so that the suite tests the store limiter's
+ * logic and the stores separately; a store under test must answer as this one does.
+ */
+public final class ReferencePermitStore implements PermitStore {
+  private final Clock clock;
+  private final Map<String, Map<String, long[]>> keys = new HashMap<>();
+  private volatile boolean failing;
+
+  /** A store whose time is {@code clock}'s, in whole milliseconds. */
+  public ReferencePermitStore(Clock clock) {
+    this.clock = clock;
+  }
+
+  /** Makes every later call fail (as a store that is down), or succeed again. */
+  public void failing(boolean fail) {
+    this.failing = fail;
+  }
+
+  /** Keys holding permits now (an idle key holds nothing). */
+  public synchronized int keysHeld() {
+    long now = now();
+    keys.values().forEach(permits -> prune(permits, now));
+    keys.values().removeIf(Map::isEmpty);
+    return keys.size();
+  }
+
+  private long now() {
+    if (failing) {
+      throw new IllegalStateException("the reference store is failing, as asked");
+    }
+    return Math.floorDiv(clock.nanoTime(), 1_000_000L);
+  }
+
+  private static int prune(Map<String, long[]> permits, long now) {
+    int n = 0;
+    for (Iterator<long[]> it = permits.values().iterator(); it.hasNext(); ) {
+      long[] p = it.next();
+      if (p[1] <= now) {
+        it.remove();
+      } else {
+        n += (int) p[0];
+      }
+    }
+    return n;
+  }
+
+  @Override
+  public synchronized PermitReply acquire(String key, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    long now = now();
+    Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
+    int n = prune(permits, now);
+    if (permits.containsKey(permitId)) {
+      return new PermitReply(true, n, now);
+    }
+    if (n + weight > ceiling) {
+      return new PermitReply(false, n, now);
+    }
+    permits.put(permitId, new long[] {weight, now + leaseMillis});
+    return new PermitReply(true, n + weight, now);
+  }
+
+  @Override
+  public synchronized PermitReply renew(String key, String permitId, int weight,
+      long leaseMillis) {
+    long now = now();
+    Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
+    int n = prune(permits, now);
+    long[] p = permits.get(permitId);
+    if (p == null) {
+      return new PermitReply(false, n, now);
+    }
+    p[1] = now + leaseMillis;
+    return new PermitReply(true, n, now);
+  }
+
+  @Override
+  public synchronized PermitReply release(String key, String permitId, int weight) {
+    long now = now();
+    Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
+    int n = prune(permits, now);
+    long[] p = permits.remove(permitId);
+    return p == null ? new PermitReply(false, n, now) : new PermitReply(true, n - (int) p[0], now);
+  }
+
+  @Override
+  public synchronized int inFlight(String key) {
+    Map<String, long[]> permits = keys.get(key);
+    long now = now();
+    return permits == null ? 0 : prune(permits, now);
+  }
+
+  @Override
+  public synchronized void resetPermits(String key) {
+    keys.remove(key);
+  }
+
+  @Override
+  public String toString() {
+    return "ReferencePermitStore";
+  }
+}
