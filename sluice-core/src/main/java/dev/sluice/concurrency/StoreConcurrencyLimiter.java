@@ -548,9 +548,22 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return false;
     }
 
-    /** The head waiter's answer came (a permit, or the failure policy's): on to the next. */
-    void served(Waiter w, Acquisition a) {
+    /**
+     * The head waiter's answer came (a permit, or the failure policy's): on to the next. A
+     * permit asked for a waiter that a higher priority has come before since goes to the new
+     * head when it weighs the same (the store does not know who holds it), so that an answer in
+     * flight never serves a lower priority first.
+     */
+    void served(Waiter asked, Acquisition a) {
+      Waiter w = asked;
       synchronized (this) {
+        Waiter now = a.isAcquired() ? head() : null;
+        if (now != null && now != asked && now.priority.compareTo(asked.priority) < 0
+            && now.weight == asked.weight) {
+          w = now;
+          a = new Acquisition(a.permit(), null, now.limit, a.inFlight(), count - 1,
+              clock.nanoTime() - now.since);
+        }
         remove(w);
         pumping = false;
       }

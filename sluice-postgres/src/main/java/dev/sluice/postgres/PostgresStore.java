@@ -2,6 +2,8 @@ package dev.sluice.postgres;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
@@ -32,9 +34,9 @@ import javax.sql.DataSource;
  * <p>Takes connections from the given {@link DataSource} (any pool) for one statement at a time
  * and never closes the DataSource. Thread-safe.
  */
-public final class PostgresStore implements DecisionStore {
+public final class PostgresStore implements DecisionStore, PermitStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 6;
+  public static final int SCHEMA_VERSION = 7;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -46,7 +48,8 @@ public final class PostgresStore implements DecisionStore {
   public static final List<String> SCHEMA_RESOURCES =
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
           "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
-          "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql");
+          "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql",
+          "/dev/sluice/postgres/V7__sluice.sql");
 
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
@@ -61,6 +64,8 @@ public final class PostgresStore implements DecisionStore {
   private final String resetSql;
   private final String decideGroupSql;
   private final String resetMemberSql;
+  private final String permitSql;
+  private final String resetPermitsSql;
   private final String prefix;
   private final LongSupplier micros;
   private final long timeoutMillis;
@@ -92,6 +97,8 @@ public final class PostgresStore implements DecisionStore {
     this.decideGroupSql = "SELECT " + table + "_decide_group(?, ?, ?, ?, ?, ?::bigint[], ?)";
     this.resetMemberSql = "DELETE FROM " + table + "_groups WHERE grp = ? AND key = ?";
     this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
+    this.permitSql = "SELECT " + table + "_permit(?, ?, ?, ?, ?, ?, ?)";
+    this.resetPermitsSql = "DELETE FROM " + table + "_permits WHERE key = ?";
     PostgresSchema.prepare(dataSource, table, b.createIfMissing, b.unlogged);
     this.pruning = new Pruning(dataSource, table, micros, b.pruneBatch, b.pruneEvery);
   }
@@ -320,6 +327,101 @@ public final class PostgresStore implements DecisionStore {
   /** Rows deleted by pruning since this store was built. */
   public long prunedRows() {
     return pruning.pruned();
+  }
+
+  // ------------------------------------------------------------------------------ permits
+
+  private static final int PERMIT_ACQUIRE = 0;
+  private static final int PERMIT_RENEW = 1;
+  private static final int PERMIT_RELEASE = 2;
+  private static final int PERMIT_COUNT = 3;
+
+  /**
+   * Takes a permit in {@code <table>_permits}: one statement, one atomic step on the database
+   * clock under an advisory lock on the key; see {@link PermitStore}.
+   */
+  @Override
+  public PermitReply acquire(String key, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    return permit(PERMIT_ACQUIRE, key, permitId, weight, ceiling, leaseMillis);
+  }
+
+  /** {@link #acquire} on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    return async.call(() -> acquire(key, permitId, weight, ceiling, leaseMillis));
+  }
+
+  @Override
+  public PermitReply renew(String key, String permitId, int weight, long leaseMillis) {
+    return permit(PERMIT_RENEW, key, permitId, weight, 0, leaseMillis);
+  }
+
+  @Override
+  public PermitReply release(String key, String permitId, int weight) {
+    return permit(PERMIT_RELEASE, key, permitId, weight, 0, 0);
+  }
+
+  @Override
+  public int inFlight(String key) {
+    return permit(PERMIT_COUNT, key, "", 1, 0, 0).inFlight();
+  }
+
+  @Override
+  public void resetPermits(String key) {
+    try (Connection c = dataSource.getConnection()) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      try (PreparedStatement p = c.prepareStatement(resetPermitsSql)) {
+        DeadlineConnections.timeout(p, timeoutMillis);
+        p.setString(1, prefix + key);
+        p.executeUpdate();
+      }
+    } catch (SQLException e) {
+      throw new PostgresStoreException("PostgreSQL reset of permits on table " + table
+          + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  private PermitReply permit(int op, String key, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    try (Connection c = connections.get(deadline)) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+      try (PreparedStatement p = c.prepareStatement(permitSql)) {
+        DeadlineConnections.timeout(p, leftMillis);
+        p.setInt(1, op);
+        p.setString(2, prefix + key);
+        p.setString(3, permitId);
+        p.setInt(4, weight);
+        p.setInt(5, ceiling);
+        p.setLong(6, leaseMillis);
+        if (micros == null) {
+          p.setNull(7, Types.BIGINT);
+        } else {
+          p.setLong(7, micros.getAsLong());
+        }
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          Object[] v = (Object[]) rs.getArray(1).getArray();
+          return new PermitReply(((Number) v[0]).longValue() == 1,
+              ((Number) v[1]).intValue(), ((Number) v[2]).longValue());
+        }
+      }
+    } catch (SQLException e) {
+      String state = e.getSQLState();
+      if (state != null && state.startsWith("08")) {
+        throw new StoreUnavailableException("PostgreSQL permit call on table " + table
+            + " failed: the connection was lost: " + e.getMessage(), e);
+      }
+      throw new PostgresStoreException("PostgreSQL permit call on table " + table + " failed: "
+          + e.getMessage(), e);
+    }
   }
 
   /** {@link #apply} on one of this store's threads: the caller's thread never waits for JDBC. */

@@ -13,8 +13,8 @@ import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 /**
- * Idle rows go: rows whose {@code expires_at} has passed (in the table and in its groups'
- * table) are deleted in batches, each its own short statement that skips rows a decision holds,
+ * Idle rows go: rows whose {@code expires_at} has passed (in the table, in its groups' table, and
+ * permits whose lease ended in its permits' table) are deleted in batches, each its own short statement that skips rows a decision holds,
  * every {@code every} on a daemon thread and whenever {@link #pruneExpired()} is called.
  * Decisions never depend on it: an expired row reads as an empty bucket.
  */
@@ -25,6 +25,7 @@ final class Pruning implements AutoCloseable {
   private final int pruneBatch;
   private final String pruneSql;
   private final String pruneGroupsSql;
+  private final String prunePermitsSql;
   private final AtomicLong pruned = new AtomicLong();
   private final ScheduledExecutorService pruner;
 
@@ -42,6 +43,12 @@ final class Pruning implements AutoCloseable {
         + " LIMIT ? FOR UPDATE SKIP LOCKED)"
         + " DELETE FROM " + table + "_groups t USING victims"
         + " WHERE t.grp = victims.grp AND t.key = victims.key";
+    this.prunePermitsSql = "WITH victims AS (SELECT key, id FROM " + table + "_permits"
+        + " WHERE expires_at <= floor(COALESCE(?::numeric,"
+        + " (extract(epoch FROM clock_timestamp()) * 1000000)::numeric) / 1000)::bigint"
+        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
+        + " DELETE FROM " + table + "_permits t USING victims"
+        + " WHERE t.key = victims.key AND t.id = victims.id";
     if (every != null) {
       pruner = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-postgres-prune-" + table);
@@ -64,7 +71,7 @@ final class Pruning implements AutoCloseable {
   /** Deletes the expired rows now; how many. */
   public long pruneExpired() {
     long total = 0;
-    for (String sql : new String[] {pruneSql, pruneGroupsSql}) {
+    for (String sql : new String[] {pruneSql, pruneGroupsSql, prunePermitsSql}) {
       while (true) {
         int n = pruneBatch(sql);
         total += n;

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The functions' constants are StoreProtocol's: in every schema version, each named constant
  * equals Java's of that name (V1 to V5 used three short names, mapped below); the newest version
- * names every one of Java's in each function, one for one (less Redis' ARGV header), and the
+ * of the decide functions (V6; V7 adds permits) names every one of Java's in each function, one for one (less Redis' ARGV header), and the
  * literals of its bucket rule and of V1's saturating sum are Java's markers and bounds.
  */
 class PostgresProtocolTest {
@@ -38,7 +38,7 @@ class PostgresProtocolTest {
 
   @Test
   void newestVersion_namesEveryNumberOfTheProtocol_inEachFunction() throws IOException {
-    String newest = sql(PostgresStore.SCHEMA_RESOURCES.get(PostgresStore.SCHEMA_VERSION - 1));
+    String newest = newestDecide();
     // every number but Redis' ARGV header, and the saturation bound, which V1's sluice_v1_add holds
     Map<String, Long> expected = new TreeMap<>(ProtocolConstants.byName());
     expected.keySet().removeIf(name -> name.startsWith("ARGV_") || name.equals("SCRIPT_MAX"));
@@ -59,6 +59,17 @@ class PostgresProtocolTest {
         "THEN " + StoreProtocol.SCRIPT_BIG);
     // the fast path is for the layout of one bucket of scale 1
     assertThat(newest).contains("p_layout = '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
+  }
+
+  /** The newest version that replaces the decide function (V7 adds permits and leaves it). */
+  private static String newestDecide() throws IOException {
+    for (int i = PostgresStore.SCHEMA_VERSION - 1; i >= 0; i--) {
+      String sql = sql(PostgresStore.SCHEMA_RESOURCES.get(i));
+      if (sql.contains("FUNCTION sluice_buckets_decide(")) {
+        return sql;
+      }
+    }
+    throw new AssertionError("no version defines the decide function");
   }
 
   private static Map<String, Long> constants(String sql) {
