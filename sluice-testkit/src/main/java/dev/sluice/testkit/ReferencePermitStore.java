@@ -3,6 +3,7 @@ package dev.sluice.testkit;
 import dev.sluice.Clock;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.StoreUnavailableException;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
@@ -17,6 +18,7 @@ public final class ReferencePermitStore implements PermitStore {
   private final Clock clock;
   private final Map<String, Map<String, long[]>> keys = new HashMap<>();
   private volatile boolean failing;
+  private long calls;
 
   /** A store whose time is {@code clock}'s, in whole milliseconds. */
   public ReferencePermitStore(Clock clock) {
@@ -28,9 +30,14 @@ public final class ReferencePermitStore implements PermitStore {
     this.failing = fail;
   }
 
+  /** Calls made to this store so far, failed ones included. */
+  public synchronized long calls() {
+    return calls;
+  }
+
   /** Keys holding permits now (an idle key holds nothing). */
   public synchronized int keysHeld() {
-    long now = now();
+    long now = Math.floorDiv(clock.nanoTime(), 1_000_000L);
     keys.values().forEach(permits -> prune(permits, now));
     keys.values().removeIf(Map::isEmpty);
     return keys.size();
@@ -38,8 +45,10 @@ public final class ReferencePermitStore implements PermitStore {
 
   private long now() {
     if (failing) {
-      throw new IllegalStateException("the reference store is failing, as asked");
+      calls++;
+      throw new StoreUnavailableException("the reference store is failing, as asked", null);
     }
+    calls++;
     return Math.floorDiv(clock.nanoTime(), 1_000_000L);
   }
 
