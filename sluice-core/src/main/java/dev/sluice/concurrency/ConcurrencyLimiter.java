@@ -86,6 +86,16 @@ public interface ConcurrencyLimiter extends AutoCloseable {
   /** Keys held now (idle ones until swept). */
   long keys();
 
+  /**
+   * The key's limit: the most weight in flight at once.
+   *
+   * @throws IllegalArgumentException if the limit function refuses the key
+   */
+  int limit(String key);
+
+  /** What the limiter has done since it was built: acquisitions, refusals by reason, ends. */
+  ConcurrencyStats stats();
+
   /** Stops serving: waiters are refused ({@link Refusal#CLOSED}), as is every later acquire. */
   @Override
   void close();

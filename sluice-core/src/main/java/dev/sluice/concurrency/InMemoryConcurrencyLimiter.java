@@ -42,6 +42,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final Clock clock;
   private final Scheduler scheduler;
   private final Consumer<PermitEnd> listener;
+  private final Counters counters = new Counters();
   private final ConcurrencyLimiter.Builder settings;
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
   /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
@@ -57,7 +58,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.maximumKeys = b.maximumKeys;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
-    this.listener = b.onPermitEnd;
+    this.listener = counters.counting(b.onPermitEnd);
     this.settings = b;
     scheduleSweep();
   }
@@ -65,7 +66,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
     check(key, weight, priority);
-    return acquire(key, weight, priority, -1, null);
+    return counters.counted(acquire(key, weight, priority, -1, null));
   }
 
   @Override
@@ -109,7 +110,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (now != null) {
       future.complete(now);
     }
-    return future;
+    return counters.counted(future);
   }
 
   static void checkTimeout(Duration timeout) {
@@ -308,6 +309,17 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   @Override
+  public int limit(String key) {
+    KeyState s = keys.get(key);
+    return s != null ? s.limit : limitOf(limitOfKey, key);
+  }
+
+  @Override
+  public ConcurrencyStats stats() {
+    return counters.stats(keys.size(), 0, 0, false);
+  }
+
+  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
@@ -323,6 +335,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           }
           queue.clear();
         }
+        counters.waiting.addAndGet(-s.waiting);
         s.waiting = 0;
       }
     }
@@ -421,6 +434,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       Waiter w = new Waiter(weight, p, now, future);
       queues[p].addLast(w);
       waiting++;
+      counters.waiting.incrementAndGet();
       if (timeoutNanos != Long.MAX_VALUE) {
         try {
           scheduler.schedule(() -> timedOut(w), timeoutNanos);
@@ -450,6 +464,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         }
         Waiter oldest = queues[i].pollFirst();
         waiting--;
+        counters.waiting.decrementAndGet();
         Acquisition a = refusal(Refusal.QUEUE_FULL, now - oldest.since);
         after.add(() -> oldest.future.complete(a));
         return true;
@@ -460,6 +475,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private boolean remove(Waiter w) {
       if (queues[w.priority].remove(w)) {
         waiting--;
+        counters.waiting.decrementAndGet();
         return true;
       }
       return false;
@@ -471,6 +487,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private Permit grant(int weight, long now) {
       inFlight += weight;
+      counters.granted(weight);
       Permit p = new Permit(this, key, ids.incrementAndGet(), weight, now,
           saturatedAdd(now, leaseNanos), inFlight);
       permits.put(p.id(), p);

@@ -54,6 +54,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final Clock clock;
   private final Scheduler scheduler;
   private final Consumer<PermitEnd> listener;
+  private final Counters counters = new Counters();
   private final StoreFailure onFailure;
   private final Breakers breakers;
   /** The in-memory limiter of FALLBACK_IN_MEMORY; null otherwise. */
@@ -81,7 +82,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     this.maximumKeys = b.maximumKeys;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
-    this.listener = b.onPermitEnd;
+    this.listener = counters.counting(b.onPermitEnd);
     this.onFailure = b.onStoreFailure;
     this.breakers = new Breakers(b.breaker, b.clock);
     this.fallback = b.onStoreFailure == StoreFailure.FALLBACK_IN_MEMORY
@@ -99,6 +100,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
+    return counters.counted(decide(key, weight, priority));
+  }
+
+  private Acquisition decide(String key, int weight, Priority priority) {
     check(key, weight, priority);
     if (closed.get()) {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
@@ -149,6 +154,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private Acquisition answer(String key, long id, int weight, int limit, PermitReply reply,
       long since, long now, int waiters) {
     if (reply.done()) {
+      counters.granted(weight);
       Permit p = new Permit(shared, key, id, weight, now,
           InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), reply.inFlight());
       return new Acquisition(p, null, limit, reply.inFlight(), waiters, now - since);
@@ -164,6 +170,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
+      Duration timeout) {
+    return counters.counted(waitFor(key, weight, priority, timeout));
+  }
+
+  private CompletableFuture<Acquisition> waitFor(String key, int weight, Priority priority,
       Duration timeout) {
     check(key, weight, priority);
     InMemoryConcurrencyLimiter.checkTimeout(timeout);
@@ -211,6 +222,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         }
         ws.queues[priority.ordinal()].addLast(w);
         ws.count++;
+        counters.waiting.incrementAndGet();
       }
       break;
     }
@@ -305,6 +317,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     switch (onFailure) {
       case FAIL_OPEN: {
         long now = clock.nanoTime();
+        counters.granted(weight);
         Permit p = new Permit(uncounted, key, ids.incrementAndGet(), weight, now,
             InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), 0);
         return new Acquisition(p, null, limit, 0, 0, 0, true);
@@ -316,14 +329,39 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  /** Store errors seen (each failed call to the store). */
-  long storeErrors() {
-    return storeErrors.get();
+  @Override
+  public int limit(String key) {
+    return InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
   }
 
-  /** Answers given by the failure policy. */
-  long degradedAnswers() {
-    return degraded.get();
+  /** As {@link ConcurrencyLimiter#stats}; in flight includes the in-memory fallback's permits. */
+  @Override
+  public ConcurrencyStats stats() {
+    ConcurrencyStats own = counters.stats(waiting.size(), storeErrors.get(), degraded.get(),
+        breakers.anyOpen());
+    if (fallback == null) {
+      return own;
+    }
+    ConcurrencyStats local = fallback.stats();
+    return new ConcurrencyStats(own.acquired(), refusals(own), ends(own),
+        own.inFlight() + local.inFlight(), own.waiting(), own.keys(), own.storeErrors(),
+        own.degraded(), own.circuitOpen());
+  }
+
+  private static long[] refusals(ConcurrencyStats s) {
+    long[] r = new long[Refusal.values().length];
+    for (Refusal why : Refusal.values()) {
+      r[why.ordinal()] = s.refused(why);
+    }
+    return r;
+  }
+
+  private static long[] ends(ConcurrencyStats s) {
+    long[] e = new long[Outcome.values().length];
+    for (Outcome o : Outcome.values()) {
+      e[o.ordinal()] = s.ended(o);
+    }
+    return e;
   }
 
   // ------------------------------------------------------------------------------ the rest
@@ -376,6 +414,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           }
           queue.clear();
         }
+        counters.waiting.addAndGet(-ws.count);
         ws.count = 0;
       }
     }
@@ -519,6 +558,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           }
           queue.remove(w);   // cancelled, timed out or interrupted: gone
           count--;
+          counters.waiting.decrementAndGet();
         }
       }
       return null;
@@ -532,6 +572,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         }
         Waiter oldest = queues[i].pollFirst();
         count--;
+        counters.waiting.decrementAndGet();
         Acquisition a = new Acquisition(null, Refusal.QUEUE_FULL, oldest.limit, lastInFlight,
             count, now - oldest.since);
         after.add(() -> oldest.future.complete(a));
@@ -543,6 +584,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     private boolean remove(Waiter w) {
       if (queues[w.priority.ordinal()].remove(w)) {
         count--;
+        counters.waiting.decrementAndGet();
         return true;
       }
       return false;

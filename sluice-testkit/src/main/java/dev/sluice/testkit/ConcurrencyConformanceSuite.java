@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.ConcurrencyStats;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.PermitEnd;
@@ -131,6 +132,7 @@ public abstract class ConcurrencyConformanceSuite {
       f.get(120, TimeUnit.SECONDS);
     }
     pool.shutdown();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     assertThat(most.get()).isLessThanOrEqualTo(limit);
     assertThat(acquired.get()).isGreaterThan(0);
     assertThat(released.get()).isEqualTo(acquired.get());
@@ -151,6 +153,36 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(third.limit()).isEqualTo(2);
     assertThat(third.inFlight()).isEqualTo(2);
     assertThat(l.tryAcquire("other").isAcquired()).isTrue();   // keys are apart
+  }
+
+  /** Stats count what callers were answered and what ended; in flight is what is held. */
+  @Test
+  public void stats_countAcquisitionsRefusalsEndsAndTheWeightHeld() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(3).lease(Duration.ofSeconds(1))
+        .share(Priority.SHEDDABLE, 0.5));
+    Permit two = l.tryAcquire("k", 2).permit();
+    assertThat(l.tryAcquire("k", 2).refusal()).isEqualTo(Refusal.FULL);
+    assertThat(l.tryAcquire("k", 1, Priority.SHEDDABLE).refusal()).isEqualTo(Refusal.SHED);
+    Permit one = l.tryAcquire("k").permit();
+    assertThat(l.limit("k")).isEqualTo(3);
+    assertThat(l.stats().inFlight()).isEqualTo(3);
+    CompletableFuture<Acquisition> waiter = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    assertThat(l.stats().waiting()).isEqualTo(1);
+    two.release(Outcome.DROPPED);
+    Permit third = get(waiter).permit();
+    assertThat(l.stats().waiting()).isZero();
+    one.close();
+    third.close();
+    ConcurrencyStats s = l.stats();
+    assertThat(s.acquired()).isEqualTo(3);
+    assertThat(s.refused(Refusal.FULL)).isEqualTo(1);
+    assertThat(s.refused(Refusal.SHED)).isEqualTo(1);
+    assertThat(s.refused()).isEqualTo(2);
+    assertThat(s.ended(Outcome.DROPPED)).isEqualTo(1);
+    assertThat(s.ended(Outcome.SUCCESS)).isEqualTo(2);
+    assertThat(s.inFlight()).isZero();
+    assertThat(s.degraded()).isZero();
+    assertThat(s.storeErrors()).isZero();
   }
 
   // ------------------------------------------------------------------------------ leases

@@ -3,6 +3,8 @@ package dev.sluice.testkit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import org.jetbrains.kotlinx.lincheck.LinChecker;
 import org.jetbrains.kotlinx.lincheck.annotations.Operation;
@@ -89,10 +91,33 @@ public abstract class LinearizabilitySuite {
     stress(getClass());
   }
 
-  /** Lincheck's model checking of a suite's operations, at the sizes every suite uses. */
+  /**
+   * Lincheck's model checking of a suite's operations, at the sizes every suite uses, after one
+   * run of each operation outside it: classes initialized and call sites bootstrapped for the
+   * first time inside the model checker (lambdas, string concatenation) made it report a hang and
+   * {@code BootstrapMethodError}s when such a suite ran first in its JVM.
+   */
   static void modelCheck(Class<?> suite) {
+    warmUp(suite);
     LinChecker.check(suite, new ModelCheckingOptions()
         .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+  }
+
+  /** Runs every operation of a fresh instance of {@code suite} once, with each int argument 1. */
+  static void warmUp(Class<?> suite) {
+    try {
+      Object instance = suite.getDeclaredConstructor().newInstance();
+      for (Method m : suite.getMethods()) {
+        if (!m.isAnnotationPresent(Operation.class)) {
+          continue;
+        }
+        Object[] args = new Object[m.getParameterCount()];
+        Arrays.fill(args, 1);
+        m.invoke(instance, args);
+      }
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("could not warm " + suite.getName() + " up", e);
+    }
   }
 
   /** Lincheck's stress run of a suite's operations, at the sizes every suite uses. */

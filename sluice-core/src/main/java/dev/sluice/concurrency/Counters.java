@@ -1,0 +1,70 @@
+package dev.sluice.concurrency;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/** The counts behind {@link ConcurrencyStats}, shared by the in-memory and the store limiter. */
+final class Counters {
+  private final LongAdder acquired = new LongAdder();
+  private final LongAdder[] refused = adders(Refusal.values().length);
+  private final LongAdder[] ended = adders(Outcome.values().length);
+  private final AtomicLong inFlight = new AtomicLong();
+  final AtomicLong waiting = new AtomicLong();
+
+  private static LongAdder[] adders(int n) {
+    LongAdder[] a = new LongAdder[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = new LongAdder();
+    }
+    return a;
+  }
+
+  /** Counts an answer as the caller gets it; returns it. */
+  Acquisition counted(Acquisition a) {
+    if (a.isAcquired()) {
+      acquired.increment();
+    } else {
+      refused[a.refusal().ordinal()].increment();
+    }
+    return a;
+  }
+
+  /** Counts the answer the future completes with; returns it. */
+  CompletableFuture<Acquisition> counted(CompletableFuture<Acquisition> f) {
+    f.whenComplete((a, failure) -> {
+      if (a != null) {
+        counted(a);
+      }
+    });
+    return f;
+  }
+
+  /** A permit of {@code weight} was granted (delivered or not: an undelivered one ends too). */
+  void granted(int weight) {
+    inFlight.addAndGet(weight);
+  }
+
+  /** The listener, after counting the end. */
+  Consumer<PermitEnd> counting(Consumer<PermitEnd> listener) {
+    return end -> {
+      ended[end.outcome().ordinal()].increment();
+      inFlight.addAndGet(-end.weight());
+      listener.accept(end);
+    };
+  }
+
+  ConcurrencyStats stats(long keys, long storeErrors, long degraded, boolean circuitOpen) {
+    long[] r = new long[refused.length];
+    for (int i = 0; i < r.length; i++) {
+      r[i] = refused[i].sum();
+    }
+    long[] e = new long[ended.length];
+    for (int i = 0; i < e.length; i++) {
+      e[i] = ended[i].sum();
+    }
+    return new ConcurrencyStats(acquired.sum(), r, e, inFlight.get(), waiting.get(), keys,
+        storeErrors, degraded, circuitOpen);
+  }
+}
