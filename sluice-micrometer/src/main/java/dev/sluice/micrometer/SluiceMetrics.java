@@ -5,6 +5,9 @@ import dev.sluice.LeaseStats;
 import dev.sluice.Limit;
 import dev.sluice.LimiterStats;
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Refusal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -14,6 +17,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Micrometer meters for a {@link RateLimiter}, tagged {@code limiter=<name>}.
+ * Micrometer meters for a {@link RateLimiter} or a {@link ConcurrencyLimiter}
+ * ({@link #binder(ConcurrencyLimiter, String, String...)}), tagged {@code limiter=<name>}.
  *
  * <pre>{@code
  * RateLimiter limiter = SluiceMetrics.monitor(
@@ -117,6 +122,87 @@ public final class SluiceMetrics {
       gauge(registry, "sluice.lease.instances", "Instances the fleet counts", tags, limiter,
           l -> lease(l).instances());
     };
+  }
+
+  /**
+   * A binder of a {@link ConcurrencyLimiter}'s stats, tagged {@code limiter=<name>}:
+   * {@code sluice.concurrency.acquired}, {@code sluice.concurrency.refused{reason}} (one per
+   * {@link Refusal}, lower case: {@code full}, {@code shed}, {@code queue_full}, ...),
+   * {@code sluice.concurrency.ended{outcome}} ({@code success}, {@code dropped},
+   * {@code ignored}, {@code expired}), {@code sluice.concurrency.store.errors} and
+   * {@code sluice.concurrency.degraded} (counters); {@code sluice.concurrency.in.flight} (the
+   * weight held), {@code sluice.concurrency.waiting}, {@code sluice.concurrency.keys} and
+   * {@code sluice.concurrency.circuit.open} (gauges). For each of {@code keys} (a bounded set the
+   * operator names: backends, routes), {@code sluice.concurrency.key.in.flight{key}} and
+   * {@code sluice.concurrency.key.limit{key}} (gauges; on a store, in flight is the store's count,
+   * one call per scrape, and -1 when the store fails).
+   *
+   * @throws IllegalArgumentException if {@code name} or a key is blank
+   */
+  public static MeterBinder binder(ConcurrencyLimiter limiter, String name, String... keys) {
+    Objects.requireNonNull(limiter, "limiter");
+    Objects.requireNonNull(name, "name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank");
+    }
+    for (String key : keys) {
+      if (key == null || key.isBlank()) {
+        throw new IllegalArgumentException("a key to meter must not be blank but was "
+            + (key == null ? "null" : "'" + key + "'"));
+      }
+    }
+    List<String> metered = List.of(keys);
+    return registry -> {
+      Tags tags = Tags.of("limiter", name);
+      FunctionCounter.builder("sluice.concurrency.acquired", limiter,
+          l -> l.stats().acquired()).description("Permits acquired").tags(tags)
+          .register(registry);
+      for (Refusal why : Refusal.values()) {
+        FunctionCounter.builder("sluice.concurrency.refused", limiter,
+            l -> l.stats().refused(why)).description("Acquisitions refused, by reason")
+            .tags(tags.and("reason", why.name().toLowerCase(Locale.ROOT))).register(registry);
+      }
+      for (Outcome outcome : Outcome.values()) {
+        FunctionCounter.builder("sluice.concurrency.ended", limiter,
+            l -> l.stats().ended(outcome)).description("Permits that ended, by outcome")
+            .tags(tags.and("outcome", outcome.name().toLowerCase(Locale.ROOT)))
+            .register(registry);
+      }
+      FunctionCounter.builder("sluice.concurrency.store.errors", limiter,
+          l -> l.stats().storeErrors()).description("Calls to the shared store that failed")
+          .tags(tags).register(registry);
+      FunctionCounter.builder("sluice.concurrency.degraded", limiter,
+          l -> l.stats().degraded()).description("Answers the store failure policy gave")
+          .tags(tags).register(registry);
+      concurrencyGauge(registry, "sluice.concurrency.in.flight", "Weight of the permits held",
+          tags, limiter, l -> l.stats().inFlight());
+      concurrencyGauge(registry, "sluice.concurrency.waiting", "Acquisitions waiting", tags,
+          limiter, l -> l.stats().waiting());
+      concurrencyGauge(registry, "sluice.concurrency.keys", "Keys held", tags, limiter,
+          l -> l.stats().keys());
+      concurrencyGauge(registry, "sluice.concurrency.circuit.open", "1 while the circuit breaker"
+          + " keeps calls away from the store", tags, limiter,
+          l -> l.stats().circuitOpen() ? 1 : 0);
+      for (String key : metered) {
+        Tags keyTags = tags.and("key", key);
+        concurrencyGauge(registry, "sluice.concurrency.key.in.flight", "The key's weight in"
+            + " flight", keyTags, limiter, l -> {
+              try {
+                return l.inFlight(key);
+              } catch (RuntimeException e) {
+                return -1;
+              }
+            });
+        concurrencyGauge(registry, "sluice.concurrency.key.limit", "The key's limit", keyTags,
+            limiter, l -> l.limit(key));
+      }
+    };
+  }
+
+  private static void concurrencyGauge(MeterRegistry registry, String name, String help,
+      Tags tags, ConcurrencyLimiter limiter, ToDoubleFunction<ConcurrencyLimiter> f) {
+    Gauge.builder(name, limiter, f).description(help).tags(tags).strongReference(true)
+        .register(registry);
   }
 
   private static LeaseStats lease(RateLimiter l) {

@@ -1,0 +1,84 @@
+package dev.sluice.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.testkit.ManualClock;
+import dev.sluice.testkit.ReferencePermitStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** A concurrency limiter's meters read what it did: in flight, limits, waiters, refusals. */
+class ConcurrencyMetricsTest {
+  private final ManualClock clock = new ManualClock();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  private double counter(String name, String... tags) {
+    var c = registry.find(name).tags("limiter", "db").tags(tags).functionCounter();
+    return c == null ? Double.NaN : c.count();
+  }
+
+  private double gauge(String name, String... tags) {
+    var g = registry.find(name).tags("limiter", "db").tags(tags).gauge();
+    return g == null ? Double.NaN : g.value();
+  }
+
+  @Test
+  void inFlightLimitWaitingAndRefusalsByReason() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(3).share(Priority.SHEDDABLE, 0.5)
+        .clock(clock).scheduler(clock).build();
+    SluiceMetrics.binder(l, "db", "orders").bindTo(registry);
+    Permit two = l.tryAcquire("orders", 2).permit();
+    l.tryAcquire("orders", 2);                       // full
+    l.tryAcquire("orders", 1, Priority.SHEDDABLE);   // shed
+    l.acquireAsync("orders", 2, Duration.ofSeconds(1));
+    assertThat(gauge("sluice.concurrency.in.flight")).isEqualTo(2);
+    assertThat(gauge("sluice.concurrency.key.in.flight", "key", "orders")).isEqualTo(2);
+    assertThat(gauge("sluice.concurrency.key.limit", "key", "orders")).isEqualTo(3);
+    assertThat(gauge("sluice.concurrency.waiting")).isEqualTo(1);
+    assertThat(gauge("sluice.concurrency.keys")).isEqualTo(1);
+    clock.advance(Duration.ofSeconds(1));            // the waiter times out
+    two.release(Outcome.DROPPED);
+    assertThat(counter("sluice.concurrency.acquired")).isEqualTo(1);
+    assertThat(counter("sluice.concurrency.refused", "reason", "full")).isEqualTo(1);
+    assertThat(counter("sluice.concurrency.refused", "reason", "shed")).isEqualTo(1);
+    assertThat(counter("sluice.concurrency.refused", "reason", "timed_out")).isEqualTo(1);
+    assertThat(counter("sluice.concurrency.ended", "outcome", "dropped")).isEqualTo(1);
+    assertThat(gauge("sluice.concurrency.in.flight")).isZero();
+    assertThat(gauge("sluice.concurrency.waiting")).isZero();
+    assertThat(gauge("sluice.concurrency.circuit.open")).isZero();
+  }
+
+  @Test
+  void aFailingStore_isCountedAndShown() {
+    ReferencePermitStore store = new ReferencePermitStore(clock);
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(3).store(store)
+        .onStoreFailure(StoreFailure.FAIL_CLOSED).clock(clock).scheduler(clock).build();
+    SluiceMetrics.binder(l, "db", "orders").bindTo(registry);
+    store.failing(true);
+    for (int i = 0; i < 5; i++) {
+      l.tryAcquire("orders");
+    }
+    // the breaker opens after 3 calls that could not reach the store: the rest never call it
+    assertThat(counter("sluice.concurrency.store.errors")).isEqualTo(3);
+    assertThat(counter("sluice.concurrency.degraded")).isEqualTo(5);
+    assertThat(counter("sluice.concurrency.refused", "reason", "store_unavailable")).isEqualTo(5);
+    assertThat(gauge("sluice.concurrency.circuit.open")).isEqualTo(1);
+    assertThat(gauge("sluice.concurrency.key.in.flight", "key", "orders")).isEqualTo(-1);
+  }
+
+  @Test
+  void aBlankNameOrKey_isRefused() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(3).build();
+    assertThatThrownBy(() -> SluiceMetrics.binder(l, " "))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
+    assertThatThrownBy(() -> SluiceMetrics.binder(l, "db", "orders", ""))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("''");
+  }
+}
