@@ -191,15 +191,70 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     long timeoutNanos = InMemoryConcurrencyLimiter.saturatedNanos(timeout);
     Waiter w = new Waiter(weight, priority, limit, now,
         InMemoryConcurrencyLimiter.saturatedAdd(now, timeoutNanos), future);
+    Waiters ws = waiting.get(key);
+    boolean behindOthers = false;
+    if (ws != null) {
+      synchronized (ws) {
+        behindOthers = ws.atOrAbove(priority.ordinal());
+      }
+    }
+    if (behindOthers) {   // this JVM's waiters before it go first
+      enqueue(key, w, timeoutNanos);
+      return future;
+    }
+    // nobody here before it: the store is asked at once, and the caller waits only if refused
+    CircuitBreaker b = breaker(key);
+    if (!b.allowsCall()) {
+      future.complete(degraded(key, weight, priority, limit));
+      return future;
+    }
+    long id = ids.incrementAndGet();
+    CompletableFuture<PermitReply> asked;
+    try {
+      asked = store.acquireAsync(key, storeId(id), weight, settings.ceiling(limit, priority),
+          leaseMillis);
+    } catch (RuntimeException e) {
+      asked = CompletableFuture.failedFuture(e);
+    }
+    asked.whenCompleteAsync((reply, failure) -> {
+      if (failure != null) {
+        failed(b, failure);
+        deliver(future, degraded(key, weight, priority, limit));
+        return;
+      }
+      b.success();
+      long t = clock.nanoTime();
+      Acquisition a = answer(key, id, weight, limit, reply, now, t, 0);
+      if (a.isAcquired()) {
+        deliver(future, a);
+      } else if (t - w.deadline >= 0) {
+        future.complete(new Acquisition(null, Refusal.TIMED_OUT, limit, a.inFlight(), 0, t - now));
+      } else {
+        enqueue(key, w, w.deadline - t);
+      }
+    });
+    return future;
+  }
+
+  /** Completes {@code f} with {@code a}; a permit its caller no longer waits for is ended. */
+  private static void deliver(CompletableFuture<Acquisition> f, Acquisition a) {
+    if (!f.complete(a) && a.isAcquired()) {
+      a.permit().end(Outcome.IGNORED);
+    }
+  }
+
+  /** Queues {@code w} among its key's waiters (or refuses it: queue or keys full). */
+  private void enqueue(String key, Waiter w, long timeoutNanos) {
     List<Runnable> after = new ArrayList<>(0);
+    Acquisition refused = null;
     Waiters ws;
     for (;;) {
       ws = waiting.get(key);
       if (ws == null) {
         if (waitingKeys.incrementAndGet() > maximumKeys) {
           waitingKeys.decrementAndGet();
-          return CompletableFuture.completedFuture(
-              new Acquisition(null, Refusal.KEYS_FULL, limit, 0, 0, 0));
+          w.future.complete(new Acquisition(null, Refusal.KEYS_FULL, w.limit, 0, 0, 0));
+          return;
         }
         Waiters fresh = new Waiters(key);
         ws = waiting.putIfAbsent(key, fresh);
@@ -213,36 +268,38 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         if (ws.dead) {
           continue;
         }
-        if (ws.count >= maxWaiters && !ws.makeRoom(priority.ordinal(), now, after)) {
-          Acquisition full = new Acquisition(null, Refusal.QUEUE_FULL, limit, ws.lastInFlight,
-              ws.count, 0);
-          after.forEach(Runnable::run);
+        int p = w.priority.ordinal();
+        if (ws.count >= maxWaiters && !ws.makeRoom(p, clock.nanoTime(), after)) {
+          refused = new Acquisition(null, Refusal.QUEUE_FULL, w.limit, ws.lastInFlight, ws.count,
+              clock.nanoTime() - w.since);
           ws.forgetIfIdle();
-          return CompletableFuture.completedFuture(full);
+        } else {
+          ws.queues[p].addLast(w);
+          ws.count++;
+          counters.waiting.incrementAndGet();
         }
-        ws.queues[priority.ordinal()].addLast(w);
-        ws.count++;
-        counters.waiting.incrementAndGet();
       }
       break;
     }
     after.forEach(Runnable::run);
+    if (refused != null) {
+      w.future.complete(refused);
+      return;
+    }
+    Waiters queue = ws;
     if (timeoutNanos > 0 && timeoutNanos != Long.MAX_VALUE) {
-      Waiters owner = ws;
       try {
-        scheduler.schedule(() -> owner.timedOut(w), timeoutNanos);
+        scheduler.schedule(() -> queue.timedOut(w), timeoutNanos);
       } catch (RuntimeException e) {
         // no timer: the wait then ends at the first refusal past its deadline
       }
     }
-    Waiters queue = ws;
-    future.whenComplete((a, failure) -> {
-      if (future.isCancelled()) {
+    w.future.whenComplete((a, failure) -> {
+      if (w.future.isCancelled()) {
         queue.leave(w);
       }
     });
     pump(ws);
-    return future;
   }
 
   /**
@@ -609,9 +666,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         remove(w);
         pumping = false;
       }
-      if (!w.future.complete(a) && a.isAcquired()) {
-        a.permit().end(Outcome.IGNORED);   // its caller left meanwhile
-      }
+      deliver(w.future, a);   // a permit its caller left meanwhile is ended
       pump(this);
     }
 

@@ -85,6 +85,19 @@ public abstract class ConcurrencyConformanceSuite {
     return f.get(10, TimeUnit.SECONDS);
   }
 
+  /**
+   * Until {@code n} acquisitions wait on {@code key}: on a store, an acquisition first asks the
+   * store and joins the queue when its answer (a refusal) comes, on another thread.
+   */
+  protected static void awaitWaiting(ConcurrencyLimiter l, String key, int n)
+      throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (l.waiting(key) < n && System.nanoTime() < end) {
+      Thread.sleep(1);
+    }
+    assertThat(l.waiting(key)).as("waiting on " + key).isEqualTo(n);
+  }
+
   // ------------------------------------------------------------------------------ the bound
 
   /**
@@ -167,6 +180,7 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(l.limit("k")).isEqualTo(3);
     assertThat(l.stats().inFlight()).isEqualTo(3);
     CompletableFuture<Acquisition> waiter = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    awaitWaiting(l, "k", 1);
     assertThat(l.stats().waiting()).isEqualTo(1);
     two.release(Outcome.DROPPED);
     Permit third = get(waiter).permit();
@@ -294,6 +308,7 @@ public abstract class ConcurrencyConformanceSuite {
     ConcurrencyLimiter l = limiter(b -> b.limit(1));
     Permit held = l.tryAcquire("k").permit();
     CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    awaitWaiting(l, "k", 1);
     clock.advance(Duration.ofMillis(50));
     assertThat(waiting).isNotDone();
     held.close();
@@ -309,6 +324,7 @@ public abstract class ConcurrencyConformanceSuite {
     ConcurrencyLimiter l = limiter(b -> b.limit(1));
     Permit held = l.tryAcquire("k").permit();
     CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofMillis(100));
+    awaitWaiting(l, "k", 1);
     clock.advance(Duration.ofMillis(100));
     Acquisition a = get(waiting);
     assertThat(a.refusal()).isEqualTo(Refusal.TIMED_OUT);
@@ -323,6 +339,7 @@ public abstract class ConcurrencyConformanceSuite {
     List<ConcurrencyLimiter> two = instances(2, b -> b.limit(1));
     Permit held = two.get(0).tryAcquire("k").permit();
     CompletableFuture<Acquisition> waiting = two.get(1).acquireAsync("k", 1, Duration.ofSeconds(5));
+    awaitWaiting(two.get(1), "k", 1);
     clock.advance(Duration.ofMillis(30));
     assertThat(waiting).isNotDone();
     held.close();
@@ -344,9 +361,11 @@ public abstract class ConcurrencyConformanceSuite {
     Permit held = l.tryAcquire("k").permit();
     CompletableFuture<Acquisition> low = l.acquireAsync("k", 1, Priority.SHEDDABLE,
         Duration.ofSeconds(5));
+    awaitWaiting(l, "k", 1);
     clock.advance(Duration.ofMillis(20));
     CompletableFuture<Acquisition> high = l.acquireAsync("k", 1, Priority.CRITICAL,
         Duration.ofSeconds(5));
+    awaitWaiting(l, "k", 2);
     clock.advance(Duration.ofMillis(20));
     held.close();
     Acquisition first = get(high);

@@ -117,6 +117,7 @@ class StorePermitFailureTest {
     ConcurrencyLimiter l = builder().limit(1).build();
     l.tryAcquire("k").permit();
     CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    awaitWaiting(l, 1);
     store.failing(true);
     Acquisition a = pollUntilDone(waiting);   // its next poll fails
     assertThat(a.refusal()).isEqualTo(Refusal.STORE_UNAVAILABLE);
@@ -137,6 +138,14 @@ class StorePermitFailureTest {
     return f.get(10, TimeUnit.SECONDS);
   }
 
+  private static void awaitWaiting(ConcurrencyLimiter l, int n) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (l.waiting("k") < n && System.nanoTime() < end) {
+      Thread.sleep(1);
+    }
+    assertThat(l.waiting("k")).isEqualTo(n);
+  }
+
   @Test
   void aFullQueue_refusesTheLowestPrioritysOldestWaiter_toSeatAHigherOne() throws Exception {
     for (boolean onStore : new boolean[] {false, true}) {
@@ -149,8 +158,10 @@ class StorePermitFailureTest {
       l.tryAcquire("k").permit();
       CompletableFuture<Acquisition> old = l.acquireAsync("k", 1, Priority.SHEDDABLE,
           Duration.ofSeconds(5));
+      awaitWaiting(l, 1);   // on a store, a refused first ask joins the queue on another thread
       CompletableFuture<Acquisition> young = l.acquireAsync("k", 1, Priority.SHEDDABLE,
           Duration.ofSeconds(5));
+      awaitWaiting(l, 2);
       CompletableFuture<Acquisition> sameLevel = l.acquireAsync("k", 1, Priority.SHEDDABLE,
           Duration.ofSeconds(5));
       assertThat(sameLevel.get(10, TimeUnit.SECONDS).refusal()).as("FIFO: the newcomer goes")
