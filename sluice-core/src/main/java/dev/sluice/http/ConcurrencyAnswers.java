@@ -1,0 +1,77 @@
+package dev.sluice.http;
+
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Refusal;
+
+/**
+ * What an HTTP server answers when a concurrency limit refuses a request, and how a finished
+ * request's permit ends; the servlet filter, the WebFlux filter and the Spring Boot starter
+ * answer through it, so they answer alike:
+ *
+ * <ul>
+ *   <li>{@code 429 Too Many Requests} when a {@link ConcurrencyScope#CLIENT} rule refuses: the
+ *       client has too many requests in flight;</li>
+ *   <li>{@code 503 Service Unavailable} when a {@link ConcurrencyScope#ROUTE} or
+ *       {@link ConcurrencyScope#GLOBAL} rule refuses (load shed), and whenever the limiter's store
+ *       is down and its policy refuses, or the limiter holds its maximum of keys;</li>
+ *   <li>both with {@code Retry-After} (whole seconds, at least 1) and an
+ *       {@code application/problem+json} body that names the limit and the reason.</li>
+ * </ul>
+ */
+public final class ConcurrencyAnswers {
+  private ConcurrencyAnswers() {}
+
+  /**
+   * The answer to a refused acquisition of a rule of {@code scope}.
+   *
+   * @throws IllegalArgumentException if {@code a} acquired a permit
+   */
+  public static RateLimitProblem problem(Acquisition a, ConcurrencyScope scope) {
+    if (a.isAcquired()) {
+      throw new IllegalArgumentException("an acquired permit is no problem: " + a);
+    }
+    Refusal why = a.refusal();
+    if (why == Refusal.STORE_UNAVAILABLE) {
+      return new RateLimitProblem(503, "Concurrency limiter unavailable", "the concurrency"
+          + " limiter's store cannot be reached and its failure policy refuses requests meanwhile");
+    }
+    if (why == Refusal.KEYS_FULL || why == Refusal.CLOSED || why == Refusal.INTERRUPTED) {
+      return new RateLimitProblem(503, "Service Unavailable", "the server cannot take this"
+          + " request now (" + reason(why) + ")");
+    }
+    String figures = a.inFlight() + " of " + a.limit() + " in flight";
+    if (scope == ConcurrencyScope.CLIENT) {
+      return new RateLimitProblem(429, "Too Many Requests", "too many requests of this client in"
+          + " flight (" + figures + "; " + reason(why) + ")");
+    }
+    return new RateLimitProblem(503, "Service Unavailable", "the server is shedding load ("
+        + figures + "; " + reason(why) + ")");
+  }
+
+  private static String reason(Refusal why) {
+    switch (why) {
+      case SHED: return "this priority's share is in use";
+      case QUEUE_FULL: return "the wait queue is full";
+      case TIMED_OUT: return "no permit came within the wait";
+      case TOO_HEAVY: return "the request weighs more than the limit";
+      case KEYS_FULL: return "the limiter holds its maximum of keys";
+      case CLOSED: return "the limiter is closed";
+      case INTERRUPTED: return "the wait was interrupted";
+      default: return "every permit is in flight";
+    }
+  }
+
+  /**
+   * How the permit of a request that finished with {@code status} ends: {@code DROPPED} when
+   * it failed ({@code failed}: an exception, a timeout) or the answer is a server error (5xx), what
+   * adaptive limits read as overload; {@code IGNORED} for a client error (4xx), which says nothing
+   * of the backend; {@code SUCCESS} otherwise.
+   */
+  public static Outcome outcome(int status, boolean failed) {
+    if (failed || status >= 500) {
+      return Outcome.DROPPED;
+    }
+    return status >= 400 ? Outcome.IGNORED : Outcome.SUCCESS;
+  }
+}

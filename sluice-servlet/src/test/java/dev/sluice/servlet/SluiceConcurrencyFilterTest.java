@@ -1,0 +1,271 @@
+package dev.sluice.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.PermitEnd;
+import dev.sluice.concurrency.Priority;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The concurrency filter in a real Jetty 12 container, over real HTTP: requests held in the
+ * servlet hold their permits, the excess is refused (503 for shedding, 429 for a client's cap),
+ * and every permit ends once, on completion, error, async completion or async timeout.
+ */
+class SluiceConcurrencyFilterTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<PermitEnd> ends = new CopyOnWriteArrayList<>();
+  /** Requests inside the servlet, each waiting for its latch. */
+  private final LinkedBlockingQueue<CountDownLatch> inside = new LinkedBlockingQueue<>();
+  private final LinkedBlockingQueue<AsyncContext> asyncs = new LinkedBlockingQueue<>();
+  private Server server;
+  private String base;
+
+  @AfterEach
+  void stop() throws Exception {
+    inside.forEach(CountDownLatch::countDown);
+    if (server != null) {
+      server.stop();
+    }
+  }
+
+  private ConcurrencyLimiter limiter(int limit) {
+    return ConcurrencyLimiter.builder().limit(limit).share(Priority.SHEDDABLE, 0.5)
+        .onPermitEnd(ends::add).build();
+  }
+
+  private void start(Filter filter) throws Exception {
+    server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler("/app");
+    FilterHolder holder = new FilterHolder(filter);
+    holder.setAsyncSupported(true);
+    context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    ServletHolder servlet = new ServletHolder(new HttpServlet() {
+      @Override
+      protected void service(HttpServletRequest req, HttpServletResponse resp)
+          throws IOException, ServletException {
+        String path = req.getPathInfo();
+        if (path.startsWith("/fail")) {
+          throw new ServletException("the backend failed");
+        }
+        if (path.startsWith("/missing")) {
+          resp.sendError(404);
+          return;
+        }
+        if (path.startsWith("/async")) {
+          AsyncContext ctx = req.startAsync();
+          ctx.setTimeout(path.contains("timeout") ? 200 : 30_000);
+          asyncs.add(ctx);
+          return;
+        }
+        if (path.startsWith("/hold")) {
+          CountDownLatch latch = new CountDownLatch(1);
+          inside.add(latch);
+          try {
+            latch.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        resp.setContentType("text/plain");
+        resp.getWriter().write("ok");
+      }
+    });
+    servlet.setAsyncSupported(true);
+    context.addServlet(servlet, "/*");
+    server.setHandler(context);
+    server.start();
+    base = "http://127.0.0.1:" + connector.getLocalPort() + "/app";
+  }
+
+  private HttpRequest request(String path, String... headers) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return b.build();
+  }
+
+  private HttpResponse<String> send(String path, String... headers) throws Exception {
+    return http.send(request(path, headers), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private CompletableFuture<HttpResponse<String>> hold(String path, String... headers)
+      throws Exception {
+    CompletableFuture<HttpResponse<String>> f =
+        http.sendAsync(request(path, headers), HttpResponse.BodyHandlers.ofString());
+    return f;
+  }
+
+  private CountDownLatch nextInside() throws InterruptedException {
+    CountDownLatch l = inside.poll(10, TimeUnit.SECONDS);
+    assertThat(l).as("a request reached the servlet").isNotNull();
+    return l;
+  }
+
+  @Test
+  void globalShedding_refusesTheExcessWith503_andReleasesOnCompletion() throws Exception {
+    ConcurrencyLimiter backend = limiter(2);
+    SluiceConcurrencyFilter filter = SluiceConcurrencyFilter.builder()
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build();
+    start(filter);
+    CompletableFuture<HttpResponse<String>> one = hold("/hold/1");
+    CountDownLatch first = nextInside();
+    CompletableFuture<HttpResponse<String>> two = hold("/hold/2");
+    CountDownLatch second = nextInside();
+    assertThat(backend.inFlight("global")).isEqualTo(2);
+    HttpResponse<String> third = send("/x");
+    assertThat(third.statusCode()).isEqualTo(503);
+    assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(third.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/problem+json");
+    assertThat(third.body()).contains("\"status\":503").contains("shedding load")
+        .contains("2 of 2 in flight");
+    first.countDown();
+    second.countDown();
+    assertThat(one.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(two.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(send("/x").statusCode()).isEqualTo(200);
+    assertThat(filter.refusedRequests()).isEqualTo(1);
+    assertThat(ends).extracting(PermitEnd::outcome).containsOnly(Outcome.SUCCESS);
+  }
+
+  @Test
+  void perClientCap_refusesThatClientWith429_andServesOthers() throws Exception {
+    ConcurrencyLimiter perClient = limiter(1);
+    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(perClient)
+        .perClient(Keys.header("X-Client")).build()).build());
+    CompletableFuture<HttpResponse<String>> a = hold("/hold", "X-Client", "a");
+    CountDownLatch aInside = nextInside();
+    assertThat(perClient.inFlight("x-client:a")).isEqualTo(1);
+    HttpResponse<String> again = send("/x", "X-Client", "a");
+    assertThat(again.statusCode()).isEqualTo(429);
+    assertThat(again.body()).contains("too many requests of this client in flight");
+    assertThat(send("/x", "X-Client", "b").statusCode()).isEqualTo(200);
+    aInside.countDown();
+    assertThat(a.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(perClient.inFlight("x-client:a")).isZero();
+  }
+
+  /** A per-client cap and a global shedder together: a refusal by the second gives back the first. */
+  @Test
+  void everyMatchingRule_mustAdmit_andARefusalGivesBackWhatWasTaken() throws Exception {
+    ConcurrencyLimiter perClient = limiter(5);
+    ConcurrencyLimiter backend = limiter(1);
+    start(SluiceConcurrencyFilter.builder()
+        .rule(ConcurrencyRule.path("/**").limiter(perClient).perClient(Keys.header("X-Client"))
+            .build())
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
+    CompletableFuture<HttpResponse<String>> a = hold("/hold", "X-Client", "a");
+    CountDownLatch aInside = nextInside();
+    assertThat(send("/x", "X-Client", "b").statusCode()).isEqualTo(503);
+    assertThat(perClient.inFlight("x-client:b")).as("the per-client permit was given back").isZero();
+    assertThat(perClient.inFlight("x-client:a")).isEqualTo(1);
+    aInside.countDown();
+    a.get(10, TimeUnit.SECONDS);
+    assertThat(perClient.inFlight("x-client:a")).isZero();
+    assertThat(backend.inFlight("global")).isZero();
+  }
+
+  @Test
+  void failuresAndClientErrors_endTheirPermits_droppedAndIgnored() throws Exception {
+    ConcurrencyLimiter backend = limiter(1);
+    start(SluiceConcurrencyFilter.builder()
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
+    assertThat(send("/fail").statusCode()).isEqualTo(500);
+    assertThat(send("/missing").statusCode()).isEqualTo(404);
+    assertThat(send("/x").statusCode()).isEqualTo(200);
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(ends).extracting(PermitEnd::outcome)
+        .containsExactly(Outcome.DROPPED, Outcome.IGNORED, Outcome.SUCCESS);
+  }
+
+  @Test
+  void anAsyncRequest_holdsItsPermitUntilItCompletes_orTimesOut() throws Exception {
+    ConcurrencyLimiter backend = limiter(1);
+    start(SluiceConcurrencyFilter.builder()
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
+    CompletableFuture<HttpResponse<String>> slow = hold("/async");
+    AsyncContext ctx = asyncs.poll(10, TimeUnit.SECONDS);
+    assertThat(ctx).isNotNull();
+    assertThat(send("/x").statusCode()).as("the async request still holds the permit")
+        .isEqualTo(503);
+    ctx.getResponse().getWriter().write("done");
+    ctx.complete();
+    assertThat(slow.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(backend.inFlight("global")).isZero();
+    CompletableFuture<HttpResponse<String>> timingOut = hold("/async-timeout");
+    assertThat(asyncs.poll(10, TimeUnit.SECONDS)).isNotNull();
+    timingOut.get(10, TimeUnit.SECONDS);   // the container times it out after 200 ms
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(ends).extracting(PermitEnd::outcome)
+        .containsExactly(Outcome.SUCCESS, Outcome.DROPPED);
+  }
+
+  /** Sheddable requests (a header says so) use half the permits; normal ones get the rest. */
+  @Test
+  void priorities_shedSheddableTrafficFirst() throws Exception {
+    ConcurrencyLimiter backend = limiter(2);
+    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+        .global().priority(req -> req.getHeader("X-Batch") != null ? Priority.SHEDDABLE
+            : Priority.NORMAL).build()).build());
+    CompletableFuture<HttpResponse<String>> batch = hold("/hold", "X-Batch", "1");
+    CountDownLatch batchInside = nextInside();
+    HttpResponse<String> shed = send("/x", "X-Batch", "1");
+    assertThat(shed.statusCode()).isEqualTo(503);
+    assertThat(shed.body()).contains("this priority's share is in use");
+    assertThat(send("/x").statusCode()).isEqualTo(200);
+    batchInside.countDown();
+    batch.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void badRules_areRefused_namingWhatIsWrong() {
+    ConcurrencyLimiter l = limiter(1);
+    assertThatThrownBy(() -> ConcurrencyRule.path("api").limiter(l).global().build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'api'");
+    assertThatThrownBy(() -> ConcurrencyRule.path("/api").limiter(l).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("perClient");
+    assertThatThrownBy(() -> ConcurrencyRule.path("/api").global().build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("limiter");
+    assertThatThrownBy(() -> ConcurrencyRule.path("/api").methods("GETT"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'GETT'");
+    assertThatThrownBy(() -> ConcurrencyRule.path("/api").maxWait(Duration.ofMinutes(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT2M");
+    assertThatThrownBy(() -> SluiceConcurrencyFilter.builder().build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one rule");
+  }
+}
