@@ -59,8 +59,10 @@ public interface ConcurrencyLimiter extends AutoCloseable {
 
   /**
    * A permit of {@code weight} within {@code priority}'s share, waiting up to {@code timeout} on
-   * this thread; waiters are served highest priority first. An interrupt ends the wait
-   * ({@link Refusal#INTERRUPTED}) and stays set.
+   * this thread; waiters are served highest priority first. A wait that runs out is refused
+   * {@link Refusal#TIMED_OUT}; a timeout of zero does not wait and is refused for the reason
+   * {@link #tryAcquire} gives. An interrupt ends the wait ({@link Refusal#INTERRUPTED}) and stays
+   * set.
    */
   Acquisition acquire(String key, int weight, Priority priority, Duration timeout);
 

@@ -422,11 +422,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (!queued && inFlight + weight <= ceilings[p]) {
         return new Acquisition(grant(weight, now), null, limit, inFlight, waiting, 0);
       }
-      if (timeoutNanos < 0 || future == null) {
+      if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
         return refusal(!queued && inFlight + weight <= limit ? Refusal.SHED : Refusal.FULL, 0);
-      }
-      if (timeoutNanos == 0) {
-        return refusal(Refusal.TIMED_OUT, 0);
       }
       if (waiting >= maxWaiters && !makeRoom(p, now, after)) {
         return refusal(Refusal.QUEUE_FULL, 0);

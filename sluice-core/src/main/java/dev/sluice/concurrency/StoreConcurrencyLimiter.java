@@ -225,8 +225,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       b.success();
       long t = clock.nanoTime();
       Acquisition a = answer(key, id, weight, limit, reply, now, t, 0);
-      if (a.isAcquired()) {
-        deliver(future, a);
+      if (a.isAcquired() || timeoutNanos == 0) {
+        deliver(future, a);   // no wait: the permit, or the reason now
       } else if (t - w.deadline >= 0) {
         future.complete(new Acquisition(null, Refusal.TIMED_OUT, limit, a.inFlight(), 0, t - now));
       } else {

@@ -4,6 +4,7 @@ import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.http.ConcurrencyAnswers;
+import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
 import jakarta.servlet.AsyncEvent;
@@ -76,11 +77,12 @@ public final class SluiceConcurrencyFilter implements Filter {
       if (key == null) {
         key = FilterPolicy.SHARED_KEY;
       }
+      ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
       Acquisition a;
       try {
-        a = rule.maxWait().isZero()
-            ? rule.limiter().tryAcquire(key, 1, rule.priority(request))
-            : rule.limiter().acquire(key, 1, rule.priority(request), rule.maxWait());
+        a = settings.maxWait().isZero()
+            ? settings.limiter().tryAcquire(key, 1, settings.priorityOf(request))
+            : settings.limiter().acquire(key, 1, settings.priorityOf(request), settings.maxWait());
       } catch (IllegalArgumentException e) {
         release(held, Outcome.IGNORED);
         SluiceFilter.writeProblem(response, new RateLimitProblem(400, "Bad Request",
@@ -90,8 +92,8 @@ public final class SluiceConcurrencyFilter implements Filter {
       if (!a.isAcquired()) {
         release(held, Outcome.IGNORED);
         refused.incrementAndGet();
-        response.setHeader("Retry-After", Long.toString(rule.retryAfterSeconds()));
-        SluiceFilter.writeProblem(response, ConcurrencyAnswers.problem(a, rule.scope()));
+        response.setHeader("Retry-After", Long.toString(settings.retryAfterSeconds()));
+        SluiceFilter.writeProblem(response, ConcurrencyAnswers.problem(a, settings.scope()));
         return;
       }
       held.add(a.permit());

@@ -1,0 +1,132 @@
+package dev.sluice.http;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.internal.RuleChecks;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * What the HTTP filters' concurrency rule builders share (the servlet filter's
+ * {@code ConcurrencyRule.Builder}, the WebFlux filter's {@code WebConcurrencyRule.Builder}): the
+ * methods, the limiter, whose requests count together, priorities, the wait, and the
+ * {@code Retry-After} of a refusal.
+ *
+ * @param <Q> the request type the priority function reads
+ * @param <K> the key resolver type of the filter
+ * @param <B> the builder itself
+ */
+public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuilder<Q, K, B>> {
+  private final String pattern;
+  private Set<String> methods = Set.of();
+  private ConcurrencyLimiter limiter;
+  private ConcurrencyScope scope;
+  private K clientKey;
+  private Function<Q, Priority> priority = request -> Priority.NORMAL;
+  private Duration maxWait = Duration.ZERO;
+  private long retryAfterSeconds = 1;
+
+  /**
+   * A builder for requests whose path matches {@code pattern}.
+   *
+   * @throws IllegalArgumentException if the pattern does not start with {@code /}
+   */
+  protected ConcurrencyRuleBuilder(String pattern) {
+    if (pattern == null || !pattern.startsWith("/")) {
+      throw new IllegalArgumentException("a path pattern starts with '/' but was "
+          + (pattern == null ? "null" : "'" + pattern + "'"));
+    }
+    this.pattern = pattern;
+  }
+
+  /** This builder. */
+  protected abstract B self();
+
+  /**
+   * HTTP methods this rule applies to, in any case (default: all).
+   *
+   * @throws IllegalArgumentException naming one that is not an HTTP method
+   */
+  public B methods(String... methods) {
+    this.methods = RuleChecks.methods(methods);
+    return self();
+  }
+
+  /** The limiter the requests count against (its limit, store and shares). */
+  public B limiter(ConcurrencyLimiter limiter) {
+    this.limiter = Objects.requireNonNull(limiter, "limiter");
+    return self();
+  }
+
+  /**
+   * Each client's requests apart, under the key {@code key} resolves (a request without one
+   * counts under {@code "shared:no-key"}); a refusal is {@code 429}.
+   */
+  public B perClient(K key) {
+    this.clientKey = Objects.requireNonNull(key, "key");
+    this.scope = ConcurrencyScope.CLIENT;
+    return self();
+  }
+
+  /** Every request of this rule's route as one key ({@code route:<pattern>}); a refusal is 503. */
+  public B perRoute() {
+    this.scope = ConcurrencyScope.ROUTE;
+    return self();
+  }
+
+  /** Every request this rule matches as one key ({@code global}); a refusal is 503. */
+  public B global() {
+    this.scope = ConcurrencyScope.GLOBAL;
+    return self();
+  }
+
+  /** Each request's priority (default {@link Priority#NORMAL}; null reads as NORMAL). */
+  public B priority(Function<Q, Priority> priority) {
+    this.priority = Objects.requireNonNull(priority, "priority");
+    return self();
+  }
+
+  /**
+   * How long a request may wait for a permit (default 0: refused at once when none is free); at
+   * most 1 minute.
+   */
+  public B maxWait(Duration wait) {
+    Objects.requireNonNull(wait, "wait");
+    if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw new IllegalArgumentException("maxWait must be between 0 and 1 minute but was " + wait);
+    }
+    this.maxWait = wait;
+    return self();
+  }
+
+  /** The {@code Retry-After} a refused request gets, rounded up to whole seconds (default 1 s). */
+  public B retryAfter(Duration retryAfter) {
+    Objects.requireNonNull(retryAfter, "retryAfter");
+    if (retryAfter.isNegative() || retryAfter.isZero()
+        || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
+      throw new IllegalArgumentException("retryAfter must be between 1 ms and 1 day but was "
+          + retryAfter);
+    }
+    this.retryAfterSeconds = (retryAfter.toMillis() + 999) / 1000;
+    return self();
+  }
+
+  /**
+   * The settings, checked.
+   *
+   * @throws IllegalStateException if the limiter or the scope is missing
+   */
+  protected ConcurrencyRuleSettings<Q, K> settings() {
+    if (limiter == null) {
+      throw new IllegalStateException("concurrency rule " + pattern + " needs a limiter");
+    }
+    if (scope == null) {
+      throw new IllegalStateException("concurrency rule " + pattern + " needs a scope:"
+          + " perClient(key), perRoute() or global()");
+    }
+    return new ConcurrencyRuleSettings<>(pattern, methods, limiter, scope, clientKey, priority,
+        maxWait, retryAfterSeconds);
+  }
+}

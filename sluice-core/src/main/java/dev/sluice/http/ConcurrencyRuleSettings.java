@@ -1,0 +1,53 @@
+package dev.sluice.http;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Priority;
+import java.time.Duration;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * A concurrency rule's settings, as {@link ConcurrencyRuleBuilder} checked them.
+ *
+ * @param pattern the path pattern, as written
+ * @param methods the HTTP methods it applies to, upper case; empty for all
+ * @param limiter the limiter its requests count against
+ * @param scope whose requests count together
+ * @param clientKey how a request's client key is found ({@link ConcurrencyScope#CLIENT} only)
+ * @param priority a request's priority (null reads as {@link Priority#NORMAL})
+ * @param maxWait how long a request may wait for a permit
+ * @param retryAfterSeconds the {@code Retry-After} of a refusal
+ * @param <Q> the request type
+ * @param <K> the key resolver type
+ */
+public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
+    ConcurrencyLimiter limiter, ConcurrencyScope scope, K clientKey,
+    Function<Q, Priority> priority, Duration maxWait, long retryAfterSeconds) {
+
+  /** The key every request of a {@link ConcurrencyScope#GLOBAL} rule counts under. */
+  public static final String GLOBAL_KEY = "global";
+
+  /** Whether the rule applies to requests of {@code method}. */
+  public boolean appliesTo(String method) {
+    return methods.isEmpty() || methods.contains(method);
+  }
+
+  /** The key of a route or global rule ({@code route:<pattern>}, {@code global}); null for CLIENT. */
+  public String sharedKey() {
+    return scope == ConcurrencyScope.ROUTE ? "route:" + pattern
+        : scope == ConcurrencyScope.GLOBAL ? GLOBAL_KEY : null;
+  }
+
+  /** A request's priority: the function's, NORMAL when it answers null. */
+  public Priority priorityOf(Q request) {
+    Priority p = priority.apply(request);
+    return p == null ? Priority.NORMAL : p;
+  }
+
+  /** The methods, the pattern and the scope, as messages name the rule. */
+  @Override
+  public String toString() {
+    return (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern + " (" + scope
+        + ")";
+  }
+}

@@ -1,0 +1,161 @@
+package dev.sluice.webflux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.PermitEnd;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.testkit.ManualClock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.springframework.http.HttpStatus;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The WebFlux concurrency filter: a request holds its permits until its response completes,
+ * fails or is cancelled; the excess is refused as the servlet filter refuses it.
+ */
+class SluiceConcurrencyWebFilterTest {
+  private final ManualClock clock = new ManualClock();
+  private final List<PermitEnd> ends = new CopyOnWriteArrayList<>();
+
+  private ConcurrencyLimiter limiter(int limit) {
+    return ConcurrencyLimiter.builder().limit(limit).share(Priority.SHEDDABLE, 0.5)
+        .onPermitEnd(ends::add).clock(clock).scheduler(clock).build();
+  }
+
+  private static MockServerWebExchange get(String path, String... headers) {
+    MockServerHttpRequest.BaseBuilder<?> b = MockServerHttpRequest.get(path);
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return MockServerWebExchange.from(b);
+  }
+
+  /** A chain whose response completes when {@code sink} does. */
+  private static WebFilterChain pending(Sinks.Empty<Void> sink) {
+    return exchange -> sink.asMono();
+  }
+
+  private static final WebFilterChain DONE = exchange -> Mono.empty();
+
+  @Test
+  void globalShedding_holdsPermitsUntilTheResponseCompletes_andRefusesTheExcessWith503() {
+    ConcurrencyLimiter backend = limiter(2);
+    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+        .rule(WebConcurrencyRule.path("/api/**").limiter(backend).global().build()).build();
+    Sinks.Empty<Void> one = Sinks.empty();
+    Sinks.Empty<Void> two = Sinks.empty();
+    f.filter(get("/api/a"), pending(one)).subscribe();
+    f.filter(get("/api/b"), pending(two)).subscribe();
+    assertThat(backend.inFlight("global")).isEqualTo(2);
+    MockServerWebExchange third = get("/api/c");
+    f.filter(third, DONE).block(Duration.ofSeconds(5));
+    assertThat(third.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(third.getResponse().getHeaders().getFirst("Retry-After")).isEqualTo("1");
+    assertThat(third.getResponse().getHeaders().getContentType())
+        .hasToString("application/problem+json");
+    assertThat(third.getResponse().getBodyAsString().block()).contains("\"status\":503")
+        .contains("shedding load (2 of 2 in flight; every permit is in flight)");
+    one.tryEmitEmpty();
+    assertThat(backend.inFlight("global")).isEqualTo(1);
+    MockServerWebExchange fourth = get("/api/d");
+    f.filter(fourth, DONE).block(Duration.ofSeconds(5));
+    assertThat(fourth.getResponse().getStatusCode()).isNull();   // passed to the handler
+    two.tryEmitEmpty();
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(f.refusedRequests()).isEqualTo(1);
+    // an unmatched path passes untouched
+    MockServerWebExchange other = get("/health");
+    f.filter(other, DONE).block(Duration.ofSeconds(5));
+    assertThat(other.getResponse().getStatusCode()).isNull();
+  }
+
+  @Test
+  void perClientCap_refusesThatClientWith429() {
+    ConcurrencyLimiter perClient = limiter(1);
+    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+        .rule(WebConcurrencyRule.path("/**").limiter(perClient)
+            .perClient(WebKeys.header("X-Client")).build()).build();
+    Sinks.Empty<Void> a = Sinks.empty();
+    f.filter(get("/x", "X-Client", "a"), pending(a)).subscribe();
+    MockServerWebExchange again = get("/x", "X-Client", "a");
+    f.filter(again, DONE).block(Duration.ofSeconds(5));
+    assertThat(again.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+    MockServerWebExchange other = get("/x", "X-Client", "b");
+    f.filter(other, DONE).block(Duration.ofSeconds(5));
+    assertThat(other.getResponse().getStatusCode()).isNull();
+    a.tryEmitEmpty();
+    assertThat(perClient.inFlight("x-client:a")).isZero();
+  }
+
+  @Test
+  void errorsClientErrorsAndCancellations_endTheirPermits() {
+    ConcurrencyLimiter backend = limiter(1);
+    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+        .rule(WebConcurrencyRule.path("/**").limiter(backend).global().build()).build();
+    assertThatThrownBy(() -> f.filter(get("/x"),
+        exchange -> Mono.error(new IllegalStateException("the backend failed")))
+        .block(Duration.ofSeconds(5))).hasMessageContaining("the backend failed");
+    f.filter(get("/x"), exchange -> {
+      exchange.getResponse().setStatusCode(HttpStatus.NOT_FOUND);
+      return Mono.empty();
+    }).block(Duration.ofSeconds(5));
+    Sinks.Empty<Void> never = Sinks.empty();
+    Disposable gone = f.filter(get("/x"), pending(never)).subscribe();
+    assertThat(backend.inFlight("global")).isEqualTo(1);
+    gone.dispose();   // the client went away
+    assertThat(backend.inFlight("global")).isZero();
+    f.filter(get("/x"), DONE).block(Duration.ofSeconds(5));
+    assertThat(ends).extracting(PermitEnd::outcome).containsExactly(Outcome.DROPPED,
+        Outcome.IGNORED, Outcome.IGNORED, Outcome.SUCCESS);
+  }
+
+  /** A request that may wait gets the permit released meanwhile, holding no thread. */
+  @Test
+  void aRequestThatMayWait_getsAReleasedPermit() {
+    ConcurrencyLimiter backend = limiter(1);
+    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+        .rule(WebConcurrencyRule.path("/**").limiter(backend).global()
+            .maxWait(Duration.ofSeconds(1)).build()).build();
+    Sinks.Empty<Void> first = Sinks.empty();
+    f.filter(get("/x"), pending(first)).subscribe();
+    MockServerWebExchange waiting = get("/x");
+    Mono<Void> second = f.filter(waiting, DONE).cache();
+    second.subscribe();
+    assertThat(backend.waiting("global")).isEqualTo(1);
+    first.tryEmitEmpty();
+    second.block(Duration.ofSeconds(5));
+    assertThat(waiting.getResponse().getStatusCode()).isNull();
+    MockServerWebExchange late = get("/x");
+    Sinks.Empty<Void> third = Sinks.empty();
+    f.filter(get("/x"), pending(third)).subscribe();
+    Mono<Void> timingOut = f.filter(late, DONE).cache();
+    timingOut.subscribe();
+    clock.advance(Duration.ofSeconds(1));
+    timingOut.block(Duration.ofSeconds(5));
+    assertThat(late.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(late.getResponse().getBodyAsString().block())
+        .contains("no permit came within the wait");
+  }
+
+  @Test
+  void badRules_areRefused() {
+    ConcurrencyLimiter l = limiter(1);
+    assertThatThrownBy(() -> WebConcurrencyRule.path("/api/{").limiter(l).global().build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/api/{");
+    assertThatThrownBy(() -> WebConcurrencyRule.path("/api").limiter(l).build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("perRoute()");
+    assertThatThrownBy(() -> SluiceConcurrencyWebFilter.builder().build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one rule");
+  }
+}
