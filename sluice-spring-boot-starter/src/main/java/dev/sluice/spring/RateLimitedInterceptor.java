@@ -113,7 +113,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
    * {@code -parameters} a name would evaluate to null at every call, so every caller would share
    * one bucket, and a typo would do the same.
    */
-  private static void checkVariables(Method method, String what, String text, Expression e,
+  static void checkVariables(Method method, String what, String text, Expression e,
       List<String> problems, String where) {
     if (!(e instanceof SpelExpression spel)) {
       return;
@@ -226,18 +226,29 @@ final class RateLimitedInterceptor implements MethodInterceptor {
   }
 
   private static String key(Target t, MethodBasedEvaluationContext context) {
-    if (t.key() == null) {
-      return t.fixedKey();
+    return key(t.key(), t.fixedKey(), t.where(), context);
+  }
+
+  /**
+   * A call's key: {@code fixedKey} without an expression, else the expression's value as a
+   * string (shared with {@link ConcurrencyLimited}).
+   *
+   * @throws IllegalArgumentException naming the annotation if it fails or gives null
+   */
+  static String key(Expression key, String fixedKey, String where,
+      MethodBasedEvaluationContext context) {
+    if (key == null) {
+      return fixedKey;
     }
     Object v;
     try {
-      v = t.key().getValue(context);
+      v = key.getValue(context);
     } catch (ExpressionException e) {
-      throw new IllegalArgumentException(t.where() + ": key '" + t.key().getExpressionString()
+      throw new IllegalArgumentException(where + ": key '" + key.getExpressionString()
           + "' could not be evaluated: " + e.getMessage(), e);
     }
     if (v == null) {
-      throw new IllegalArgumentException(t.where() + ": key '" + t.key().getExpressionString()
+      throw new IllegalArgumentException(where + ": key '" + key.getExpressionString()
           + "' is null for this call");
     }
     return v.toString();

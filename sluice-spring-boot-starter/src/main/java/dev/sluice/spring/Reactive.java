@@ -1,9 +1,13 @@
 package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
 import org.aopalliance.intercept.MethodInvocation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 /** {@link RateLimited} methods returning {@code Mono} or {@code Flux}: decided without blocking. */
@@ -38,5 +42,29 @@ final class Reactive {
     } catch (Throwable e) {
       return (P) (type == Mono.class ? Mono.error(e) : Flux.error(e));
     }
+  }
+
+  /**
+   * A {@link ConcurrencyLimited} method's publisher: a permit is acquired without blocking when
+   * it is subscribed to, and held until the publisher ends (an error: {@code DROPPED}; a
+   * cancellation: {@code IGNORED}).
+   */
+  static Object holding(Class<?> returns, ConcurrencyLimiter limiter,
+      ConcurrencyLimitedInterceptor.Target t, String key, MethodInvocation invocation) {
+    Mono<Permit> permit = Mono.defer(() ->
+        Mono.fromFuture(ConcurrencyLimitedInterceptor.acquireAsync(limiter, t, key))).flatMap(a ->
+            a.isAcquired() ? Mono.just(a.permit())
+                : Mono.error(ConcurrencyLimitedInterceptor.refused(t, key, a)));
+    if (Mono.class.isAssignableFrom(returns)) {
+      return permit.flatMap(p -> Reactive.<Mono<Object>>proceed(invocation, Mono.class)
+          .doFinally(signal -> p.release(outcome(signal))));
+    }
+    return permit.flatMapMany(p -> Reactive.<Flux<Object>>proceed(invocation, Flux.class)
+        .doFinally(signal -> p.release(outcome(signal))));
+  }
+
+  private static Outcome outcome(SignalType signal) {
+    return signal == SignalType.ON_ERROR ? Outcome.DROPPED
+        : signal == SignalType.CANCEL ? Outcome.IGNORED : Outcome.SUCCESS;
   }
 }

@@ -4,8 +4,11 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.PrefixedPermitStore;
 import dev.sluice.spi.PrefixedStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Collection;
@@ -151,9 +154,25 @@ public class SluiceAutoConfiguration {
       RateLimiter l = b.build();
       limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));
     }
+    Map<String, ConcurrencyLimiter> concurrency = new LinkedHashMap<>();
+    for (ConcurrencySettings.LimitSpec spec : settings.concurrency.limits.values()) {
+      ConcurrencyLimiter.Builder b = spec.builder();
+      if (store instanceof PermitStore permits) {
+        b.store(new PrefixedPermitStore(permits, spec.name())).onStoreFailure(settings.failure)
+            .circuitBreaker(settings.breaker);
+      }
+      ConcurrencyLimiter c = b.build();
+      if (meters != null) {
+        SluiceMetrics.binder(c, spec.name()).bindTo(meters);
+      }
+      concurrency.put(spec.name(), c);
+    }
     LOG.info("Sluice: " + startupLine(limiters.keySet(), type, store == null ? null
-        : String.valueOf(store), settings.rules.size(), properties.isDryRun()));
-    return new SluiceLimiters(limiters, store, type, resources, settings);
+        : String.valueOf(store), settings.rules.size(), properties.isDryRun())
+        + (concurrency.isEmpty() ? "" : "; concurrency limits " + concurrency.keySet() + ", "
+        + settings.concurrency.rules.size() + " rule" + (settings.concurrency.rules.size() == 1
+        ? "" : "s")));
+    return new SluiceLimiters(limiters, concurrency, store, type, resources, settings);
   }
 
   /** Calls of {@link RateLimited} methods are decided before they run. */

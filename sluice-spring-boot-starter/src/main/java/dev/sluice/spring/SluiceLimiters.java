@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.spi.DecisionStore;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -26,14 +27,16 @@ import java.util.TreeSet;
  */
 public final class SluiceLimiters implements AutoCloseable {
   private final Map<String, RateLimiter> limiters;
+  private final Map<String, ConcurrencyLimiter> concurrency;
   private final DecisionStore store;
   private final String storeName;
   private final AutoCloseable resources;
   final SluiceSettings settings;
 
-  SluiceLimiters(Map<String, RateLimiter> limiters, DecisionStore store, String storeName,
-      AutoCloseable resources, SluiceSettings settings) {
+  SluiceLimiters(Map<String, RateLimiter> limiters, Map<String, ConcurrencyLimiter> concurrency,
+      DecisionStore store, String storeName, AutoCloseable resources, SluiceSettings settings) {
     this.settings = settings;
+    this.concurrency = Collections.unmodifiableMap(new LinkedHashMap<>(concurrency));
     this.limiters = Collections.unmodifiableMap(new LinkedHashMap<>(limiters));
     this.store = store;
     this.storeName = storeName;
@@ -52,6 +55,25 @@ public final class SluiceLimiters implements AutoCloseable {
           + new TreeSet<>(limiters.keySet()) + ")");
     }
     return l;
+  }
+
+  /**
+   * The concurrency limiter named under {@code sluice.concurrency.limits}.
+   *
+   * @throws IllegalArgumentException naming the limits there are, if there is no such limit
+   */
+  public ConcurrencyLimiter concurrency(String name) {
+    ConcurrencyLimiter l = concurrency.get(name);
+    if (l == null) {
+      throw new IllegalArgumentException("no Sluice concurrency limit '" + name
+          + "' (sluice.concurrency.limits has " + new TreeSet<>(concurrency.keySet()) + ")");
+    }
+    return l;
+  }
+
+  /** Every concurrency limiter, by name. */
+  public Map<String, ConcurrencyLimiter> allConcurrency() {
+    return concurrency;
   }
 
   /** Every limiter, by policy. */
@@ -73,6 +95,9 @@ public final class SluiceLimiters implements AutoCloseable {
   @Override
   public void close() {
     for (RateLimiter l : limiters.values()) {
+      l.close();
+    }
+    for (ConcurrencyLimiter l : concurrency.values()) {
       l.close();
     }
     if (resources != null) {

@@ -58,6 +58,16 @@ public class SluiceProperties {
   private List<Rule> rules = new ArrayList<>();
   /** The store the limiters share. */
   private Store store = new Store();
+  /** Concurrency limits: how many requests or calls may be in flight at once. */
+  private Concurrency concurrency = new Concurrency();
+
+  public Concurrency getConcurrency() {
+    return concurrency;
+  }
+
+  public void setConcurrency(Concurrency concurrency) {
+    this.concurrency = concurrency;
+  }
 
   public boolean isEnabled() {
     return enabled;
@@ -326,6 +336,182 @@ public class SluiceProperties {
 
     public void setQueue(boolean queue) {
       this.queue = queue;
+    }
+  }
+
+  /**
+   * Concurrency limits (docs/concurrency.md): named limits, and rules that hold requests to them.
+   * Each limit is shared through the store the rate limits use when it is Redis or PostgreSQL,
+   * with the same failure policy and breaker.
+   */
+  public static class Concurrency {
+    /** Named limits: the most weight in flight per key, and how permits and waiters behave. */
+    private Map<String, ConcurrencyLimit> limits = new LinkedHashMap<>();
+    /** Which requests count against which limit; a request must get a permit from every rule that matches it. */
+    private List<ConcurrencyRule> rules = new ArrayList<>();
+
+    public Map<String, ConcurrencyLimit> getLimits() {
+      return limits;
+    }
+
+    public void setLimits(Map<String, ConcurrencyLimit> limits) {
+      this.limits = limits;
+    }
+
+    public List<ConcurrencyRule> getRules() {
+      return rules;
+    }
+
+    public void setRules(List<ConcurrencyRule> rules) {
+      this.rules = rules;
+    }
+  }
+
+  /** One concurrency limit. */
+  public static class ConcurrencyLimit {
+    /** The most weight in flight per key (at least 1). */
+    private Integer limit;
+    /** How long a permit lasts without a release or a renewal (a holder that dies costs at most this). */
+    private Duration lease = Duration.ofSeconds(30);
+    /** Acquisitions that may wait per key (0: none waits). */
+    private int maxWaiters = 100;
+    /** Which waiter a released permit goes to: fifo or lifo. */
+    private String queueOrder = "fifo";
+    /** The share of each key's permits a priority may hold (critical, normal, sheddable: 0 to 1). */
+    private Map<String, Double> shares = new LinkedHashMap<>();
+    /** Keys held at once (in memory; on a store, keys with waiters here). */
+    private long maximumKeys = 100_000;
+
+    public Integer getLimit() {
+      return limit;
+    }
+
+    public void setLimit(Integer limit) {
+      this.limit = limit;
+    }
+
+    public Duration getLease() {
+      return lease;
+    }
+
+    public void setLease(Duration lease) {
+      this.lease = lease;
+    }
+
+    public int getMaxWaiters() {
+      return maxWaiters;
+    }
+
+    public void setMaxWaiters(int maxWaiters) {
+      this.maxWaiters = maxWaiters;
+    }
+
+    public String getQueueOrder() {
+      return queueOrder;
+    }
+
+    public void setQueueOrder(String queueOrder) {
+      this.queueOrder = queueOrder;
+    }
+
+    public Map<String, Double> getShares() {
+      return shares;
+    }
+
+    public void setShares(Map<String, Double> shares) {
+      this.shares = shares;
+    }
+
+    public long getMaximumKeys() {
+      return maximumKeys;
+    }
+
+    public void setMaximumKeys(long maximumKeys) {
+      this.maximumKeys = maximumKeys;
+    }
+  }
+
+  /** Which requests count against a concurrency limit, and under which key. */
+  public static class ConcurrencyRule {
+    /** A path pattern: * within a segment, /** for everything under a path. */
+    private String path;
+    /** HTTP methods the rule applies to (default: all). */
+    private List<String> methods = new ArrayList<>();
+    /** The limit (under sluice.concurrency.limits) the requests count against. */
+    private String limit;
+    /** Whose requests count together: client (429 when refused), route or global (503: load shed). */
+    private String per = "global";
+    /** For per: client, the key: ip, header:NAME or principal. */
+    private String key = "ip";
+    /** How long a request may wait for a permit (0: refused at once). */
+    private Duration maxWait = Duration.ZERO;
+    /** A header whose value (critical, normal or sheddable) is the request's priority; absent or other: normal. */
+    private String priorityHeader;
+    /** The Retry-After of a refusal. */
+    private Duration retryAfter = Duration.ofSeconds(1);
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+
+    public List<String> getMethods() {
+      return methods;
+    }
+
+    public void setMethods(List<String> methods) {
+      this.methods = methods;
+    }
+
+    public String getLimit() {
+      return limit;
+    }
+
+    public void setLimit(String limit) {
+      this.limit = limit;
+    }
+
+    public String getPer() {
+      return per;
+    }
+
+    public void setPer(String per) {
+      this.per = per;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    public Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    public String getPriorityHeader() {
+      return priorityHeader;
+    }
+
+    public void setPriorityHeader(String priorityHeader) {
+      this.priorityHeader = priorityHeader;
+    }
+
+    public Duration getRetryAfter() {
+      return retryAfter;
+    }
+
+    public void setRetryAfter(Duration retryAfter) {
+      this.retryAfter = retryAfter;
     }
   }
 

@@ -64,11 +64,15 @@ final class SluiceSettings {
   final CircuitBreakerSettings breaker;
   /** The health status while the store is down: DOWN, OUT_OF_SERVICE or UP. */
   final String healthWhenDown;
+  /** {@code sluice.concurrency.*}, checked. */
+  final ConcurrencySettings concurrency;
 
   private SluiceSettings(Map<String, List<Limit>> policies, List<RuleSpec> rules,
       RateLimitHeaders.Mode headers, MissingKey missingKey, StoreFailure failure, String storeType,
-      boolean dryRun, CircuitBreakerSettings breaker, String healthWhenDown) {
+      boolean dryRun, CircuitBreakerSettings breaker, String healthWhenDown,
+      ConcurrencySettings concurrency) {
     this.healthWhenDown = healthWhenDown;
+    this.concurrency = concurrency;
     this.dryRun = dryRun;
     this.breaker = breaker;
     this.policies = policies;
@@ -174,11 +178,13 @@ final class SluiceSettings {
         yield null;
       }
     };
+    ConcurrencySettings concurrency = ConcurrencySettings.of(p.getConcurrency(), problems);
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }
     return new SluiceSettings(Collections.unmodifiableMap(policies), List.copyOf(rules),
-        headers, missingKey, failure, storeType, p.isDryRun(), breaker, healthWhenDown);
+        headers, missingKey, failure, storeType, p.isDryRun(), breaker, healthWhenDown,
+        concurrency);
   }
 
   /** Sluice's defaults with what is set applied, each checked and named when refused. */

@@ -2,11 +2,15 @@ package dev.sluice.spring;
 
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
+import dev.sluice.servlet.ConcurrencyRule;
 import dev.sluice.servlet.KeyResolver;
 import dev.sluice.servlet.Keys;
 import dev.sluice.servlet.Rule;
+import dev.sluice.servlet.SluiceConcurrencyFilter;
 import dev.sluice.servlet.SluiceFilter;
+import dev.sluice.webflux.SluiceConcurrencyWebFilter;
 import dev.sluice.webflux.SluiceWebFilter;
+import dev.sluice.webflux.WebConcurrencyRule;
 import dev.sluice.webflux.WebKeyResolver;
 import dev.sluice.webflux.WebKeys;
 import dev.sluice.webflux.WebRule;
@@ -68,7 +72,45 @@ final class SluiceWebConfigurations {
       return reg;
     }
 
-    /** Answers {@link RateLimitExceededException} from a handler with 429 (or 503). */
+    /**
+     * The concurrency filter, just after the rate-limit filter (a request refused by its rate
+     * limit never takes a permit), for every path.
+     */
+    @Bean
+    @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
+    FilterRegistrationBean<SluiceConcurrencyFilter> sluiceConcurrencyFilter(
+        SluiceLimiters limiters, SluiceProperties p) {
+      SluiceConcurrencyFilter.Builder b = SluiceConcurrencyFilter.builder();
+      for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
+        ConcurrencyRule.Builder rule = ConcurrencyRule.path(r.path())
+            .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .retryAfter(r.retryAfter());
+        if (!r.methods().isEmpty()) {
+          rule.methods(r.methods().toArray(new String[0]));
+        }
+        switch (r.scope()) {
+          case CLIENT -> rule.perClient(servletKey(r.key(), p));
+          case ROUTE -> rule.perRoute();
+          default -> rule.global();
+        }
+        String header = r.priorityHeader();
+        if (header != null) {
+          rule.priority(req -> ConcurrencySettings.RuleSpec.priority(req.getHeader(header)));
+        }
+        b.rule(rule.build());
+      }
+      FilterRegistrationBean<SluiceConcurrencyFilter> reg =
+          new FilterRegistrationBean<>(b.build());
+      reg.setName("sluiceConcurrencyFilter");
+      reg.setOrder(p.getFilterOrder() + 1);
+      reg.addUrlPatterns("/*");
+      return reg;
+    }
+
+    /**
+     * Answers {@link RateLimitExceededException} (429 or 503) and
+     * {@link ConcurrencyLimitExceededException} (503 or 429) from a handler.
+     */
     @Bean
     HandlerExceptionResolver sluiceExceptionResolver(SluiceLimiters limiters) {
       RateLimitHeaders.Mode mode = limiters.settings.headers;
@@ -95,6 +137,15 @@ final class SluiceWebConfigurations {
     @Override
     public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response,
         Object handler, Exception ex) {
+      if (ex instanceof ConcurrencyLimitExceededException c && !response.isCommitted()) {
+        response.setHeader("Retry-After", "1");
+        try {
+          SluiceFilter.writeProblem(response, c.problem());
+        } catch (IOException io) {
+          return null;
+        }
+        return new ModelAndView();
+      }
       if (!(ex instanceof RateLimitExceededException e) || response.isCommitted()) {
         return null;
       }
@@ -142,12 +193,47 @@ final class SluiceWebConfigurations {
       return new OrderedWebFilter(b.build(), p.getFilterOrder());
     }
 
-    /** Answers {@link RateLimitExceededException} with 429 (or 503), before Boot's handler. */
+    /** The concurrency filter, just after the rate-limit filter. */
+    @Bean
+    @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
+    OrderedWebFilter sluiceConcurrencyWebFilter(SluiceLimiters limiters, SluiceProperties p) {
+      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder();
+      for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
+        WebConcurrencyRule.Builder rule = WebConcurrencyRule.path(r.path())
+            .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .retryAfter(r.retryAfter());
+        if (!r.methods().isEmpty()) {
+          rule.methods(r.methods().toArray(new String[0]));
+        }
+        switch (r.scope()) {
+          case CLIENT -> rule.perClient(webKey(r.key(), p));
+          case ROUTE -> rule.perRoute();
+          default -> rule.global();
+        }
+        String header = r.priorityHeader();
+        if (header != null) {
+          rule.priority(req -> ConcurrencySettings.RuleSpec.priority(
+              req.getHeaders().getFirst(header)));
+        }
+        b.rule(rule.build());
+      }
+      return new OrderedWebFilter(b.build(), p.getFilterOrder() + 1);
+    }
+
+    /**
+     * Answers {@link RateLimitExceededException} and {@link ConcurrencyLimitExceededException},
+     * before Boot's handler.
+     */
     @Bean
     @Order(-2)
     WebExceptionHandler sluiceWebExceptionHandler(SluiceLimiters limiters) {
       RateLimitHeaders.Mode mode = limiters.settings.headers;
       return (exchange, ex) -> {
+        if (ex instanceof ConcurrencyLimitExceededException c
+            && !exchange.getResponse().isCommitted()) {
+          exchange.getResponse().getHeaders().set("Retry-After", "1");
+          return SluiceWebFilter.writeProblem(exchange.getResponse(), c.problem());
+        }
         if (!(ex instanceof RateLimitExceededException e) || exchange.getResponse().isCommitted()) {
           return Mono.error(ex);
         }
@@ -168,10 +254,10 @@ final class SluiceWebConfigurations {
 
   /** The WebFlux filter with its order. */
   static final class OrderedWebFilter implements WebFilter, Ordered {
-    private final SluiceWebFilter filter;
+    private final WebFilter filter;
     private final int order;
 
-    OrderedWebFilter(SluiceWebFilter filter, int order) {
+    OrderedWebFilter(WebFilter filter, int order) {
       this.filter = filter;
       this.order = order;
     }

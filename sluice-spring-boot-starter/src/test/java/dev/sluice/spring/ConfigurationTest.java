@@ -68,6 +68,94 @@ class ConfigurationTest {
         .isEqualTo("2 policies [a, b] on the redis store (redis://x), 0 rules, dry run");
   }
 
+  private static java.util.List<String> problems(Throwable failure) {
+    Throwable root = failure;
+    while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {
+      root = root.getCause();
+    }
+    return ((SluiceConfigurationException) root).problems();
+  }
+
+  @Test
+  void concurrencyLimits_areRead_andEveryBadOneIsNamed() {
+    runner.withPropertyValues("sluice.concurrency.limits.db.limit=20",
+        "sluice.concurrency.limits.db.lease=10s", "sluice.concurrency.limits.db.queue-order=lifo",
+        "sluice.concurrency.limits.db.shares.sheddable=0.8",
+        "sluice.concurrency.rules[0].path=/api/**", "sluice.concurrency.rules[0].limit=db")
+        .run(context -> {
+          SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
+          assertThat(limiters.allConcurrency()).containsOnlyKeys("db");
+          assertThat(limiters.concurrency("db").limit("any")).isEqualTo(20);
+          for (int i = 0; i < 16; i++) {
+            assertThat(limiters.concurrency("db").tryAcquire("k", 1,
+                dev.sluice.concurrency.Priority.SHEDDABLE).isAcquired()).isEqualTo(i < 16);
+          }
+          assertThat(limiters.concurrency("db").tryAcquire("k", 1,
+              dev.sluice.concurrency.Priority.SHEDDABLE).refusal())
+              .isEqualTo(dev.sluice.concurrency.Refusal.SHED);
+        });
+    runner.withPropertyValues("sluice.concurrency.limits.db.limit=0",
+        "sluice.concurrency.limits.db.lease=0s", "sluice.concurrency.limits.db.queue-order=random",
+        "sluice.concurrency.limits.db.shares.sheddable=1.5",
+        "sluice.concurrency.limits.db.shares.urgent=0.5",
+        "sluice.concurrency.limits.nolimit.max-waiters=-1",
+        "sluice.concurrency.rules[0].path=api", "sluice.concurrency.rules[0].limit=dbb",
+        "sluice.concurrency.rules[0].per=tenant", "sluice.concurrency.rules[0].key=cookie",
+        "sluice.concurrency.rules[0].max-wait=2m",
+        "sluice.concurrency.rules[0].priority-header=X Priority")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
+              "sluice.concurrency.limits.db.limit: must be at least 1 but was 0",
+              "sluice.concurrency.limits.db.lease: must be between 1ms and 1d but was PT0S",
+              "sluice.concurrency.limits.db.queue-order: must be fifo or lifo but was 'random'",
+              "sluice.concurrency.limits.db.shares.sheddable: must be between 0 and 1 but was 1.5",
+              "sluice.concurrency.limits.db.shares.urgent: must be critical, normal or sheddable",
+              "sluice.concurrency.limits.nolimit.limit: is missing (the most requests in flight"
+                  + " per key)",
+              "sluice.concurrency.limits.nolimit.max-waiters: must be from 0 to 1000000 but was -1",
+              "sluice.concurrency.rules[0].path: a path pattern starts with '/' but was 'api'",
+              "sluice.concurrency.rules[0].limit: no limit 'dbb' under sluice.concurrency.limits"
+                  + " (there are [db, nolimit])",
+              "sluice.concurrency.rules[0].per: must be client, route or global but was 'tenant'",
+              "sluice.concurrency.rules[0].key: must be ip, principal or header:NAME but was"
+                  + " 'cookie'",
+              "sluice.concurrency.rules[0].max-wait: must be between 0 and 1m but was PT2M",
+              "sluice.concurrency.rules[0].priority-header: not an HTTP header name:"
+                  + " 'X Priority'");
+        });
+  }
+
+  /** A bean whose method names a concurrency limit that is not configured. */
+  static class Exporter {
+    @ConcurrencyLimited(limit = "nope", maxWait = "soon")
+    public String export() {
+      return "x";
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithExporter {
+    @Bean
+    Exporter exporter() {
+      return new Exporter();
+    }
+  }
+
+  @Test
+  void aConcurrencyLimitedMethod_namingNoLimit_stopsStartup() {
+    runner.withUserConfiguration(WithExporter.class)
+        .withPropertyValues("sluice.concurrency.limits.db.limit=2")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactly(
+              "@ConcurrencyLimited on " + Exporter.class.getName() + ".export: limit: no limit"
+                  + " 'nope' under sluice.concurrency.limits (there are [db])",
+              "@ConcurrencyLimited on " + Exporter.class.getName() + ".export: maxWait: must be a"
+                  + " duration of at most 1m such as 250ms or 5s but was 'soon'");
+        });
+  }
+
   @Test
   void everyProblemOfOnePolicy_isReported_eachUnderItsOwnProperty() {
     runner.withPropertyValues(

@@ -29,7 +29,7 @@ class HealthWhenDownTest {
           }
           return null;
         });
-    SluiceLimiters limiters = new SluiceLimiters(Map.of(), store, "redis", () -> { }, settings);
+    SluiceLimiters limiters = new SluiceLimiters(Map.of(), Map.of(), store, "redis", () -> { }, settings);
     return new SluiceHealthAutoConfiguration().sluiceHealthIndicator(limiters).health();
   }
 

@@ -1,6 +1,10 @@
 package dev.sluice.spring.app;
 
+import dev.sluice.spring.ConcurrencyLimited;
 import dev.sluice.spring.RateLimited;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.embedded.netty.NettyReactiveWebServerFactory;
@@ -83,7 +87,26 @@ public class TestApp {
     Mono<String> reactive(@PathVariable String user) {
       return reports.stream(user);
     }
+
+    /** Held open until a test opens its gate: a request in flight (concurrency tests). */
+    @GetMapping("/slow/{gate}")
+    Mono<String> slow(@PathVariable String gate) {
+      ARRIVED.release();
+      return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
+    }
+
+    /** A concurrency-limited method behind a handler. */
+    @GetMapping("/exports/{gate}")
+    Mono<String> export(@PathVariable String gate) {
+      return reports.export(gate);
+    }
   }
+
+  /** Requests that reached {@code /slow/**}. */
+  public static final Semaphore ARRIVED = new Semaphore(0);
+  /** The gates {@code /slow/{gate}} and {@code export(gate)} wait on; completing one lets them go. */
+  public static final ConcurrentHashMap<String, CompletableFuture<String>> GATES =
+      new ConcurrentHashMap<>();
 
   /** A bean with rate-limited methods. */
   @Service
@@ -102,6 +125,19 @@ public class TestApp {
     @RateLimited(policy = "reports", key = "'stream:' + #user", cost = "2")
     public Mono<String> stream(String user) {
       return Mono.just("stream for " + user);
+    }
+
+    /** At most 1 export in flight (limit "exports", when a test configures it). */
+    @ConcurrencyLimited(limit = "exports")
+    public Mono<String> export(String gate) {
+      ARRIVED.release();
+      return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
+    }
+
+    /** At most 1 call per tenant in flight; blocking, on the caller's thread. */
+    @ConcurrencyLimited(limit = "exports", key = "#tenant")
+    public String perTenant(String tenant, java.util.function.Supplier<String> work) {
+      return work.get();
     }
   }
 }

@@ -1,0 +1,204 @@
+package dev.sluice.spring;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.concurrency.QueueOrder;
+import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.http.RequestKeys;
+import dev.sluice.internal.RuleChecks;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * {@code sluice.concurrency.*} checked and turned into Sluice's model; every problem is added to
+ * the list {@link SluiceSettings} throws, named by its property.
+ */
+final class ConcurrencySettings {
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+
+  /** A checked limit: the builder's settings, less the store. */
+  record LimitSpec(String name, int limit, Duration lease, int maxWaiters, QueueOrder order,
+      Map<Priority, Double> shares, long maximumKeys) {
+    /** A builder with these settings. */
+    ConcurrencyLimiter.Builder builder() {
+      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().limit(limit).lease(lease)
+          .maxWaiters(maxWaiters).queueOrder(order).maximumKeys(maximumKeys);
+      shares.forEach(b::share);
+      return b;
+    }
+  }
+
+  /** A checked rule. */
+  record RuleSpec(String path, List<String> methods, String limit, ConcurrencyScope scope,
+      SluiceSettings.KeySource key, Duration maxWait, String priorityHeader,
+      Duration retryAfter) {
+
+    /** The priority a header value names (critical, normal, sheddable; else normal). */
+    static Priority priority(String headerValue) {
+      if (headerValue == null) {
+        return Priority.NORMAL;
+      }
+      return switch (headerValue.trim().toLowerCase(Locale.ROOT)) {
+        case "critical" -> Priority.CRITICAL;
+        case "sheddable" -> Priority.SHEDDABLE;
+        default -> Priority.NORMAL;
+      };
+    }
+  }
+
+  final Map<String, LimitSpec> limits;
+  final List<RuleSpec> rules;
+
+  private ConcurrencySettings(Map<String, LimitSpec> limits, List<RuleSpec> rules) {
+    this.limits = limits;
+    this.rules = rules;
+  }
+
+  static ConcurrencySettings of(SluiceProperties.Concurrency c, List<String> problems) {
+    Map<String, LimitSpec> limits = new LinkedHashMap<>();
+    c.getLimits().forEach((name, l) -> {
+      LimitSpec spec = limit("sluice.concurrency.limits." + name, name, l, problems);
+      if (spec != null) {
+        limits.put(name, spec);
+      }
+    });
+    List<RuleSpec> rules = new ArrayList<>();
+    for (int i = 0; i < c.getRules().size(); i++) {
+      RuleSpec r = rule("sluice.concurrency.rules[" + i + "]", c.getRules().get(i),
+          c.getLimits().keySet(), problems);
+      if (r != null) {
+        rules.add(r);
+      }
+    }
+    return new ConcurrencySettings(Collections.unmodifiableMap(limits), List.copyOf(rules));
+  }
+
+  private static LimitSpec limit(String at, String name, SluiceProperties.ConcurrencyLimit l,
+      List<String> problems) {
+    int before = problems.size();
+    if (!NAME.matcher(name).matches()) {
+      problems.add(at + ": a limit name must be 1 to 64 of A-Z a-z 0-9 _ . - but was '" + name
+          + "'");
+      return null;
+    }
+    if (l.getLimit() == null) {
+      problems.add(at + ".limit: is missing (the most requests in flight per key)");
+    } else if (l.getLimit() < 1) {
+      problems.add(at + ".limit: must be at least 1 but was " + l.getLimit());
+    }
+    Duration lease = l.getLease();
+    if (lease == null || lease.toMillis() < 1 || lease.compareTo(Duration.ofDays(1)) > 0) {
+      problems.add(at + ".lease: must be between 1ms and 1d but was " + lease);
+    }
+    if (l.getMaxWaiters() < 0 || l.getMaxWaiters() > 1_000_000) {
+      problems.add(at + ".max-waiters: must be from 0 to 1000000 but was " + l.getMaxWaiters());
+    }
+    if (l.getMaximumKeys() < 1 || l.getMaximumKeys() > 1_000_000_000L) {
+      problems.add(at + ".maximum-keys: must be from 1 to 1000000000 but was "
+          + l.getMaximumKeys());
+    }
+    QueueOrder order = switch (lower(l.getQueueOrder())) {
+      case "fifo" -> QueueOrder.FIFO;
+      case "lifo" -> QueueOrder.LIFO;
+      default -> {
+        problems.add(at + ".queue-order: must be fifo or lifo but was '" + l.getQueueOrder()
+            + "'");
+        yield null;
+      }
+    };
+    Map<Priority, Double> shares = new EnumMap<>(Priority.class);
+    l.getShares().forEach((priority, share) -> {
+      Priority p = switch (lower(priority)) {
+        case "critical" -> Priority.CRITICAL;
+        case "normal" -> Priority.NORMAL;
+        case "sheddable" -> Priority.SHEDDABLE;
+        default -> null;
+      };
+      if (p == null) {
+        problems.add(at + ".shares." + priority + ": must be critical, normal or sheddable");
+      } else if (share == null || !(share >= 0 && share <= 1)) {
+        problems.add(at + ".shares." + priority + ": must be between 0 and 1 but was " + share);
+      } else {
+        shares.put(p, share);
+      }
+    });
+    double above = 1;
+    for (Priority p : Priority.values()) {
+      double share = shares.getOrDefault(p, 1.0);
+      if (share > above) {
+        problems.add(at + ".shares." + p.name().toLowerCase(Locale.ROOT) + ": " + share
+            + " is above a higher priority's share (" + above + "): a lower priority may not use"
+            + " more of the permits");
+      }
+      above = Math.min(above, share);
+    }
+    return problems.size() == before ? new LimitSpec(name, l.getLimit(), lease,
+        l.getMaxWaiters(), order, Map.copyOf(shares), l.getMaximumKeys()) : null;
+  }
+
+  private static RuleSpec rule(String at, SluiceProperties.ConcurrencyRule r,
+      Set<String> declared, List<String> problems) {
+    int before = problems.size();
+    String path = r.getPath();
+    if (path == null || !path.startsWith("/")) {
+      problems.add(at + ".path: a path pattern starts with '/' but was "
+          + (path == null ? "missing" : "'" + path + "'"));
+    }
+    List<String> methods = new ArrayList<>();
+    try {
+      methods.addAll(RuleChecks.methods(r.getMethods().toArray(new String[0])));
+    } catch (IllegalArgumentException e) {
+      problems.add(at + ".methods: " + e.getMessage());
+    }
+    String limit = r.getLimit();
+    if (limit == null) {
+      problems.add(at + ".limit: is missing (one of " + new TreeSet<>(declared) + ")");
+    } else if (!declared.contains(limit)) {
+      problems.add(at + ".limit: no limit '" + limit + "' under sluice.concurrency.limits (there"
+          + " are " + new TreeSet<>(declared) + ")");
+    }
+    ConcurrencyScope scope = switch (lower(r.getPer())) {
+      case "client" -> ConcurrencyScope.CLIENT;
+      case "route" -> ConcurrencyScope.ROUTE;
+      case "global" -> ConcurrencyScope.GLOBAL;
+      default -> {
+        problems.add(at + ".per: must be client, route or global but was '" + r.getPer() + "'");
+        yield null;
+      }
+    };
+    SluiceSettings.KeySource key = SluiceSettings.key(at + ".key", r.getKey(), problems);
+    Duration wait = r.getMaxWait();
+    if (wait == null || wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
+      problems.add(at + ".max-wait: must be between 0 and 1m but was " + wait);
+    }
+    Duration retryAfter = r.getRetryAfter();
+    if (retryAfter == null || retryAfter.toMillis() < 1
+        || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
+      problems.add(at + ".retry-after: must be between 1ms and 1d but was " + retryAfter);
+    }
+    String priorityHeader = r.getPriorityHeader();
+    if (priorityHeader != null) {
+      try {
+        RequestKeys.headerName(priorityHeader.trim());
+        priorityHeader = priorityHeader.trim();
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ".priority-header: " + e.getMessage());
+      }
+    }
+    return problems.size() == before ? new RuleSpec(path, List.copyOf(methods), limit, scope, key,
+        wait, priorityHeader, retryAfter) : null;
+  }
+
+  private static String lower(String s) {
+    return s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,18 @@
+package dev.sluice.spring;
+
+import dev.sluice.spring.app.TestApp;
+import org.springframework.boot.test.context.SpringBootTest;
+
+/** Concurrency limits from YAML on Spring MVC (Tomcat), the in-memory store. */
+@SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = {"spring.main.web-application-type=servlet",
+        "sluice.store.type=memory",
+        "spring.autoconfigure.exclude="
+            + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "sluice.concurrency.limits.backend.limit=2",
+        "sluice.concurrency.limits.backend.shares.sheddable=0.5",
+        "sluice.concurrency.rules[0].path=/slow/**",
+        "sluice.concurrency.rules[0].limit=backend",
+        "sluice.concurrency.rules[0].per=global",
+        "sluice.concurrency.rules[0].priority-header=X-Priority"})
+class ConcurrencyMvcTest extends ConcurrencyContract {}
