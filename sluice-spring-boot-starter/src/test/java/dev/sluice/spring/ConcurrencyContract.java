@@ -149,4 +149,17 @@ abstract class ConcurrencyContract {
     })).hasMessage("the export failed");
     assertThat(limiters.concurrency("exports").inFlight("t1")).isZero();
   }
+
+  /** With both annotations the rate limit decides first: its refusal takes no permit. */
+  @Test
+  void bothAnnotations_theRateLimitDecidesFirst() {
+    String user = UUID.randomUUID().toString();
+    for (int i = 0; i < 4; i++) {   // the reports policy holds 4
+      assertThat(reports.both(user)).isEqualTo("both for " + user);
+    }
+    var held = limiters.concurrency("exports").tryAcquire("both:" + user).permit();
+    assertThatThrownBy(() -> reports.both(user)).isInstanceOf(RateLimitExceededException.class);
+    held.close();
+    assertThat(limiters.concurrency("exports").inFlight("both:" + user)).isZero();
+  }
 }

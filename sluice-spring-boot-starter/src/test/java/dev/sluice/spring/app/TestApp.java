@@ -134,6 +134,13 @@ public class TestApp {
       return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
     }
 
+    /** Both a rate limit and a concurrency limit, per user. */
+    @RateLimited(policy = "reports", key = "'both:' + #user")
+    @ConcurrencyLimited(limit = "exports", key = "'both:' + #user")
+    public String both(String user) {
+      return "both for " + user;
+    }
+
     /** At most 1 call per tenant in flight; blocking, on the caller's thread. */
     @ConcurrencyLimited(limit = "exports", key = "#tenant")
     public String perTenant(String tenant, java.util.function.Supplier<String> work) {
