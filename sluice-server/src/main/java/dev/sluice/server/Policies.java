@@ -5,6 +5,7 @@ import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.Priority;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -14,9 +15,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -173,6 +176,7 @@ public final class Policies {
     }
     Node policiesNode = null;
     Node envoyNode = null;
+    Node concurrencyNode = null;
     StoreSettings store = StoreSettings.NONE;
     for (NodeTuple t : top.getValue()) {
       String k = scalar(t.getKeyNode());
@@ -182,9 +186,11 @@ public final class Policies {
         store = store(source, t.getValueNode(), problems);
       } else if ("envoy".equals(k)) {
         envoyNode = t.getValueNode();
+      } else if ("concurrency".equals(k)) {
+        concurrencyNode = t.getValueNode();
       } else {
         problems.add(at(source, t.getKeyNode()) + "unknown key '" + k + "' (expected 'policies',"
-            + " 'store' or 'envoy')");
+            + " 'store', 'envoy' or 'concurrency')");
       }
     }
     Map<String, List<Limit>> out = new LinkedHashMap<>();
@@ -247,6 +253,8 @@ public final class Policies {
     }
     EnvoyConfig envoy = envoyNode == null ? null
         : EnvoyConfig.section(source, envoyNode, ticksPerSecond, out.keySet(), problems);
+    Map<String, ConcurrencySpec> concurrency = concurrencyNode == null ? Map.of()
+        : concurrency(source, concurrencyNode, problems);
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
@@ -254,7 +262,148 @@ public final class Policies {
         Collections.unmodifiableMap(keys), Collections.unmodifiableMap(groups),
         store);
     p.envoy = envoy;
+    p.concurrency = concurrency;
     return p;
+  }
+
+  private Map<String, ConcurrencySpec> concurrency = Map.of();
+
+  /** The file's {@code concurrency:} section: named concurrency limits, in file order. */
+  public Map<String, ConcurrencySpec> concurrency() {
+    return concurrency;
+  }
+
+  /**
+   * A concurrency limit of the file ({@code concurrency:}), served by {@code /v1/permits}.
+   *
+   * @param limit the most weight in flight per key
+   * @param lease how long a permit lasts without a renewal
+   * @param maxWaiters acquisitions that may wait per key
+   * @param shares each priority's share of the permits (those given)
+   * @param maximumKeys keys held at once
+   */
+  public record ConcurrencySpec(int limit, Duration lease, int maxWaiters,
+      Map<Priority, Double> shares, long maximumKeys) {}
+
+  private static final Set<String> CONCURRENCY_KEYS =
+      Set.of("limit", "lease", "maxWaiters", "shares", "maximumKeys");
+
+  private static Map<String, ConcurrencySpec> concurrency(String source, Node node,
+      List<String> problems) {
+    if (!(node instanceof MappingNode m) || m.getValue().isEmpty()) {
+      problems.add(at(source, node) + "'concurrency' must map limit names to their settings"
+          + " (limit, lease, maxWaiters, shares, maximumKeys)");
+      return Map.of();
+    }
+    Map<String, ConcurrencySpec> out = new LinkedHashMap<>();
+    for (NodeTuple t : m.getValue()) {
+      String name = scalar(t.getKeyNode());
+      String what = "concurrency '" + name + "'";
+      if (name == null || !NAME.matcher(name).matches()) {
+        problems.add(at(source, t.getKeyNode()) + "a concurrency limit's name must be 1 to 64 of"
+            + " A-Z a-z 0-9 _ . - but was '" + name + "'");
+        continue;
+      }
+      if (!(t.getValueNode() instanceof MappingNode settings)) {
+        problems.add(at(source, t.getValueNode()) + what + ": must be a mapping such as"
+            + " {limit: 20, lease: 30s}");
+        continue;
+      }
+      int before = problems.size();
+      double limit = Double.NaN;
+      Duration lease = Duration.ofSeconds(30);
+      double maxWaiters = 0;
+      double maximumKeys = 100_000;
+      Map<Priority, Double> shares = new EnumMap<>(Priority.class);
+      for (NodeTuple f : settings.getValue()) {
+        String k = scalar(f.getKeyNode());
+        Node v = f.getValueNode();
+        if (k == null || !CONCURRENCY_KEYS.contains(k)) {
+          problems.add(at(source, f.getKeyNode()) + what + ": unknown key '" + k
+              + "' (expected one of " + String.join(", ", new TreeSet<>(CONCURRENCY_KEYS)) + ")");
+          continue;
+        }
+        switch (k) {
+          case "limit" -> limit = whole(source, what, k, v, 1, Integer.MAX_VALUE, problems);
+          case "maxWaiters" -> maxWaiters = whole(source, what, k, v, 0, 1_000_000, problems);
+          case "maximumKeys" -> maximumKeys = whole(source, what, k, v, 1, 1_000_000_000,
+              problems);
+          case "lease" -> {
+            Duration d = duration(source, what, k, v, problems);
+            if (d != null && (d.toMillis() < 1 || d.compareTo(Duration.ofDays(1)) > 0)) {
+              problems.add(at(source, v) + what + ": 'lease' must be between 1ms and 1d but was '"
+                  + scalar(v) + "'");
+            } else if (d != null) {
+              lease = d;
+            }
+          }
+          default -> shares(source, what, v, shares, problems);
+        }
+      }
+      if (settings.getValue().stream().noneMatch(f -> "limit".equals(scalar(f.getKeyNode())))) {
+        problems.add(at(source, t.getKeyNode()) + what + ": 'limit' is missing (the most"
+            + " permits in flight per key)");
+      }
+      double above = 1;
+      for (Priority p : Priority.values()) {
+        double share = shares.getOrDefault(p, 1.0);
+        if (share > above) {
+          problems.add(at(source, settings) + what + ": the share of " + p.name().toLowerCase(
+              Locale.ROOT) + " (" + share + ") is above a higher priority's (" + above + ")");
+        }
+        above = Math.min(above, share);
+      }
+      if (problems.size() == before) {
+        out.put(name, new ConcurrencySpec((int) limit, lease, (int) maxWaiters, Map.copyOf(shares),
+            (long) maximumKeys));
+      }
+    }
+    return Collections.unmodifiableMap(out);
+  }
+
+  /** A whole number from {@code min} to {@code max}; NaN (and a problem) otherwise. */
+  private static double whole(String source, String what, String key, Node v, long min, long max,
+      List<String> problems) {
+    double n = number(source, what, key, v, problems);
+    if (Double.isNaN(n)) {
+      return n;
+    }
+    if (n != Math.rint(n) || n < min || n > max) {
+      problems.add(at(source, v) + what + ": '" + key + "' must be a whole number from " + min
+          + " to " + max + " but was '" + scalar(v) + "'");
+      return Double.NaN;
+    }
+    return n;
+  }
+
+  private static void shares(String source, String what, Node node, Map<Priority, Double> shares,
+      List<String> problems) {
+    if (!(node instanceof MappingNode m)) {
+      problems.add(at(source, node) + what + ": 'shares' must map critical, normal or sheddable"
+          + " to a share from 0 to 1");
+      return;
+    }
+    for (NodeTuple t : m.getValue()) {
+      String k = scalar(t.getKeyNode());
+      Priority p = k == null ? null : switch (k) {
+        case "critical" -> Priority.CRITICAL;
+        case "normal" -> Priority.NORMAL;
+        case "sheddable" -> Priority.SHEDDABLE;
+        default -> null;
+      };
+      if (p == null) {
+        problems.add(at(source, t.getKeyNode()) + what + ": unknown priority '" + k
+            + "' (expected critical, normal or sheddable)");
+        continue;
+      }
+      double share = number(source, what, k, t.getValueNode(), problems);
+      if (!Double.isNaN(share) && !(share >= 0 && share <= 1)) {
+        problems.add(at(source, t.getValueNode()) + what + ": the share of " + k + " must be"
+            + " between 0 and 1 but was '" + scalar(t.getValueNode()) + "'");
+      } else if (!Double.isNaN(share)) {
+        shares.put(p, share);
+      }
+    }
   }
 
   private static Node groupNode(Node policy) {

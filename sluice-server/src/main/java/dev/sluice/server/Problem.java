@@ -20,6 +20,10 @@ enum Problem {
   UNKNOWN_POLICY(400, "unknown-policy", "Unknown policy"),
   BATCH_TOO_LARGE(400, "batch-too-large", "Batch too large"),
   RATE_LIMITED(429, "rate-limited", "Rate limited"),
+  INVALID_PERMIT_REQUEST(400, "invalid-permit-request", "Invalid permit request"),
+  UNKNOWN_LIMIT(400, "unknown-limit", "Unknown concurrency limit"),
+  NO_PERMIT(429, "no-permit", "No permit"),
+  UNKNOWN_PERMIT(404, "unknown-permit", "Unknown permit"),
   STORE_UNAVAILABLE(503, "store-unavailable", "Store unavailable"),
   /** Any other status: about:blank with the status phrase. */
   HTTP(0, null, null);

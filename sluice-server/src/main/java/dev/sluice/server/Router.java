@@ -10,14 +10,16 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The service's endpoints: {@code POST /v1/check} (after the bearer token, when one is set),
- * {@code /healthz}, {@code /readyz} and {@code /metrics}; 404 and 405 as problem documents.
+ * The service's endpoints: {@code POST /v1/check} and {@code /v1/permits} (after the bearer
+ * token, when one is set), {@code /healthz}, {@code /readyz} and {@code /metrics}; 404 and 405 as
+ * problem documents.
  */
 final class Router extends Handler.Abstract {
   private static final System.Logger LOG = System.getLogger(Router.class.getName());
 
   private final BodyReader bodies;
   private final CheckEndpoint check;
+  private final PermitEndpoint permits;
   private final Responses responses;
   /** {@code Authorization} expected on /v1/, as bytes; null when no token is set. */
   private final byte[] token;
@@ -25,10 +27,11 @@ final class Router extends Handler.Abstract {
   private final Supplier<String> notReady;
   private final Supplier<String> metrics;
 
-  Router(BodyReader bodies, CheckEndpoint check, Responses responses, String token,
-      Supplier<String> notReady, Supplier<String> metrics) {
+  Router(BodyReader bodies, CheckEndpoint check, PermitEndpoint permits, Responses responses,
+      String token, Supplier<String> notReady, Supplier<String> metrics) {
     this.bodies = bodies;
     this.check = check;
+    this.permits = permits;
     this.responses = responses;
     this.token = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
     this.notReady = notReady;
@@ -58,8 +61,17 @@ final class Router extends Handler.Abstract {
         }
         case "/metrics" -> responses.text(x, 200, metrics.get(),
             "text/plain; version=0.0.4; charset=utf-8");
-        default -> throw new Refusal(404, Problem.HTTP, "no such endpoint: " + path
-            + " (POST /v1/check, GET /healthz, /readyz, /metrics)");
+        default -> {
+          if (path.startsWith("/v1/permits")) {
+            authenticate(request);
+            if (permits.handle(x, method, path)) {
+              break;
+            }
+          }
+          throw new Refusal(404, Problem.HTTP, "no such endpoint: " + path
+              + " (POST /v1/check, POST /v1/permits, POST /v1/permits/<id>/renew,"
+              + " DELETE /v1/permits/<id>, GET /healthz, /readyz, /metrics)");
+        }
       }
     } catch (Refusal r) {
       refuse(responses, x, r, true);

@@ -41,6 +41,8 @@ public final class SluiceServer implements AutoCloseable {
   private final SharedStore shared;
   private final PolicyRegistry registry;
   private final BodyReader bodies;
+  /** {@code /v1/permits}: the file's concurrency limits. */
+  private final PermitEndpoint permits;
   private final HttpEndpoint http;
   /** Envoy's rate limit service on {@link Options#grpcPort}; null when off. */
   private final EnvoyService envoy;
@@ -83,8 +85,12 @@ public final class SluiceServer implements AutoCloseable {
     this.bodies = new BodyReader(responses, options.requestTimeout.toMillis());
     CheckEndpoint check = new CheckEndpoint(new CheckCodec(options, registry, JSON), bodies,
         responses, metrics, options.maxBodyBytes);
-    this.http = new HttpEndpoint(options, new Router(bodies, check, responses, options.token,
-        () -> notReady(store), () -> metrics.render(registry.counters(), options.leases != null)),
+    this.permits = new PermitEndpoint(PermitEndpoint.limiters(initial, store, storeFailure,
+        breaker), bodies, responses, JSON, options.maxBodyBytes, options.maximumKeys,
+        options.maxKeyLength);
+    this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
+        options.token, () -> notReady(store),
+        () -> metrics.render(registry.counters(), options.leases != null) + permits.render()),
         responses.errorHandler());
 
     if ((options.configFile != null || envoy != null) && !options.reloadEvery.isZero()) {
@@ -207,6 +213,7 @@ public final class SluiceServer implements AutoCloseable {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
     }
     registry.closeAll();
+    permits.close();
     if (envoy != null) {
       envoy.close();
     }

@@ -54,7 +54,7 @@ class PoliciesTest {
     fails("policies:\n  a: {algorithm: leaky-bucket, capacity: 1, rate: 1/s, colour: red}\n  b: {capacity: 1}\n",
         "p.yaml:2: policy 'a': unknown key 'colour' (expected one of algorithm, capacity, rate, limit, window, penalty, name, maximumKeys)",
         "p.yaml:3: policy 'b': 'algorithm' is missing (leaky-bucket, token-bucket, gcra, fixed-window or sliding-window)");
-    fails("policy:\n  a: {}\n", "p.yaml:1: unknown key 'policy' (expected 'policies', 'store' or 'envoy')", "p.yaml:1: 'policies' is missing");
+    fails("policy:\n  a: {}\n", "p.yaml:1: unknown key 'policy' (expected 'policies', 'store', 'envoy' or 'concurrency')", "p.yaml:1: 'policies' is missing");
     fails("policies:\n  'bad name': {algorithm: gcra, burst: 1, rate: 1/s}\n",
         "p.yaml:2: policy name must be 1 to 64 of A-Z a-z 0-9 _ . - but was 'bad name'");
     fails("policies:\n  a: {algorithm: gcra, burst: 1, rate: 1/s}\n  a: {algorithm: gcra, burst: 1, rate: 1/s}\n",

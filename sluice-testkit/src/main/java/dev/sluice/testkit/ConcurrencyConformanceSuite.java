@@ -329,6 +329,12 @@ public abstract class ConcurrencyConformanceSuite {
     Acquisition a = get(waiting);
     assertThat(a.refusal()).isEqualTo(Refusal.TIMED_OUT);
     held.close();
+    // on a store, an ask for the waiter may still be answered: a permit granted to a waiter that
+    // left is released at once, so the key comes back to zero
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (l.inFlight("k") != 0 && System.nanoTime() < end) {
+      Thread.sleep(1);
+    }
     assertThat(l.inFlight("k")).isZero();
     assertThat(l.waiting("k")).isZero();
   }

@@ -1,0 +1,94 @@
+package dev.sluice.benchmarks;
+
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.redis.RedisStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+import redis.embedded.RedisServer;
+
+/**
+ * Acquire-and-release pairs per second on one Redis (issue 27, part 5): Sluice's concurrency
+ * limiter on a {@link RedisStore} against a plain sorted-set script doing the same work (drop
+ * ended leases, count, add the permit with its lease, set the expiry; then remove it), sent
+ * through Lettuce with EVALSHA, one call each way as Sluice makes. 1, 16 and 64 callers, on one
+ * hot key (limit high enough that every pair fits) and on 100,000 keys.
+ *
+ * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
+ * dev.sluice.benchmarks.RedisPermitLoad [redis://host:port] [seconds]}; with no URI it starts a
+ * Redis 6.2 (embedded-redis) on loopback.
+ */
+public final class RedisPermitLoad {
+  /** The plain script: what any sorted-set permit limiter does, and nothing more. */
+  static final String ACQUIRE = String.join("\n",
+      "local t = redis.call('TIME')",
+      "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)",
+      "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)",
+      "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end",
+      "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])",
+      "redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))",
+      "return 1");
+  static final String RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])";
+
+  private RedisPermitLoad() {}
+
+  public static void main(String[] args) throws Exception {
+    String uri = args.length > 0 && args[0].startsWith("redis") ? args[0] : null;
+    int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    RedisServer server = LoadHarness.embeddedRedisUnless(uri);
+    uri = LoadHarness.redisUri(uri, server);
+    System.out.printf(Locale.ROOT, "redis: %s, %d s per run, %d cores; pairs (acquire +"
+        + " release) per second%n", uri, seconds, Runtime.getRuntime().availableProcessors());
+    LoadHarness.header();
+    RedisClient client = RedisClient.create(uri);
+    try (RedisStore store = RedisStore.builder(uri).prefix("perm:")
+        .commandTimeout(Duration.ofSeconds(5)).build();
+        ConcurrencyLimiter sluice = ConcurrencyLimiter.builder().limit(1_000_000)
+            .lease(Duration.ofSeconds(30)).store(store).build();
+        StatefulRedisConnection<String, String> conn = client.connect()) {
+      RedisCommands<String, String> redis = conn.sync();
+      String acquireSha = redis.scriptLoad(ACQUIRE);
+      String releaseSha = redis.scriptLoad(RELEASE);
+      AtomicLong ids = new AtomicLong();
+      for (int keys : new int[] {1, 100_000}) {
+        String[] names = new String[keys];
+        String[] plainKeys = new String[keys];
+        for (int i = 0; i < keys; i++) {
+          names[i] = "tenant:" + i;
+          plainKeys[i] = "plain:{tenant:" + i + "}:permits";
+        }
+        for (int callers : new int[] {1, 16, 64}) {
+          LoadHarness.run("sluice", keys, callers, seconds, k -> {
+            Acquisition a = sluice.tryAcquire(names[k]);
+            if (!a.isAcquired()) {
+              return false;
+            }
+            a.permit().close();
+            return true;
+          });
+          LoadHarness.run("plain", keys, callers, seconds, k -> {
+            String id = Long.toString(ids.incrementAndGet(), 36);
+            String[] key = {plainKeys[k]};
+            Long got = redis.evalsha(acquireSha, ScriptOutputType.INTEGER, key, id, "1000000",
+                "30000");
+            if (got == null || got != 1L) {
+              return false;
+            }
+            redis.evalsha(releaseSha, ScriptOutputType.INTEGER, key, id);
+            return true;
+          });
+        }
+      }
+    } finally {
+      client.shutdown();
+      if (server != null) {
+        server.stop();
+      }
+    }
+  }
+}

@@ -1,0 +1,399 @@
+package dev.sluice.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.ConcurrencyStats;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.http.ConcurrencyAnswers;
+import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.PrefixedPermitStore;
+import dev.sluice.spi.StoreKeys;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The concurrency limits of the policies file's {@code concurrency:} section over HTTP:
+ * {@code POST /v1/permits} acquires a permit (200 with its id, or 429/503 as a problem document
+ * saying why), {@code POST /v1/permits/<id>/renew} extends its lease, and
+ * {@code DELETE /v1/permits/<id>} releases it (with {@code ?outcome=success|dropped|ignored}).
+ * An id that is unknown, released or whose lease ended is a {@code 404} problem document, never
+ * an error page. Ids are 128 random bits: one client cannot guess another's. The permits held are
+ * bounded ({@code --max-permits}); a permit whose lease ended is forgotten at the next sweep.
+ */
+final class PermitEndpoint {
+  private static final System.Logger LOG = System.getLogger(PermitEndpoint.class.getName());
+  private static final Set<String> FIELDS = Set.of("limit", "key", "weight", "priority", "waitMs");
+
+  private final Map<String, ConcurrencyLimiter> limiters;
+  private final BodyReader bodies;
+  private final Responses responses;
+  private final ObjectMapper json;
+  private final int maxBodyBytes;
+  private final long maxPermits;
+  private final int maxKeyLength;
+  private final ConcurrentHashMap<String, Permit> held = new ConcurrentHashMap<>();
+  private final AtomicLong heldCount = new AtomicLong();
+  private final SecureRandom random = new SecureRandom();
+  /** Forgets ended permits every second; null when there is no concurrency limit. */
+  private final ScheduledExecutorService sweeper;
+
+  PermitEndpoint(Map<String, ConcurrencyLimiter> limiters, BodyReader bodies, Responses responses,
+      ObjectMapper json, int maxBodyBytes, long maxPermits, int maxKeyLength) {
+    this.limiters = limiters;
+    this.bodies = bodies;
+    this.responses = responses;
+    this.json = json;
+    this.maxBodyBytes = maxBodyBytes;
+    this.maxPermits = maxPermits;
+    this.maxKeyLength = maxKeyLength;
+    if (limiters.isEmpty()) {
+      this.sweeper = null;
+    } else {
+      this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-permit-sweep");
+        t.setDaemon(true);
+        return t;
+      });
+      sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The concurrency limiters of a policies file, on the shared store when it holds permits. */
+  static Map<String, ConcurrencyLimiter> limiters(Policies policies, DecisionStore store,
+      StoreFailure failure, CircuitBreakerSettings breaker) {
+    Map<String, ConcurrencyLimiter> out = new LinkedHashMap<>();
+    policies.concurrency().forEach((name, spec) -> {
+      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().limit(spec.limit())
+          .lease(spec.lease()).maxWaiters(spec.maxWaiters()).maximumKeys(spec.maximumKeys());
+      spec.shares().forEach(b::share);
+      if (store instanceof PermitStore permits) {
+        b.store(new PrefixedPermitStore(permits, "permits:" + name)).circuitBreaker(breaker)
+            .onStoreFailure(failure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
+                : failure);
+      }
+      out.put(name, b.build());
+    });
+    return Collections.unmodifiableMap(out);
+  }
+
+  /** Stops the sweep and closes the limiters (their waiters are refused). */
+  void close() {
+    if (sweeper != null) {
+      sweeper.shutdownNow();
+    }
+    limiters.values().forEach(ConcurrencyLimiter::close);
+  }
+
+  /** Routes {@code /v1/permits...}; false when the path is not one of this endpoint's. */
+  boolean handle(Exchange x, String method, String path) throws Refusal {
+    if (path.equals("/v1/permits")) {
+      if (!method.equals("POST")) {
+        x.response.getHeaders().put("Allow", "POST");
+        throw new Refusal(405, Problem.HTTP, "use POST for /v1/permits");
+      }
+      acquire(x);
+      return true;
+    }
+    if (!path.startsWith("/v1/permits/")) {
+      return false;
+    }
+    String rest = path.substring("/v1/permits/".length());
+    if (rest.endsWith("/renew")) {
+      if (!method.equals("POST")) {
+        x.response.getHeaders().put("Allow", "POST");
+        throw new Refusal(405, Problem.HTTP, "use POST for /v1/permits/<id>/renew");
+      }
+      renew(x, rest.substring(0, rest.length() - "/renew".length()));
+      return true;
+    }
+    if (!method.equals("DELETE")) {
+      x.response.getHeaders().put("Allow", "DELETE");
+      throw new Refusal(405, Problem.HTTP, "use DELETE for /v1/permits/<id> (a release)");
+    }
+    release(x, rest, x.request.getHttpURI().getQuery());
+    return true;
+  }
+
+  private void acquire(Exchange x) throws Refusal {
+    if (x.request.getLength() > maxBodyBytes) {
+      throw new Refusal(413, Problem.HTTP, "the body is " + x.request.getLength()
+          + " bytes; at most " + maxBodyBytes + " are accepted");
+    }
+    bodies.read(x, maxBodyBytes, (body, failure) -> {
+      try {
+        if (failure instanceof BodyReader.TooLarge) {
+          throw new Refusal(413, Problem.HTTP, "the body is more than " + maxBodyBytes + " bytes");
+        } else if (failure != null) {
+          throw new Refusal(400, Problem.HTTP, "the body could not be read: "
+              + failure.getMessage());
+        }
+        acquire(x, body);
+      } catch (Refusal r) {
+        Router.refuse(responses, x, r, failure != null);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "unexpected failure on POST /v1/permits", e);
+        responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+      }
+    });
+  }
+
+  private void acquire(Exchange x, byte[] body) throws Refusal {
+    JsonNode root;
+    try {
+      root = json.readTree(body);
+    } catch (Exception e) {
+      throw new Refusal(Problem.MALFORMED_JSON, "the body is not JSON: send {\"limit\": ...,"
+          + " \"key\": ...}");
+    }
+    if (root == null || !root.isObject()) {
+      throw new Refusal(Problem.MALFORMED_JSON, "the body must be a JSON object such as"
+          + " {\"limit\": \"db\", \"key\": \"orders\"}");
+    }
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!FIELDS.contains(f)) {
+        throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "unknown field '" + f + "' (expected "
+            + new TreeSet<>(FIELDS) + ")");
+      }
+    }
+    String name = text(root, "limit");
+    ConcurrencyLimiter limiter = limiters.get(name);
+    if (limiter == null) {
+      throw new Refusal(Problem.UNKNOWN_LIMIT, "no concurrency limit '" + name + "' (the"
+          + " policies file's concurrency section has " + new TreeSet<>(limiters.keySet()) + ")");
+    }
+    String key = text(root, "key");
+    if (key.length() > maxKeyLength || StoreKeys.problem(key) != null) {
+      throw new Refusal(Problem.INVALID_PERMIT_REQUEST, key.length() > maxKeyLength
+          ? "'key' is longer than " + maxKeyLength + " characters" : "'key' "
+          + StoreKeys.problem(key));
+    }
+    int weight = root.has("weight") ? whole(root, "weight", 1, Integer.MAX_VALUE) : 1;
+    long waitMs = root.has("waitMs") ? whole(root, "waitMs", 0, 60_000) : 0;
+    Priority priority = Priority.NORMAL;
+    if (root.has("priority")) {
+      String p = text(root, "priority");
+      try {
+        priority = Priority.valueOf(p.toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "'priority' must be critical, normal"
+            + " or sheddable but was '" + p + "'");
+      }
+    }
+    if (heldCount.get() >= maxPermits) {
+      sweep();
+      if (heldCount.get() >= maxPermits) {
+        throw new Refusal(503, Problem.HTTP, "the service holds its maximum of " + maxPermits
+            + " permits");
+      }
+    }
+    Priority p = priority;
+    limiter.acquireAsync(key, weight, p, Duration.ofMillis(waitMs)).whenComplete((a, failure) -> {
+      if (failure != null) {
+        LOG.log(System.Logger.Level.ERROR, "unexpected failure acquiring a permit", failure);
+        responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+      } else {
+        answer(x, name, key, a);
+      }
+    });
+  }
+
+  private void answer(Exchange x, String name, String key, Acquisition a) {
+    if (a.isAcquired()) {
+      String id = newId();
+      Permit permit = a.permit();
+      held.put(id, permit);
+      heldCount.incrementAndGet();
+      long leaseMillis = Math.max(0, (permit.expiresAtNanos() - permit.acquiredAtNanos())
+          / 1_000_000);
+      responses.json(x, 200, "application/json", g -> {
+        g.writeStartObject();
+        g.writeStringField("limit", name);
+        g.writeStringField("key", key);
+        g.writeBooleanField("acquired", true);
+        g.writeStringField("permit", id);
+        g.writeNumberField("weight", permit.weight());
+        g.writeNumberField("inFlight", a.inFlight());
+        g.writeNumberField("max", a.limit());
+        g.writeNumberField("leaseMs", leaseMillis);
+        g.writeEndObject();
+      });
+      return;
+    }
+    dev.sluice.concurrency.Refusal why = a.refusal();
+    boolean unavailable = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).status() == 503;
+    Problem p = unavailable ? Problem.STORE_UNAVAILABLE : Problem.NO_PERMIT;
+    String detail = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).detail();
+    x.response.getHeaders().put("Retry-After", "1");
+    responses.json(x, p.status, Problem.MEDIA_TYPE, g -> {
+      g.writeStartObject();
+      p.write(g, p.status, detail);
+      g.writeStringField("limit", name);
+      g.writeStringField("key", key);
+      g.writeBooleanField("acquired", false);
+      g.writeStringField("reason", why.name().toLowerCase(Locale.ROOT));
+      g.writeNumberField("inFlight", a.inFlight());
+      g.writeNumberField("max", a.limit());
+      g.writeEndObject();
+    });
+  }
+
+  private void renew(Exchange x, String id) throws Refusal {
+    Permit p = held.get(id);
+    if (p == null || !p.renew()) {
+      forget(id, p);
+      throw new Refusal(Problem.UNKNOWN_PERMIT, "no permit '" + shown(id) + "' is in flight:"
+          + " it was released, its lease ended, or it never was");
+    }
+    long leaseMillis = Math.max(0, (p.expiresAtNanos() - System.nanoTime()) / 1_000_000);
+    responses.json(x, 200, "application/json", g -> {
+      g.writeStartObject();
+      g.writeStringField("permit", id);
+      g.writeBooleanField("renewed", true);
+      g.writeNumberField("leaseMs", leaseMillis);
+      g.writeEndObject();
+    });
+  }
+
+  private void release(Exchange x, String id, String query) throws Refusal {
+    Outcome outcome = Outcome.SUCCESS;
+    if (query != null && !query.isEmpty()) {
+      if (!query.startsWith("outcome=")) {
+        throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "the only query parameter is"
+            + " outcome=success|dropped|ignored but was '" + shown(query) + "'");
+      }
+      String o = query.substring("outcome=".length());
+      outcome = switch (o.toLowerCase(Locale.ROOT)) {
+        case "success" -> Outcome.SUCCESS;
+        case "dropped" -> Outcome.DROPPED;
+        case "ignored" -> Outcome.IGNORED;
+        default -> throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "outcome must be success,"
+            + " dropped or ignored but was '" + shown(o) + "'");
+      };
+    }
+    Permit p = held.remove(id);
+    if (p != null) {
+      heldCount.decrementAndGet();
+    }
+    if (p == null || !p.release(outcome)) {
+      throw new Refusal(Problem.UNKNOWN_PERMIT, "no permit '" + shown(id) + "' is in flight:"
+          + " it was released, its lease ended, or it never was");
+    }
+    responses.json(x, 200, "application/json", g -> {
+      g.writeStartObject();
+      g.writeStringField("permit", id);
+      g.writeBooleanField("released", true);
+      g.writeEndObject();
+    });
+  }
+
+  private void forget(String id, Permit p) {
+    if (p != null && held.remove(id, p)) {
+      heldCount.decrementAndGet();
+    }
+  }
+
+  /** Forgets permits whose lease has ended (the limiter has let them go). */
+  void sweep() {
+    long now = System.nanoTime();
+    held.forEach((id, p) -> {
+      if (!p.isActive() || now - p.expiresAtNanos() >= 0) {
+        forget(id, p);
+      }
+    });
+  }
+
+  /** Permits the service holds ids for now. */
+  long held() {
+    return heldCount.get();
+  }
+
+  /** The limiters' figures, in the Prometheus text format. */
+  String render() {
+    if (limiters.isEmpty()) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder(512);
+    b.append("# HELP sluice_concurrency_in_flight Weight of the permits in flight, by limit.\n");
+    b.append("# TYPE sluice_concurrency_in_flight gauge\n");
+    limiters.forEach((name, l) -> b.append("sluice_concurrency_in_flight{limit=\"").append(name)
+        .append("\"} ").append(l.stats().inFlight()).append('\n'));
+    b.append("# HELP sluice_concurrency_acquired_total Permits acquired, by limit.\n");
+    b.append("# TYPE sluice_concurrency_acquired_total counter\n");
+    limiters.forEach((name, l) -> b.append("sluice_concurrency_acquired_total{limit=\"")
+        .append(name).append("\"} ").append(l.stats().acquired()).append('\n'));
+    b.append("# HELP sluice_concurrency_refused_total Acquisitions refused, by limit and reason.\n");
+    b.append("# TYPE sluice_concurrency_refused_total counter\n");
+    limiters.forEach((name, l) -> {
+      ConcurrencyStats s = l.stats();
+      for (dev.sluice.concurrency.Refusal r : dev.sluice.concurrency.Refusal.values()) {
+        b.append("sluice_concurrency_refused_total{limit=\"").append(name).append("\",reason=\"")
+            .append(r.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.refused(r))
+            .append('\n');
+      }
+    });
+    b.append("# HELP sluice_concurrency_ended_total Permits that ended, by limit and outcome.\n");
+    b.append("# TYPE sluice_concurrency_ended_total counter\n");
+    limiters.forEach((name, l) -> {
+      ConcurrencyStats s = l.stats();
+      for (Outcome o : Outcome.values()) {
+        b.append("sluice_concurrency_ended_total{limit=\"").append(name).append("\",outcome=\"")
+            .append(o.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.ended(o))
+            .append('\n');
+      }
+    });
+    b.append("# HELP sluice_concurrency_permits_held Permit ids the service holds.\n");
+    b.append("# TYPE sluice_concurrency_permits_held gauge\n");
+    b.append("sluice_concurrency_permits_held ").append(heldCount.get()).append('\n');
+    return b.toString();
+  }
+
+  private String newId() {
+    byte[] bytes = new byte[16];
+    random.nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  private static String text(JsonNode root, String field) throws Refusal {
+    JsonNode v = root.get(field);
+    if (v == null || !v.isTextual() || v.asText().isEmpty()) {
+      throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "'" + field + "' must be a non-empty"
+          + " string" + (v == null ? " but is missing" : " but was " + v));
+    }
+    return v.asText();
+  }
+
+  private static int whole(JsonNode root, String field, int min, int max) throws Refusal {
+    JsonNode v = root.get(field);
+    if (!v.canConvertToInt() || !v.isIntegralNumber() || v.asInt() < min || v.asInt() > max) {
+      throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "'" + field + "' must be a whole number"
+          + " from " + min + " to " + max + " but was " + v);
+    }
+    return v.asInt();
+  }
+
+  private static String shown(String s) {
+    return s.length() > 64 ? s.substring(0, 64) + "..." : s;
+  }
+}

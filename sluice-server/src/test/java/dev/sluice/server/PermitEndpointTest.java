@@ -1,0 +1,213 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code /v1/permits} over real HTTP: acquire, renew and release by permit id, a refusal that
+ * says why, an unknown or ended permit answered 404 as a problem document, bad requests named,
+ * and the figures in {@code /metrics}.
+ */
+class PermitEndpointTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private SluiceServer server;
+
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private void start(String lease) throws Exception {
+    Path file = dir.resolve("sluice.yaml");
+    Files.writeString(file, """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        concurrency:
+          db: {limit: 2, lease: %s, shares: {sheddable: 0.5}}
+        """.formatted(lease));
+    server = SluiceServer.start(new Options().port(0).config(file));
+  }
+
+  private HttpResponse<String> send(String method, String path, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()
+        + path)).method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+        : HttpRequest.BodyPublishers.ofString(body));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> acquire(String body) throws Exception {
+    return send("POST", "/v1/permits", body);
+  }
+
+  private static JsonNode json(HttpResponse<String> r) throws Exception {
+    return JSON.readTree(r.body());
+  }
+
+  @Test
+  void acquireRenewRelease_byPermitId_andAFullLimitSaysWhy() throws Exception {
+    start("30s");
+    HttpResponse<String> one = acquire("{\"limit\":\"db\",\"key\":\"orders\"}");
+    assertThat(one.statusCode()).isEqualTo(200);
+    JsonNode first = json(one);
+    assertThat(first.get("acquired").asBoolean()).isTrue();
+    assertThat(first.get("inFlight").asInt()).isEqualTo(1);
+    assertThat(first.get("max").asInt()).isEqualTo(2);
+    assertThat(first.get("leaseMs").asLong()).isEqualTo(30_000);
+    String id = first.get("permit").asText();
+    assertThat(id).matches("[0-9a-f]{32}");
+    HttpResponse<String> two = acquire("{\"limit\":\"db\",\"key\":\"orders\",\"weight\":1}");
+    assertThat(two.statusCode()).isEqualTo(200);
+    HttpResponse<String> full = acquire("{\"limit\":\"db\",\"key\":\"orders\"}");
+    assertThat(full.statusCode()).isEqualTo(429);
+    assertThat(full.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(full.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/problem+json");
+    JsonNode refused = json(full);
+    assertThat(refused.get("type").asText()).isEqualTo("urn:sluice:problem:no-permit");
+    assertThat(refused.get("reason").asText()).isEqualTo("full");
+    assertThat(refused.get("inFlight").asInt()).isEqualTo(2);
+    assertThat(acquire("{\"limit\":\"db\",\"key\":\"other\"}").statusCode()).isEqualTo(200);
+
+    HttpResponse<String> renewed = send("POST", "/v1/permits/" + id + "/renew", null);
+    assertThat(renewed.statusCode()).isEqualTo(200);
+    assertThat(json(renewed).get("renewed").asBoolean()).isTrue();
+    assertThat(get("/metrics")).contains("sluice_concurrency_in_flight{limit=\"db\"} 3")
+        .contains("sluice_concurrency_refused_total{limit=\"db\",reason=\"full\"} 1")
+        .contains("sluice_concurrency_permits_held 3");
+
+    HttpResponse<String> released = send("DELETE", "/v1/permits/" + id + "?outcome=dropped", null);
+    assertThat(released.statusCode()).isEqualTo(200);
+    assertThat(json(released).get("released").asBoolean()).isTrue();
+    HttpResponse<String> again = send("DELETE", "/v1/permits/" + id, null);
+    assertThat(again.statusCode()).isEqualTo(404);
+    assertThat(json(again).get("type").asText()).isEqualTo("urn:sluice:problem:unknown-permit");
+    assertThat(send("POST", "/v1/permits/" + id + "/renew", null).statusCode()).isEqualTo(404);
+    assertThat(send("DELETE", "/v1/permits/0123", null).statusCode()).isEqualTo(404);
+    assertThat(acquire("{\"limit\":\"db\",\"key\":\"orders\"}").statusCode()).isEqualTo(200);
+    assertThat(get("/metrics"))
+        .contains("sluice_concurrency_ended_total{limit=\"db\",outcome=\"dropped\"} 1");
+  }
+
+  private String get(String path) throws Exception {
+    return send("GET", path, null).body();
+  }
+
+  /** The section is read at start: a reload that changes it leaves the limits as they were. */
+  @Test
+  void aReload_leavesTheConcurrencyLimitsAsTheyWere() throws Exception {
+    start("30s");
+    Files.writeString(dir.resolve("sluice.yaml"), """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        concurrency:
+          db: {limit: 5}
+        """);
+    server.reload();
+    acquire("{\"limit\":\"db\",\"key\":\"k\"}");
+    acquire("{\"limit\":\"db\",\"key\":\"k\"}");
+    assertThat(json(acquire("{\"limit\":\"db\",\"key\":\"k\"}")).get("max").asInt())
+        .isEqualTo(2);
+  }
+
+  @Test
+  void sheddableRequests_areShedPastTheirShare() throws Exception {
+    start("30s");
+    assertThat(acquire("{\"limit\":\"db\",\"key\":\"k\",\"priority\":\"sheddable\"}")
+        .statusCode()).isEqualTo(200);
+    HttpResponse<String> shed = acquire("{\"limit\":\"db\",\"key\":\"k\",\"priority\":\"sheddable\"}");
+    assertThat(shed.statusCode()).isEqualTo(429);
+    assertThat(json(shed).get("reason").asText()).isEqualTo("shed");
+    assertThat(acquire("{\"limit\":\"db\",\"key\":\"k\",\"priority\":\"critical\"}")
+        .statusCode()).isEqualTo(200);
+  }
+
+  /** A permit whose lease ended is gone: its release is a clear 404, and its weight is back. */
+  @Test
+  void aPermitWhoseLeaseEnded_isUnknown() throws Exception {
+    start("100ms");
+    String id = json(acquire("{\"limit\":\"db\",\"key\":\"k\"}")).get("permit").asText();
+    acquire("{\"limit\":\"db\",\"key\":\"k\"}");
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    int status = 0;
+    while (System.nanoTime() < deadline) {   // real time: the service's clock is the system's
+      status = acquire("{\"limit\":\"db\",\"key\":\"k\"}").statusCode();
+      if (status == 200) {
+        break;   // the two leases ended: their weight came back
+      }
+      Thread.sleep(20);
+    }
+    assertThat(status).isEqualTo(200);
+    assertThat(send("POST", "/v1/permits/" + id + "/renew", null).statusCode()).isEqualTo(404);
+    assertThat(send("DELETE", "/v1/permits/" + id, null).statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void badRequests_areNamed() throws Exception {
+    start("30s");
+    assertThat(problem(acquire("{\"limit\":\"nope\",\"key\":\"k\"}"), 400))
+        .contains("no concurrency limit 'nope'").contains("[db]");
+    assertThat(problem(acquire("{\"limit\":\"db\"}"), 400)).contains("'key' must be a non-empty");
+    assertThat(problem(acquire("{\"limit\":\"db\",\"key\":\"k\",\"cost\":2}"), 400))
+        .contains("unknown field 'cost'");
+    assertThat(problem(acquire("{\"limit\":\"db\",\"key\":\"k\",\"priority\":\"vip\"}"), 400))
+        .contains("'priority' must be critical, normal or sheddable but was 'vip'");
+    assertThat(problem(acquire("{\"limit\":\"db\",\"key\":\"k\",\"weight\":0}"), 400))
+        .contains("'weight' must be a whole number from 1");
+    assertThat(problem(acquire("{\"limit\":\"db\",\"key\":\"k\",\"weight\":3}"), 429))
+        .contains("the request weighs more than the limit");
+    assertThat(problem(acquire("not json"), 400)).contains("not JSON");
+    assertThat(problem(send("DELETE", "/v1/permits/abc?outcome=maybe", null), 400))
+        .contains("outcome must be success, dropped or ignored but was 'maybe'");
+    assertThat(send("GET", "/v1/permits", null).statusCode()).isEqualTo(405);
+    assertThat(send("GET", "/v1/permits/abc", null).statusCode()).isEqualTo(405);
+  }
+
+  private static String problem(HttpResponse<String> r, int status) {
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+    assertThat(r.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/problem+json");
+    return r.body();
+  }
+
+  @Test
+  void aBadConcurrencySection_failsStartup_namingTheLine() throws Exception {
+    try {
+      Policies.parse("p.yaml", """
+          policies:
+            api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          concurrency:
+            db: {limit: 0, lease: soon, shares: {vip: 0.5, sheddable: 2}}
+            pool: {lease: 1s}
+          """);
+      throw new AssertionError("a bad concurrency section was accepted");
+    } catch (ConfigException e) {
+      assertThat(e.problems()).containsExactlyInAnyOrder(
+          "p.yaml:4: concurrency 'db': 'limit' must be a whole number from 1 to 2147483647 but"
+              + " was '0'",
+          "p.yaml:4: concurrency 'db': 'lease' must be a duration such as 250ms, 30s, 5m, 1h or"
+              + " 1d but was 'soon'",
+          "p.yaml:4: concurrency 'db': unknown priority 'vip' (expected critical, normal or"
+              + " sheddable)",
+          "p.yaml:4: concurrency 'db': the share of sheddable must be between 0 and 1 but was"
+              + " '2'",
+          "p.yaml:5: concurrency 'pool': 'limit' is missing (the most permits in flight per key)");
+    }
+  }
+}
