@@ -17,7 +17,8 @@ import redis.embedded.RedisServer;
  * limiter on a {@link RedisStore} against a plain sorted-set script doing the same work (drop
  * ended leases, count, add the permit with its lease, set the expiry; then remove it), sent
  * through Lettuce with EVALSHA, one call each way as Sluice makes. 1, 16 and 64 callers, on one
- * hot key (limit high enough that every pair fits) and on 100,000 keys.
+ * hot key (limit high enough that every pair fits) and on 100,000 keys. The {@code store} rows
+ * call the store's acquire and release directly (no limiter): the script's share of the cost.
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
  * dev.sluice.benchmarks.RedisPermitLoad [redis://host:port] [seconds]}; with no URI it starts a
@@ -69,6 +70,14 @@ public final class RedisPermitLoad {
               return false;
             }
             a.permit().close();
+            return true;
+          });
+          LoadHarness.run("store", keys, callers, seconds, k -> {
+            String id = "s" + Long.toString(ids.incrementAndGet(), 36);
+            if (!store.acquire(names[k], id, 1, 1_000_000, 30_000).done()) {
+              return false;
+            }
+            store.release(names[k], id, 1);
             return true;
           });
           LoadHarness.run("plain", keys, callers, seconds, k -> {

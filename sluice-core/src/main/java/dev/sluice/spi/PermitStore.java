@@ -21,7 +21,8 @@ import java.util.concurrent.CompletableFuture;
  *   <li>{@link #release}: forgets a permit still held.</li>
  * </ul>
  *
- * <p>Each answers with the weight in flight after the step and the store's clock. The key's
+ * <p>Each answers with the weight in flight after the step (after a release it may still count
+ * leases that ended and that no acquire has dropped yet) and the store's clock. The key's
  * record expires by itself once its last lease has ended: an idle key costs nothing. Ids and keys
  * come checked ({@link StoreKeys}); the conformance suite in {@code sluice-testkit} checks the
  * rest. Implementations are thread-safe.

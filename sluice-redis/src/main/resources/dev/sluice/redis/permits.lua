@@ -2,9 +2,10 @@
 -- release, each one atomic step on Redis TIME in milliseconds.
 --
 -- A key's permits are one sorted set: a permit of weight w is w members (its id, then id#2 to
--- id#w), all scored by the instant its lease ends. Every call first drops the members whose lease
--- has ended (score <= now), so the set's cardinality is the weight in flight; the set expires
--- when its last lease ends, and Redis deletes it when it empties.
+-- id#w), all scored by the instant its lease ends. An acquire, renew or count first drops the
+-- members whose lease has ended (score <= now), so the set's cardinality is the weight in flight;
+-- a release removes its permit only if its lease has not ended. The set expires when its last
+-- lease ends (its expiry only moves later), and Redis deletes it when it empties.
 --
 -- KEYS[1]  the key's sorted set
 -- ARGV[1]  operation: 0 acquire, 1 renew, 2 release, 3 count
@@ -24,43 +25,62 @@ if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-local n = redis.call('ZCARD', key)
-if op ~= OP_ACQUIRE and op ~= OP_RENEW and op ~= OP_RELEASE then
-  return {0, n, now}
-end
 local id = ARGV[3]
 local weight = tonumber(ARGV[4])
 
--- the permit's members, in chunks; each chunk is passed to f(list)
-local function each_chunk(with_score, score, f)
+-- calls command on the permit's members (with score before each when given), in chunks; a
+-- permit of weight 1, the usual one, is one call without building a list; returns the sum of
+-- the replies
+local function on_members(command, flag, score)
+  if weight == 1 then
+    if score then
+      return flag and redis.call(command, key, flag, score, id)
+          or redis.call(command, key, score, id)
+    end
+    return redis.call(command, key, id)
+  end
+  local total = 0
   local list = {}
   for i = 1, weight do
-    if with_score then
+    if score then
       list[#list + 1] = score
     end
     list[#list + 1] = i == 1 and id or (id .. '#' .. i)
     if i % CHUNK == 0 or i == weight then
-      f(list)
+      if flag then
+        total = total + redis.call(command, key, flag, unpack(list))
+      else
+        total = total + redis.call(command, key, unpack(list))
+      end
       list = {}
     end
   end
+  return total
 end
 
--- the set lives until its last lease ends
-local function expire_with_last_lease()
-  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if last[2] then
-    redis.call('PEXPIRE', key, tonumber(last[2]) - now + tonumber(ARGV[7]))
+-- the set lives until its last lease ends: its expiry only ever moves later
+local function expire_with(expires)
+  local ttl = expires - now + tonumber(ARGV[7])
+  if redis.call('PTTL', key) < ttl then
+    redis.call('PEXPIRE', key, ttl)
   end
 end
 
 if op == OP_RELEASE then
+  -- a release needs no count: it removes the permit's members, unless its lease has ended (then
+  -- it changes nothing: the next call drops them), and answers with what the set holds
+  local score = redis.call('ZSCORE', key, id)
   local removed = 0
-  each_chunk(false, 0, function(list)
-    removed = removed + redis.call('ZREM', key, unpack(list))
-  end)
-  return {removed > 0 and 1 or 0, n - removed, now}
+  if score and tonumber(score) > now then
+    removed = on_members('ZREM')
+  end
+  return {removed > 0 and 1 or 0, redis.call('ZCARD', key), now}
+end
+
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+local n = redis.call('ZCARD', key)
+if op ~= OP_ACQUIRE and op ~= OP_RENEW then
+  return {0, n, now}
 end
 
 local held = redis.call('ZSCORE', key, id)
@@ -69,10 +89,8 @@ if op == OP_RENEW then
   if not held then
     return {0, n, now}
   end
-  each_chunk(true, expires, function(list)
-    redis.call('ZADD', key, 'XX', unpack(list))
-  end)
-  expire_with_last_lease()
+  on_members('ZADD', 'XX', expires)
+  expire_with(expires)
   return {1, n, now}
 end
 
@@ -83,8 +101,6 @@ end
 if n + weight > tonumber(ARGV[5]) then
   return {0, n, now}
 end
-each_chunk(true, expires, function(list)
-  redis.call('ZADD', key, unpack(list))
-end)
-expire_with_last_lease()
+on_members('ZADD', nil, expires)
+expire_with(expires)
 return {1, n + weight, now}
