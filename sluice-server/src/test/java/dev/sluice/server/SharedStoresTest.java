@@ -24,6 +24,14 @@ class SharedStoresTest {
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  private HttpResponse<String> permits(SluiceServer s, String method, String path, String body)
+      throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   private HttpResponse<String> get(SluiceServer s, String path) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path)).build(),
         HttpResponse.BodyHandlers.ofString());
@@ -41,7 +49,9 @@ class SharedStoresTest {
         "      parent: {algorithm: leaky-bucket, capacity: 100, rate: 100/1h}",
         "      assured: {algorithm: leaky-bucket, capacity: 10, rate: 10/1h}",
         "      ceiling: {algorithm: leaky-bucket, capacity: 50, rate: 50/1h}",
-        "      key: prefix", ""));
+        "      key: prefix",
+        "concurrency:",
+        "  db: {limit: 1, lease: 1h}", ""));
     return file;
   }
 
@@ -91,6 +101,17 @@ class SharedStoresTest {
           + " above its assured 10").isEqualTo(429);
       assertThat(check(one, "{\"policy\":\"tenants\",\"key\":\"" + tenant
           + "/c\",\"cost\":10}").statusCode()).as("but its assured 10 fits").isEqualTo(200);
+      // a concurrency limit of 1: a permit taken on one instance is in flight for the other
+      String permit = "{\"limit\":\"db\",\"key\":\"orders-" + System.nanoTime() + "\"}";
+      HttpResponse<String> taken = permits(one, "POST", "/v1/permits", permit);
+      assertThat(taken.statusCode()).as(taken.body()).isEqualTo(200);
+      String id = new com.fasterxml.jackson.databind.ObjectMapper().readTree(taken.body())
+          .get("permit").asText();
+      HttpResponse<String> refused = permits(two, "POST", "/v1/permits", permit);
+      assertThat(refused.statusCode()).as("the other instance sees the permit").isEqualTo(429);
+      assertThat(refused.body()).contains("\"reason\":\"full\"");
+      assertThat(permits(one, "DELETE", "/v1/permits/" + id, null).statusCode()).isEqualTo(200);
+      assertThat(permits(two, "POST", "/v1/permits", permit).statusCode()).isEqualTo(200);
     }
   }
 

@@ -2,6 +2,11 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.Refusal;
+import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.PrefixedPermitStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -61,6 +66,29 @@ abstract class StarterContract {
 
   /** The store the context should be on. */
   abstract String expectedStore();
+
+  /** The concurrency limit of the YAML lives on the store the rate limits use. */
+  @Test
+  void concurrencyLimits_areOnTheConfiguredStore() {
+    ConcurrencyLimiter exports = limiters.concurrency("exports");
+    String key = fresh();
+    Permit held = exports.tryAcquire(key).permit();
+    try {
+      assertThat(exports.tryAcquire(key).refusal()).isEqualTo(Refusal.FULL);
+      if (limiters.store().isPresent()) {
+        assertThat(limiters.store().get()).isInstanceOf(PermitStore.class);
+        ConcurrencyLimiter otherInstance = ConcurrencyLimiter.builder().limit(1)
+            .store(new PrefixedPermitStore((PermitStore) limiters.store().get(), "exports"))
+            .build();
+        assertThat(otherInstance.tryAcquire(key).refusal())
+            .as("another instance on the same store sees the permit").isEqualTo(Refusal.FULL);
+        otherInstance.close();
+      }
+    } finally {
+      held.close();
+    }
+    assertThat(exports.inFlight(key)).isZero();
+  }
 
   @Test
   void theStoreIsTheOneConfigured() {
