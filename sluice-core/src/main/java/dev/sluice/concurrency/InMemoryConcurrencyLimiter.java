@@ -3,7 +3,6 @@ package dev.sluice.concurrency;
 import dev.sluice.Clock;
 import dev.sluice.Scheduler;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -227,7 +226,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     boolean removed = false;
     synchronized (s) {
       s.expire(now, after);
-      if (!s.dead && s.inFlight == 0 && s.waiting == 0 && now - s.lastUsed >= idleNanos) {
+      if (!s.dead && s.inFlight == 0 && s.queue.size() == 0 && now - s.lastUsed >= idleNanos) {
         s.dead = true;
         if (keys.remove(s.key, s)) {
           slots.decrementAndGet();
@@ -299,7 +298,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return 0;
     }
     synchronized (s) {
-      return s.waiting;
+      return s.queue.size();
     }
   }
 
@@ -327,16 +326,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     List<Runnable> after = new ArrayList<>();
     for (KeyState s : keys.values()) {
       synchronized (s) {
-        for (ArrayDeque<Waiter> queue : s.queues) {
-          for (Waiter w : queue) {
-            Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
-                clock.nanoTime() - w.since);
-            after.add(() -> w.future.complete(a));
-          }
-          queue.clear();
+        for (Waiter w : s.queue.clear()) {
+          Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
+              clock.nanoTime() - w.since);
+          after.add(() -> w.future.complete(a));
         }
-        counters.waiting.addAndGet(-s.waiting);
-        s.waiting = 0;
       }
     }
     after.forEach(Runnable::run);
@@ -356,7 +350,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** An acquisition waiting for weight to be released. */
-  private static final class Waiter {
+  private static final class Waiter implements WaitQueues.Entry {
     final int weight;
     final int priority;
     final long since;
@@ -368,6 +362,21 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       this.since = since;
       this.future = future;
     }
+
+    @Override
+    public int priority() {
+      return priority;
+    }
+
+    @Override
+    public long since() {
+      return since;
+    }
+
+    @Override
+    public CompletableFuture<Acquisition> future() {
+      return future;
+    }
   }
 
   /** One key: everything under its monitor. */
@@ -378,11 +387,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     final int[] ceilings;
     int inFlight;
     final Map<Long, Permit> permits = new HashMap<>();
-    /** The waiters of each priority, by ordinal (the highest first). */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    final ArrayDeque<Waiter>[] queues = new ArrayDeque[PRIORITIES];
-    /** Waiters in every queue. */
-    int waiting;
+    /** The waiters, a queue per priority. */
+    final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
     long lastUsed;
     boolean dead;
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
@@ -394,18 +400,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       this.ceilings = new int[PRIORITIES];
       for (Priority p : Priority.values()) {
         ceilings[p.ordinal()] = settings.ceiling(limit, p);
-        queues[p.ordinal()] = new ArrayDeque<>();
       }
-    }
-
-    /** Whether anyone waits at priority {@code p} or above. */
-    private boolean waitersAtOrAbove(int p) {
-      for (int i = 0; i <= p; i++) {
-        if (!queues[i].isEmpty()) {
-          return true;
-        }
-      }
-      return false;
     }
 
     /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
@@ -418,25 +413,28 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (weight > ceilings[p]) {
         return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
       }
-      boolean queued = waitersAtOrAbove(p);
+      boolean queued = queue.atOrAbove(p);
       if (!queued && inFlight + weight <= ceilings[p]) {
-        return new Acquisition(grant(weight, now), null, limit, inFlight, waiting, 0);
+        return new Acquisition(grant(weight, now), null, limit, inFlight, queue.size(), 0);
       }
       if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
         return refusal(!queued && inFlight + weight <= limit ? Refusal.SHED : Refusal.FULL, 0);
       }
-      if (waiting >= maxWaiters && !makeRoom(p, now, after)) {
-        return refusal(Refusal.QUEUE_FULL, 0);
+      if (queue.size() >= maxWaiters) {
+        Waiter refused = queue.evictFor(p);
+        if (refused == null) {
+          return refusal(Refusal.QUEUE_FULL, 0);
+        }
+        Acquisition a = refusal(Refusal.QUEUE_FULL, now - refused.since);
+        after.add(() -> refused.future.complete(a));
       }
       Waiter w = new Waiter(weight, p, now, future);
-      queues[p].addLast(w);
-      waiting++;
-      counters.waiting.incrementAndGet();
+      queue.add(w);
       if (timeoutNanos != Long.MAX_VALUE) {
         try {
           scheduler.schedule(() -> timedOut(w), timeoutNanos);
         } catch (RuntimeException e) {
-          remove(w);
+          queue.remove(w);
           return refusal(Refusal.TIMED_OUT, 0);
         }
       }
@@ -449,37 +447,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return null;
     }
 
-    /**
-     * Under the monitor, the queue full: refuses ({@link Refusal#QUEUE_FULL}) the oldest waiter
-     * of the lowest priority below {@code p}, or with LIFO the oldest of {@code p} itself, to
-     * make room for a new waiter of priority {@code p}; false if none may go.
-     */
-    private boolean makeRoom(int p, long now, List<Runnable> after) {
-      for (int i = PRIORITIES - 1; i >= p; i--) {
-        if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
-          continue;
-        }
-        Waiter oldest = queues[i].pollFirst();
-        waiting--;
-        counters.waiting.decrementAndGet();
-        Acquisition a = refusal(Refusal.QUEUE_FULL, now - oldest.since);
-        after.add(() -> oldest.future.complete(a));
-        return true;
-      }
-      return false;
-    }
-
-    private boolean remove(Waiter w) {
-      if (queues[w.priority].remove(w)) {
-        waiting--;
-        counters.waiting.decrementAndGet();
-        return true;
-      }
-      return false;
-    }
-
     private Acquisition refusal(Refusal why, long waited) {
-      return new Acquisition(null, why, limit, inFlight, waiting, waited);
+      return new Acquisition(null, why, limit, inFlight, queue.size(), waited);
     }
 
     private Permit grant(int weight, long now) {
@@ -495,7 +464,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private void timedOut(Waiter w) {
       Acquisition a;
       synchronized (this) {
-        if (!remove(w)) {
+        if (!queue.remove(w)) {
           return;   // served, cancelled or refused already
         }
         a = refusal(Refusal.TIMED_OUT, clock.nanoTime() - w.since);
@@ -506,7 +475,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private void leave(Waiter w) {
       List<Runnable> after = new ArrayList<>(0);
       synchronized (this) {
-        if (remove(w)) {
+        if (queue.remove(w)) {
           serve(clock.nanoTime(), after);   // a waiter behind it may fit now
         }
       }
@@ -568,17 +537,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      */
     private void serve(long now, List<Runnable> after) {
       for (int i = 0; i < PRIORITIES; i++) {
-        ArrayDeque<Waiter> queue = queues[i];
-        while (!queue.isEmpty()) {
-          Waiter w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
-          if (w.future.isDone()) {   // cancelled or interrupted: gone
-            remove(w);
-            continue;
-          }
+        for (Waiter w = queue.next(i); w != null; w = queue.next(i)) {
           if (inFlight + w.weight > ceilings[i]) {
             return;   // the next in line waits; nobody passes it
           }
-          remove(w);
+          queue.remove(w);
           grantWaiter(w, now, after);
         }
       }
@@ -586,7 +549,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void grantWaiter(Waiter w, long now, List<Runnable> after) {
       Permit p = grant(w.weight, now);
-      Acquisition a = new Acquisition(p, null, limit, inFlight, waiting, now - w.since);
+      Acquisition a = new Acquisition(p, null, limit, inFlight, queue.size(), now - w.since);
       after.add(() -> {
         if (!w.future.complete(a)) {
           p.end(Outcome.IGNORED);   // its caller left just now

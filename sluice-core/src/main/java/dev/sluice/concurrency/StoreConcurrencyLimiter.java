@@ -10,7 +10,6 @@ import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreKeys;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -40,7 +39,6 @@ import java.util.function.ToIntFunction;
  * back when its lease ends.
  */
 final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
-  private static final int PRIORITIES = Priority.values().length;
 
   private final PermitStore store;
   private final ConcurrencyLimiter.Builder settings;
@@ -117,7 +115,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     if (ws != null) {
       synchronized (ws) {
         if (ws.atOrAbove(priority.ordinal())) {   // this JVM's waiters before it go first
-          return new Acquisition(null, Refusal.FULL, limit, ws.lastInFlight, ws.count, 0);
+          return new Acquisition(null, Refusal.FULL, limit, ws.lastInFlight, ws.queue.size(),
+              0);
         }
       }
     }
@@ -136,7 +135,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return degraded(key, weight, priority, limit);
     }
     b.success();
-    return answer(key, id, weight, limit, reply, start, start, ws == null ? 0 : ws.count);
+    return answer(key, id, weight, limit, reply, start, start, ws == null ? 0 : ws.queue.size());
   }
 
   /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
@@ -269,14 +268,18 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           continue;
         }
         int p = w.priority.ordinal();
-        if (ws.count >= maxWaiters && !ws.makeRoom(p, clock.nanoTime(), after)) {
-          refused = new Acquisition(null, Refusal.QUEUE_FULL, w.limit, ws.lastInFlight, ws.count,
-              clock.nanoTime() - w.since);
+        Waiter evicted = ws.queue.size() >= maxWaiters ? ws.queue.evictFor(p) : null;
+        if (ws.queue.size() >= maxWaiters) {
+          refused = new Acquisition(null, Refusal.QUEUE_FULL, w.limit, ws.lastInFlight,
+              ws.queue.size(), clock.nanoTime() - w.since);
           ws.forgetIfIdle();
         } else {
-          ws.queues[p].addLast(w);
-          ws.count++;
-          counters.waiting.incrementAndGet();
+          if (evicted != null) {
+            Acquisition a = new Acquisition(null, Refusal.QUEUE_FULL, evicted.limit,
+                ws.lastInFlight, ws.queue.size(), clock.nanoTime() - evicted.since);
+            after.add(() -> evicted.future.complete(a));
+          }
+          ws.queue.add(w);
         }
       }
       break;
@@ -445,7 +448,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return 0;
     }
     synchronized (ws) {
-      return ws.count;
+      return ws.queue.size();
     }
   }
 
@@ -463,16 +466,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     List<Runnable> after = new ArrayList<>();
     for (Waiters ws : waiting.values()) {
       synchronized (ws) {
-        for (ArrayDeque<Waiter> queue : ws.queues) {
-          for (Waiter w : queue) {
-            Acquisition a = new Acquisition(null, Refusal.CLOSED, w.limit, ws.lastInFlight, 0,
-                clock.nanoTime() - w.since);
-            after.add(() -> w.future.complete(a));
-          }
-          queue.clear();
+        for (Waiter w : ws.queue.clear()) {
+          Acquisition a = new Acquisition(null, Refusal.CLOSED, w.limit, ws.lastInFlight, 0,
+              clock.nanoTime() - w.since);
+          after.add(() -> w.future.complete(a));
         }
-        counters.waiting.addAndGet(-ws.count);
-        ws.count = 0;
       }
     }
     after.forEach(Runnable::run);
@@ -555,7 +553,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** An acquisition waiting in this JVM. */
-  private static final class Waiter {
+  private static final class Waiter implements WaitQueues.Entry {
     final int weight;
     final Priority priority;
     final int limit;
@@ -572,14 +570,28 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       this.deadline = deadline;
       this.future = future;
     }
+
+    @Override
+    public int priority() {
+      return priority.ordinal();
+    }
+
+    @Override
+    public long since() {
+      return since;
+    }
+
+    @Override
+    public CompletableFuture<Acquisition> future() {
+      return future;
+    }
   }
 
   /** One key's waiters in this JVM, under this object's monitor. */
   private final class Waiters {
     final String key;
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    final ArrayDeque<Waiter>[] queues = new ArrayDeque[PRIORITIES];
-    int count;
+    /** The waiters, a queue per priority. */
+    final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
     /** A store call for the head waiter is in flight. */
     boolean pumping;
     /** A permit was released while the call was in flight: ask again at once. */
@@ -591,60 +603,19 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
     Waiters(String key) {
       this.key = key;
-      for (int i = 0; i < PRIORITIES; i++) {
-        queues[i] = new ArrayDeque<>();
-      }
     }
 
     boolean atOrAbove(int p) {
-      for (int i = 0; i <= p; i++) {
-        if (!queues[i].isEmpty()) {
-          return true;
-        }
-      }
-      return false;
+      return queue.atOrAbove(p);
     }
 
     /** Under the monitor: the next waiter to serve (highest priority, then queue order). */
     Waiter head() {
-      for (ArrayDeque<Waiter> queue : queues) {
-        while (!queue.isEmpty()) {
-          Waiter w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
-          if (!w.future.isDone()) {
-            return w;
-          }
-          queue.remove(w);   // cancelled, timed out or interrupted: gone
-          count--;
-          counters.waiting.decrementAndGet();
-        }
-      }
-      return null;
-    }
-
-    /** As the in-memory limiter's: room for a waiter of priority {@code p}, if any may go. */
-    boolean makeRoom(int p, long now, List<Runnable> after) {
-      for (int i = PRIORITIES - 1; i >= p; i--) {
-        if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
-          continue;
-        }
-        Waiter oldest = queues[i].pollFirst();
-        count--;
-        counters.waiting.decrementAndGet();
-        Acquisition a = new Acquisition(null, Refusal.QUEUE_FULL, oldest.limit, lastInFlight,
-            count, now - oldest.since);
-        after.add(() -> oldest.future.complete(a));
-        return true;
-      }
-      return false;
+      return queue.next();
     }
 
     private boolean remove(Waiter w) {
-      if (queues[w.priority.ordinal()].remove(w)) {
-        count--;
-        counters.waiting.decrementAndGet();
-        return true;
-      }
-      return false;
+      return queue.remove(w);
     }
 
     /**
@@ -660,7 +631,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         if (now != null && now != asked && now.priority.compareTo(asked.priority) < 0
             && now.weight == asked.weight) {
           w = now;
-          a = new Acquisition(a.permit(), null, now.limit, a.inFlight(), count - 1,
+          a = new Acquisition(a.permit(), null, now.limit, a.inFlight(), queue.size() - 1,
               clock.nanoTime() - now.since);
         }
         remove(w);
@@ -678,11 +649,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         lastInFlight = inFlight;
         pumping = false;
         if (now - w.deadline >= 0 && remove(w)) {
-          timedOut = new Acquisition(null, Refusal.TIMED_OUT, w.limit, inFlight, count,
+          timedOut = new Acquisition(null, Refusal.TIMED_OUT, w.limit, inFlight, queue.size(),
               now - w.since);
         }
         askAgain = again || timedOut != null;
-        if (!askAgain && !pollScheduled && count > 0) {
+        if (!askAgain && !pollScheduled && queue.size() > 0) {
           pollScheduled = true;
           try {
             scheduler.schedule(this::poll, pollNanos);
@@ -712,7 +683,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         if (!remove(w)) {
           return;
         }
-        a = new Acquisition(null, Refusal.TIMED_OUT, w.limit, lastInFlight, count,
+        a = new Acquisition(null, Refusal.TIMED_OUT, w.limit, lastInFlight, queue.size(),
             clock.nanoTime() - w.since);
       }
       w.future.complete(a);
@@ -731,7 +702,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
     /** Under the monitor: leaves the map when nobody waits and nothing is in flight for it. */
     void forgetIfIdle() {
-      if (count == 0 && !pumping && !pollScheduled && !dead) {
+      if (queue.size() == 0 && !pumping && !pollScheduled && !dead) {
         dead = true;
         if (waiting.remove(key, this)) {
           waitingKeys.decrementAndGet();

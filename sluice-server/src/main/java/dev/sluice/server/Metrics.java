@@ -1,7 +1,12 @@
 package dev.sluice.server;
 
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.ConcurrencyStats;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Refusal;
 import java.math.BigDecimal;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -166,5 +171,45 @@ final class Metrics {
 
   private static String escape(String s) {
     return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+
+  /** The concurrency limiters' figures, and the permit ids the service holds. */
+  static String concurrency(Map<String, ConcurrencyLimiter> limiters, long held) {
+    if (limiters.isEmpty()) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder(512);
+    b.append("# HELP sluice_concurrency_in_flight Weight of the permits in flight, by limit.\n");
+    b.append("# TYPE sluice_concurrency_in_flight gauge\n");
+    limiters.forEach((name, l) -> b.append("sluice_concurrency_in_flight{limit=\"").append(name)
+        .append("\"} ").append(l.stats().inFlight()).append('\n'));
+    b.append("# HELP sluice_concurrency_acquired_total Permits acquired, by limit.\n");
+    b.append("# TYPE sluice_concurrency_acquired_total counter\n");
+    limiters.forEach((name, l) -> b.append("sluice_concurrency_acquired_total{limit=\"")
+        .append(name).append("\"} ").append(l.stats().acquired()).append('\n'));
+    b.append("# HELP sluice_concurrency_refused_total Acquisitions refused, by limit and reason.\n");
+    b.append("# TYPE sluice_concurrency_refused_total counter\n");
+    limiters.forEach((name, l) -> {
+      ConcurrencyStats s = l.stats();
+      for (Refusal r : Refusal.values()) {
+        b.append("sluice_concurrency_refused_total{limit=\"").append(name).append("\",reason=\"")
+            .append(r.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.refused(r))
+            .append('\n');
+      }
+    });
+    b.append("# HELP sluice_concurrency_ended_total Permits that ended, by limit and outcome.\n");
+    b.append("# TYPE sluice_concurrency_ended_total counter\n");
+    limiters.forEach((name, l) -> {
+      ConcurrencyStats s = l.stats();
+      for (Outcome o : Outcome.values()) {
+        b.append("sluice_concurrency_ended_total{limit=\"").append(name).append("\",outcome=\"")
+            .append(o.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.ended(o))
+            .append('\n');
+      }
+    });
+    b.append("# HELP sluice_concurrency_permits_held Permit ids the service holds.\n");
+    b.append("# TYPE sluice_concurrency_permits_held gauge\n");
+    b.append("sluice_concurrency_permits_held ").append(held).append('\n');
+    return b.toString();
   }
 }

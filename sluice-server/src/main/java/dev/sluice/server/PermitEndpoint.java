@@ -6,7 +6,6 @@ import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
-import dev.sluice.concurrency.ConcurrencyStats;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
@@ -241,7 +240,7 @@ final class PermitEndpoint {
       });
       return;
     }
-    dev.sluice.concurrency.Refusal why = a.refusal();
+    var why = a.refusal();
     boolean unavailable = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).status() == 503;
     Problem p = unavailable ? Problem.STORE_UNAVAILABLE : Problem.NO_PERMIT;
     String detail = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).detail();
@@ -329,44 +328,9 @@ final class PermitEndpoint {
     return heldCount.get();
   }
 
-  /** The limiters' figures, in the Prometheus text format. */
+  /** The limiters' figures, in the Prometheus text format ({@link Metrics#concurrency}). */
   String render() {
-    if (limiters.isEmpty()) {
-      return "";
-    }
-    StringBuilder b = new StringBuilder(512);
-    b.append("# HELP sluice_concurrency_in_flight Weight of the permits in flight, by limit.\n");
-    b.append("# TYPE sluice_concurrency_in_flight gauge\n");
-    limiters.forEach((name, l) -> b.append("sluice_concurrency_in_flight{limit=\"").append(name)
-        .append("\"} ").append(l.stats().inFlight()).append('\n'));
-    b.append("# HELP sluice_concurrency_acquired_total Permits acquired, by limit.\n");
-    b.append("# TYPE sluice_concurrency_acquired_total counter\n");
-    limiters.forEach((name, l) -> b.append("sluice_concurrency_acquired_total{limit=\"")
-        .append(name).append("\"} ").append(l.stats().acquired()).append('\n'));
-    b.append("# HELP sluice_concurrency_refused_total Acquisitions refused, by limit and reason.\n");
-    b.append("# TYPE sluice_concurrency_refused_total counter\n");
-    limiters.forEach((name, l) -> {
-      ConcurrencyStats s = l.stats();
-      for (dev.sluice.concurrency.Refusal r : dev.sluice.concurrency.Refusal.values()) {
-        b.append("sluice_concurrency_refused_total{limit=\"").append(name).append("\",reason=\"")
-            .append(r.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.refused(r))
-            .append('\n');
-      }
-    });
-    b.append("# HELP sluice_concurrency_ended_total Permits that ended, by limit and outcome.\n");
-    b.append("# TYPE sluice_concurrency_ended_total counter\n");
-    limiters.forEach((name, l) -> {
-      ConcurrencyStats s = l.stats();
-      for (Outcome o : Outcome.values()) {
-        b.append("sluice_concurrency_ended_total{limit=\"").append(name).append("\",outcome=\"")
-            .append(o.name().toLowerCase(Locale.ROOT)).append("\"} ").append(s.ended(o))
-            .append('\n');
-      }
-    });
-    b.append("# HELP sluice_concurrency_permits_held Permit ids the service holds.\n");
-    b.append("# TYPE sluice_concurrency_permits_held gauge\n");
-    b.append("sluice_concurrency_permits_held ").append(heldCount.get()).append('\n');
-    return b.toString();
+    return Metrics.concurrency(limiters, heldCount.get());
   }
 
   private String newId() {

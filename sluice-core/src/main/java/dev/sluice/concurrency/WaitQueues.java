@@ -1,0 +1,130 @@
+package dev.sluice.concurrency;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One key's waiters, a queue per {@link Priority} (the highest first), served in
+ * {@link QueueOrder} within a priority; the in-memory and the store limiter share it. Not
+ * thread-safe: the key's monitor guards it. Every change is also counted in the limiter's total
+ * of waiters ({@link Counters#waiting}).
+ *
+ * @param <W> the limiter's waiter
+ */
+final class WaitQueues<W extends WaitQueues.Entry> {
+  /** What a waiter is to its queues. */
+  interface Entry {
+    /** Its priority's ordinal. */
+    int priority();
+
+    /** When it started waiting, on the limiter's clock. */
+    long since();
+
+    /** Completed when it is answered (done: cancelled, timed out or interrupted too). */
+    CompletableFuture<Acquisition> future();
+  }
+
+  private static final int PRIORITIES = Priority.values().length;
+
+  private final ArrayDeque<W>[] queues;
+  private final QueueOrder order;
+  private final AtomicLong total;
+  private int count;
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  WaitQueues(QueueOrder order, AtomicLong total) {
+    this.order = order;
+    this.total = total;
+    this.queues = new ArrayDeque[PRIORITIES];
+    for (int i = 0; i < PRIORITIES; i++) {
+      queues[i] = new ArrayDeque<>();
+    }
+  }
+
+  /** Waiters now. */
+  int size() {
+    return count;
+  }
+
+  /** Whether anyone waits at priority {@code p} or above. */
+  boolean atOrAbove(int p) {
+    for (int i = 0; i <= p; i++) {
+      if (!queues[i].isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void add(W w) {
+    queues[w.priority()].addLast(w);
+    count++;
+    total.incrementAndGet();
+  }
+
+  /** Removes {@code w}; false if it was not waiting. */
+  boolean remove(W w) {
+    if (queues[w.priority()].remove(w)) {
+      count--;
+      total.decrementAndGet();
+      return true;
+    }
+    return false;
+  }
+
+  /** The next waiter of priority {@code p} to serve (those that left are dropped); null if none. */
+  W next(int p) {
+    ArrayDeque<W> queue = queues[p];
+    while (!queue.isEmpty()) {
+      W w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
+      if (!w.future().isDone()) {
+        return w;
+      }
+      remove(w);
+    }
+    return null;
+  }
+
+  /** The next waiter to serve, highest priority first; null if none. */
+  W next() {
+    for (int p = 0; p < PRIORITIES; p++) {
+      W w = next(p);
+      if (w != null) {
+        return w;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Makes room for a newcomer of priority {@code p} in a full queue: removes and returns the
+   * waiter to refuse ({@code QUEUE_FULL}), the oldest of the lowest priority below {@code p}, or
+   * with LIFO the oldest of {@code p} itself; null if none may go (the newcomer is refused).
+   */
+  W evictFor(int p) {
+    for (int i = PRIORITIES - 1; i >= p; i--) {
+      if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
+        continue;
+      }
+      W oldest = queues[i].peekFirst();
+      remove(oldest);
+      return oldest;
+    }
+    return null;
+  }
+
+  /** Removes every waiter and returns them. */
+  List<W> clear() {
+    List<W> all = new ArrayList<>(count);
+    for (ArrayDeque<W> queue : queues) {
+      all.addAll(queue);
+      queue.clear();
+    }
+    total.addAndGet(-count);
+    count = 0;
+    return all;
+  }
+}
