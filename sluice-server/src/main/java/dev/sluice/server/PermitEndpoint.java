@@ -200,9 +200,9 @@ final class PermitEndpoint {
             + " or sheddable but was '" + p + "'");
       }
     }
-    if (heldCount.get() >= maxPermits) {
+    if (!reserveSlot()) {
       sweep();
-      if (heldCount.get() >= maxPermits) {
+      if (!reserveSlot()) {
         throw new Refusal(503, Problem.HTTP, "the service holds its maximum of " + maxPermits
             + " permits");
       }
@@ -210,6 +210,7 @@ final class PermitEndpoint {
     Priority p = priority;
     limiter.acquireAsync(key, weight, p, Duration.ofMillis(waitMs)).whenComplete((a, failure) -> {
       if (failure != null) {
+        heldCount.decrementAndGet();
         LOG.log(System.Logger.Level.ERROR, "unexpected failure acquiring a permit", failure);
         responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
       } else {
@@ -218,12 +219,22 @@ final class PermitEndpoint {
     });
   }
 
+  /** Counts one more permit id held, unless the bound is reached (exactly, whatever the threads). */
+  private boolean reserveSlot() {
+    for (long n = heldCount.get(); n < maxPermits; n = heldCount.get()) {
+      if (heldCount.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Answers an acquisition whose id slot was reserved: kept when acquired, given back if not. */
   private void answer(Exchange x, String name, String key, Acquisition a) {
     if (a.isAcquired()) {
       String id = newId();
       Permit permit = a.permit();
       held.put(id, permit);
-      heldCount.incrementAndGet();
       long leaseMillis = Math.max(0, (permit.expiresAtNanos() - permit.acquiredAtNanos())
           / 1_000_000);
       responses.json(x, 200, "application/json", g -> {
@@ -240,6 +251,7 @@ final class PermitEndpoint {
       });
       return;
     }
+    heldCount.decrementAndGet();
     var why = a.refusal();
     boolean unavailable = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).status() == 503;
     Problem p = unavailable ? Problem.STORE_UNAVAILABLE : Problem.NO_PERMIT;

@@ -35,6 +35,10 @@ class PermitEndpointTest {
   }
 
   private void start(String lease) throws Exception {
+    start(lease, new Options());
+  }
+
+  private void start(String lease, Options options) throws Exception {
     Path file = dir.resolve("sluice.yaml");
     Files.writeString(file, """
         policies:
@@ -42,7 +46,7 @@ class PermitEndpointTest {
         concurrency:
           db: {limit: 2, lease: %s, shares: {sheddable: 0.5}}
         """.formatted(lease));
-    server = SluiceServer.start(new Options().port(0).config(file));
+    server = SluiceServer.start(options.port(0).config(file));
   }
 
   private HttpResponse<String> send(String method, String path, String body) throws Exception {
@@ -156,6 +160,27 @@ class PermitEndpointTest {
     assertThat(status).isEqualTo(200);
     assertThat(send("POST", "/v1/permits/" + id + "/renew", null).statusCode()).isEqualTo(404);
     assertThat(send("DELETE", "/v1/permits/" + id, null).statusCode()).isEqualTo(404);
+  }
+
+  /** A flood of new keys: the permit ids held are bounded, past the bound the answer is 503. */
+  @Test
+  void aFloodOfNewKeys_isBounded() throws Exception {
+    start("1h", new Options().maximumKeys(50));
+    int ok = 0;
+    int refused = 0;
+    for (int i = 0; i < 80; i++) {
+      HttpResponse<String> r = acquire("{\"limit\":\"db\",\"key\":\"flood-" + i + "\"}");
+      if (r.statusCode() == 200) {
+        ok++;
+      } else {
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(r.body()).contains("holds its maximum of 50 permits");
+        refused++;
+      }
+    }
+    assertThat(ok).isEqualTo(50);
+    assertThat(refused).isEqualTo(30);
+    assertThat(get("/metrics")).contains("sluice_concurrency_permits_held 50");
   }
 
   @Test
