@@ -116,7 +116,10 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     long maximumKeys = 100_000;
     Clock clock = Clock.system();
     Scheduler scheduler = Scheduler.system();
-    Consumer<PermitEnd> onPermitEnd = end -> { };
+    /** The listener when none is set: nothing to tell, so nothing is allocated to tell it. */
+    static final Consumer<PermitEnd> NO_LISTENER = end -> { };
+
+    Consumer<PermitEnd> onPermitEnd = NO_LISTENER;
     /** Each priority's share of a key's permits, by ordinal. */
     final double[] shares = {1, 1, 1};
     PermitStore store;

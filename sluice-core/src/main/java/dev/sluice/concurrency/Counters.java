@@ -46,11 +46,16 @@ final class Counters {
     inFlight.addAndGet(weight);
   }
 
+  /** A permit of {@code weight} ended with {@code outcome}. */
+  void ended(Outcome outcome, int weight) {
+    ended[outcome.ordinal()].increment();
+    inFlight.addAndGet(-weight);
+  }
+
   /** The listener, after counting the end. */
   Consumer<PermitEnd> counting(Consumer<PermitEnd> listener) {
     return end -> {
-      ended[end.outcome().ordinal()].increment();
-      inFlight.addAndGet(-end.weight());
+      ended(end.outcome(), end.weight());
       listener.accept(end);
     };
   }

@@ -4,10 +4,9 @@ import dev.sluice.Clock;
 import dev.sluice.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -57,7 +56,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.maximumKeys = b.maximumKeys;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
-    this.listener = counters.counting(b.onPermitEnd);
+    this.listener = b.onPermitEnd;
     this.settings = b;
     scheduleSweep();
   }
@@ -157,18 +156,19 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           return new Acquisition(null, Refusal.KEYS_FULL, 0, 0, 0, 0);
         }
       }
-      List<Runnable> after = new ArrayList<>(0);
       Acquisition a;
+      List<Runnable> after;
       synchronized (s) {
         if (s.dead) {
           continue;
         }
         long now = clock.nanoTime();
         s.lastUsed = now;
-        s.expire(now, after);
-        a = s.acquire(weight, priority, now, timeoutNanos, waiter, after);
+        s.expire(now);
+        a = s.acquire(weight, priority, now, timeoutNanos, waiter);
+        after = s.takeLater();
       }
-      after.forEach(Runnable::run);
+      KeyState.run(after);
       return a;
     }
   }
@@ -222,10 +222,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** Under the state's monitor: takes back its expired permits, and removes it if idle. */
   private boolean removeIfIdle(KeyState s, long now, long idleNanos) {
-    List<Runnable> after = new ArrayList<>(0);
+    List<Runnable> after;
     boolean removed = false;
     synchronized (s) {
-      s.expire(now, after);
+      s.expire(now);
       if (!s.dead && s.inFlight == 0 && s.queue.size() == 0 && now - s.lastUsed >= idleNanos) {
         s.dead = true;
         if (keys.remove(s.key, s)) {
@@ -233,8 +233,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           removed = true;
         }
       }
+      after = s.takeLater();
     }
-    after.forEach(Runnable::run);
+    KeyState.run(after);
     return removed;
   }
 
@@ -386,7 +387,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** The most weight in flight each priority may bring it to, by ordinal. */
     final int[] ceilings;
     int inFlight;
-    final Map<Long, Permit> permits = new HashMap<>();
+    /** The permits in flight (for their leases), each at its {@link Permit#slot}. */
+    private Permit[] held = new Permit[2];
+    private int heldCount;
+    /** What to run once the monitor is released (completions, listeners); null when nothing. */
+    private List<Runnable> pending;
     /** The waiters, a queue per priority. */
     final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
     long lastUsed;
@@ -403,9 +408,56 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
     }
 
+    /** Under the monitor: runs {@code r} once the monitor is released. */
+    private void later(Runnable r) {
+      if (pending == null) {
+        pending = new ArrayList<>(2);
+      }
+      pending.add(r);
+    }
+
+    /** Under the monitor: what is to run once it is released, handed over (null if nothing). */
+    List<Runnable> takeLater() {
+      List<Runnable> todo = pending;
+      pending = null;
+      return todo;
+    }
+
+    /** Runs what {@link #takeLater} handed over. */
+    static void run(List<Runnable> todo) {
+      if (todo != null) {
+        todo.forEach(Runnable::run);
+      }
+    }
+
+    private void hold(Permit p) {
+      if (heldCount == held.length) {
+        held = Arrays.copyOf(held, held.length * 2);
+      }
+      p.slot = heldCount;
+      held[heldCount++] = p;
+    }
+
+    /** Under the monitor: drops {@code p} from the permits in flight; false if it was not there. */
+    private boolean unhold(Permit p) {
+      int i = p.slot;
+      if (i < 0 || i >= heldCount || held[i] != p) {
+        return false;
+      }
+      Permit last = held[--heldCount];
+      held[i] = last;
+      last.slot = i;
+      held[heldCount] = null;
+      p.slot = -1;
+      if (heldCount == 0 && held.length > 16) {
+        held = new Permit[2];   // a burst is over: its array goes
+      }
+      return true;
+    }
+
     /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
     Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
-        CompletableFuture<Acquisition> future, List<Runnable> after) {
+        CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();
       if (weight > limit) {
         return refusal(Refusal.TOO_HEAVY, 0);
@@ -426,7 +478,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           return refusal(Refusal.QUEUE_FULL, 0);
         }
         Acquisition a = refusal(Refusal.QUEUE_FULL, now - refused.since);
-        after.add(() -> refused.future.complete(a));
+        later(() -> refused.future.complete(a));
       }
       Waiter w = new Waiter(weight, p, now, future);
       queue.add(w);
@@ -456,7 +508,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       counters.granted(weight);
       Permit p = new Permit(this, key, ids.incrementAndGet(), weight, now,
           saturatedAdd(now, leaseNanos), inFlight);
-      permits.put(p.id(), p);
+      hold(p);
       nextExpiry = Math.min(nextExpiry, p.expiresAt);
       return p;
     }
@@ -473,84 +525,92 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private void leave(Waiter w) {
-      List<Runnable> after = new ArrayList<>(0);
+      List<Runnable> after;
       synchronized (this) {
         if (queue.remove(w)) {
-          serve(clock.nanoTime(), after);   // a waiter behind it may fit now
+          serve(clock.nanoTime());   // a waiter behind it may fit now
         }
+        after = takeLater();
       }
-      after.forEach(Runnable::run);
+      run(after);
     }
 
     /**
      * Under the monitor: permits whose lease ran out come back now (a release racing the expiry
      * wins, and gives the weight back itself), and waiters that now fit are served.
      */
-    void expire(long now, List<Runnable> after) {
-      if (permits.isEmpty() || now < nextExpiry) {
+    void expire(long now) {
+      if (heldCount == 0 || now < nextExpiry) {
         return;   // the common case: no lease can have ended, nothing is scanned
       }
       boolean freed = false;
       long next = Long.MAX_VALUE;
-      for (Iterator<Permit> it = permits.values().iterator(); it.hasNext(); ) {
-        Permit p = it.next();
+      for (int i = heldCount - 1; i >= 0; i--) {   // from the end: unhold moves the last here
+        Permit p = held[i];
         if (now >= p.expiresAt && p.markEnded()) {
-          it.remove();
+          unhold(p);
           inFlight -= p.weight();
           freed = true;
-          PermitEnd end = new PermitEnd(key, p.weight(),
-              Math.max(0, p.expiresAt - p.acquiredAtNanos()), Outcome.EXPIRED, p.inFlightAtStart());
-          after.add(() -> tell(end));
+          long heldNanos = Math.max(0, p.expiresAt - p.acquiredAtNanos());
+          later(() -> ended(p, heldNanos, Outcome.EXPIRED));
         } else {
           next = Math.min(next, p.expiresAt);
         }
       }
       nextExpiry = next;
       if (freed) {
-        serve(now, after);
+        serve(now);
       }
     }
 
     /** A permit was released: its weight comes back, waiters are served. */
     @Override
     public boolean ended(Permit p, Outcome outcome) {
-      List<Runnable> after = new ArrayList<>(0);
+      List<Runnable> after;
       long now;
       synchronized (this) {
-        if (permits.remove(p.id()) == null) {
+        if (!unhold(p)) {
           return true;   // never: the expiry marks a permit ended before it lets it go
         }
         inFlight -= p.weight();
         now = clock.nanoTime();
         lastUsed = now;
-        serve(now, after);
+        serve(now);
+        after = takeLater();
       }
-      after.forEach(Runnable::run);
-      tell(new PermitEnd(key, p.weight(), Math.max(0, now - p.acquiredAtNanos()), outcome,
-          p.inFlightAtStart()));
+      run(after);
+      ended(p, Math.max(0, now - p.acquiredAtNanos()), outcome);
       return true;
+    }
+
+    /** Counts a permit that ended and tells the listener (allocating nothing when none is set). */
+    private void ended(Permit p, long heldNanos, Outcome outcome) {
+      counters.ended(outcome, p.weight());
+      if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
+        tell(new PermitEnd(key, p.weight(), heldNanos, outcome, p.inFlightAtStart()));
+      }
     }
 
     /**
      * Under the monitor: grants waiters, highest priority first and in queue order within one,
      * while the next one fits its priority's share; nobody passes a waiter that does not fit.
      */
-    private void serve(long now, List<Runnable> after) {
+    private void serve(long now) {
       for (int i = 0; i < PRIORITIES; i++) {
         for (Waiter w = queue.next(i); w != null; w = queue.next(i)) {
           if (inFlight + w.weight > ceilings[i]) {
             return;   // the next in line waits; nobody passes it
           }
           queue.remove(w);
-          grantWaiter(w, now, after);
+          grantWaiter(w, now);
         }
       }
     }
 
-    private void grantWaiter(Waiter w, long now, List<Runnable> after) {
+    private void grantWaiter(Waiter w, long now) {
       Permit p = grant(w.weight, now);
       Acquisition a = new Acquisition(p, null, limit, inFlight, queue.size(), now - w.since);
-      after.add(() -> {
+      later(() -> {
         if (!w.future.complete(a)) {
           p.end(Outcome.IGNORED);   // its caller left just now
         }
@@ -560,17 +620,18 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Extends the lease of a permit still in flight (takes the monitor). */
     @Override
     public boolean renew(Permit p) {
-      List<Runnable> after = new ArrayList<>(0);
+      List<Runnable> after;
       boolean renewed = false;
       synchronized (this) {
         long now = clock.nanoTime();
-        expire(now, after);   // a lease that ended, not yet taken back, is not renewed
-        if (p.isActive() && permits.containsKey(p.id())) {
+        expire(now);   // a lease that ended, not yet taken back, is not renewed
+        if (p.isActive() && p.slot >= 0 && p.slot < heldCount && held[p.slot] == p) {
           p.expiresAt = saturatedAdd(now, leaseNanos);
           renewed = true;
         }
+        after = takeLater();
       }
-      after.forEach(Runnable::run);
+      run(after);
       return renewed;
     }
   }

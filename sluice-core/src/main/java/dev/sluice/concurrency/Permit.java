@@ -1,6 +1,7 @@
 package dev.sluice.concurrency;
 
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One permit in flight: it belongs to the key it was acquired under and ends exactly once, by a
@@ -33,7 +34,19 @@ public final class Permit implements AutoCloseable {
   private final int inFlightAtStart;
   /** Written under the owner's lock; read anywhere. */
   volatile long expiresAt;
-  private final AtomicBoolean ended = new AtomicBoolean();
+  /** Where the in-memory owner keeps it among the key's permits (-1: nowhere); its lock guards it. */
+  int slot = -1;
+  /** 1 once ended: set once, by a compare-and-set. */
+  private volatile int ended;
+  private static final VarHandle ENDED;
+
+  static {
+    try {
+      ENDED = MethodHandles.lookup().findVarHandle(Permit.class, "ended", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   Permit(Owner owner, String key, long id, int weight, long acquiredAt, long expiresAt,
       int inFlightAtStart) {
@@ -73,7 +86,7 @@ public final class Permit implements AutoCloseable {
 
   /** Whether it is still in flight: neither released nor expired. */
   public boolean isActive() {
-    return !ended.get();
+    return ended == 0;
   }
 
   /**
@@ -115,7 +128,7 @@ public final class Permit implements AutoCloseable {
 
   /** Marks it ended; true for the one caller that did (who then gives the weight back). */
   boolean markEnded() {
-    return ended.compareAndSet(false, true);
+    return ENDED.compareAndSet(this, 0, 1);
   }
 
   int inFlightAtStart() {
@@ -125,6 +138,6 @@ public final class Permit implements AutoCloseable {
   @Override
   public String toString() {
     return "Permit[" + key + " #" + id + ", weight " + weight
-        + (ended.get() ? ", ended" : "") + "]";
+        + (ended != 0 ? ", ended" : "") + "]";
   }
 }
