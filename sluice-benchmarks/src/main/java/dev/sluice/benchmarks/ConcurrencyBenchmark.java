@@ -5,6 +5,7 @@ import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Outcome;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.time.Duration;
@@ -65,6 +66,17 @@ public class ConcurrencyBenchmark {
     Acquisition a = sluice.tryAcquire("backend");
     if (a.isAcquired()) {
       a.permit().close();
+      return true;
+    }
+    return false;
+  }
+
+  /** The path with no permit object: a handle, released by key and handle. */
+  @Benchmark
+  public boolean sluiceHandle() {
+    long h = sluice.tryAcquireHandle("backend");
+    if (h >= 0) {
+      sluice.release("backend", h, Outcome.SUCCESS);
       return true;
     }
     return false;

@@ -79,6 +79,31 @@ public interface ConcurrencyLimiter extends AutoCloseable {
   CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
       Duration timeout);
 
+  /** What {@link #tryAcquireHandle} answers when it acquires nothing. */
+  long NO_PERMIT = -1;
+
+  /**
+   * A permit of weight 1 at {@link Priority#NORMAL}, named by a number instead of an object, for
+   * hot paths that allocate nothing (in memory, no object is made): a handle of zero or more
+   * when acquired, or {@link #NO_PERMIT} when not (for the reason, call {@link #tryAcquire}). The
+   * permit has a lease as any other and must be given back with
+   * {@link #release(String, long, Outcome)} under the same key.
+   */
+  default long tryAcquireHandle(String key) {
+    throw new UnsupportedOperationException(getClass().getSimpleName()
+        + " has no handle permits; use tryAcquire");
+  }
+
+  /**
+   * Ends the permit {@code handle} names, acquired under {@code key} by
+   * {@link #tryAcquireHandle}. Exactly once: true for the call that ended it; false for a handle
+   * already released, whose lease ended, or that was never this key's (nothing changes then).
+   */
+  default boolean release(String key, long handle, Outcome outcome) {
+    throw new UnsupportedOperationException(getClass().getSimpleName()
+        + " has no handle permits; use tryAcquire");
+  }
+
   /** The key's weight in flight now. */
   int inFlight(String key);
 

@@ -10,7 +10,7 @@ final class Counters {
   private final LongAdder acquired = new LongAdder();
   private final LongAdder[] refused = adders(Refusal.values().length);
   private final LongAdder[] ended = adders(Outcome.values().length);
-  private final AtomicLong inFlight = new AtomicLong();
+  private final LongAdder inFlight = new LongAdder();
   final AtomicLong waiting = new AtomicLong();
 
   private static LongAdder[] adders(int n) {
@@ -41,15 +41,25 @@ final class Counters {
     return f;
   }
 
+  /** Counts a handle permit acquired (nothing to return to count it from). */
+  void acquired() {
+    acquired.increment();
+  }
+
+  /** Counts a refusal of a handle permit. */
+  void refused(Refusal why) {
+    refused[why.ordinal()].increment();
+  }
+
   /** A permit of {@code weight} was granted (delivered or not: an undelivered one ends too). */
   void granted(int weight) {
-    inFlight.addAndGet(weight);
+    inFlight.add(weight);
   }
 
   /** A permit of {@code weight} ended with {@code outcome}. */
   void ended(Outcome outcome, int weight) {
     ended[outcome.ordinal()].increment();
-    inFlight.addAndGet(-weight);
+    inFlight.add(-weight);
   }
 
   /** The listener, after counting the end. */
@@ -69,7 +79,7 @@ final class Counters {
     for (int i = 0; i < e.length; i++) {
       e[i] = ended[i].sum();
     }
-    return new ConcurrencyStats(acquired.sum(), r, e, inFlight.get(), waiting.get(), keys,
+    return new ConcurrencyStats(acquired.sum(), r, e, inFlight.sum(), waiting.get(), keys,
         storeErrors, degraded, circuitOpen);
   }
 }

@@ -68,6 +68,54 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   @Override
+  public long tryAcquireHandle(String key) {
+    check(key, 1, Priority.NORMAL);
+    if (closed.get()) {
+      counters.refused(Refusal.CLOSED);
+      return NO_PERMIT;
+    }
+    for (;;) {
+      KeyState s = keys.get(key);
+      if (s == null) {
+        s = newKey(key);
+        if (s == null) {
+          counters.refused(Refusal.KEYS_FULL);
+          return NO_PERMIT;
+        }
+      }
+      long handle;
+      List<Runnable> after;
+      synchronized (s) {
+        if (s.dead) {
+          continue;
+        }
+        long now = clock.nanoTime();
+        s.lastUsed = now;
+        s.expire(now);
+        handle = s.acquireHandle(now);
+        after = s.takeLater();
+      }
+      KeyState.run(after);
+      return handle;
+    }
+  }
+
+  @Override
+  public boolean release(String key, long handle, Outcome outcome) {
+    checkRelease(outcome);
+    KeyState s = keys.get(key);
+    return s != null && s.releaseHandle(handle, outcome);
+  }
+
+  /** A release's outcome: EXPIRED is the limiter's to give. */
+  static void checkRelease(Outcome outcome) {
+    if (outcome == null || outcome == Outcome.EXPIRED) {
+      throw new IllegalArgumentException("a permit is released as SUCCESS, DROPPED or IGNORED"
+          + " but was " + outcome);
+    }
+  }
+
+  @Override
   public Acquisition acquire(String key, int weight, Priority priority, Duration timeout) {
     return waitFor(acquireAsync(key, weight, priority, timeout));
   }
@@ -390,6 +438,19 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** The permits in flight (for their leases), each at its {@link Permit#slot}. */
     private Permit[] held = new Permit[2];
     private int heldCount;
+    /**
+     * Handle permits (weight 1, no object): per slot, a generation that is odd while the slot is
+     * in use (a handle is the generation and the slot), the lease's end, when it was acquired and
+     * the weight in flight then; free slots are a stack.
+     */
+    private int[] handleGen = new int[0];
+    private long[] handleExpiry = new long[0];
+    private long[] handleAcquired = new long[0];
+    private int[] handleInFlight = new int[0];
+    private int[] freeHandles = new int[0];
+    private int freeTop;
+    private int handleSlots;
+    private int handlesHeld;
     /** What to run once the monitor is released (completions, listeners); null when nothing. */
     private List<Runnable> pending;
     /** The waiters, a queue per priority. */
@@ -452,6 +513,84 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (heldCount == 0 && held.length > 16) {
         held = new Permit[2];   // a burst is over: its array goes
       }
+      return true;
+    }
+
+    /** Under the monitor: a handle permit now, or {@link #NO_PERMIT} (the refusal counted). */
+    long acquireHandle(long now) {
+      int p = Priority.NORMAL.ordinal();
+      if (queue.atOrAbove(p) || inFlight + 1 > ceilings[p]) {
+        counters.refused(!queue.atOrAbove(p) && inFlight + 1 <= limit ? Refusal.SHED
+            : 1 > limit ? Refusal.TOO_HEAVY : Refusal.FULL);
+        return NO_PERMIT;
+      }
+      int slot;
+      if (freeTop > 0) {
+        slot = freeHandles[--freeTop];
+      } else {
+        if (handleSlots == handleGen.length) {
+          int n = Math.max(4, handleSlots * 2);
+          handleGen = Arrays.copyOf(handleGen, n);
+          handleExpiry = Arrays.copyOf(handleExpiry, n);
+          handleAcquired = Arrays.copyOf(handleAcquired, n);
+          handleInFlight = Arrays.copyOf(handleInFlight, n);
+          freeHandles = Arrays.copyOf(freeHandles, n);
+        }
+        slot = handleSlots++;
+      }
+      int gen = (handleGen[slot] + 1) & 0x7fff_ffff;   // odd: in use
+      handleGen[slot] = gen;
+      long expires = saturatedAdd(now, leaseNanos);
+      handleExpiry[slot] = expires;
+      handleAcquired[slot] = now;
+      inFlight++;
+      handlesHeld++;
+      handleInFlight[slot] = inFlight;
+      nextExpiry = Math.min(nextExpiry, expires);
+      counters.granted(1);
+      counters.acquired();
+      return ((long) gen << 32) | slot;
+    }
+
+    /** Under the monitor: whether {@code handle} names a slot in use now. */
+    private boolean inUse(long handle) {
+      int slot = (int) handle;
+      int gen = (int) (handle >>> 32);
+      return handle >= 0 && slot < handleSlots && (gen & 1) == 1 && handleGen[slot] == gen;
+    }
+
+    /** Under the monitor: frees a handle's slot (the generation moves on: stale handles fail). */
+    private void freeHandle(int slot) {
+      handleGen[slot] = (handleGen[slot] + 1) & 0x7fff_ffff;   // even: free
+      freeHandles[freeTop++] = slot;
+      inFlight--;
+      handlesHeld--;
+    }
+
+    /** Ends a handle permit still in flight; false if the handle names none. */
+    boolean releaseHandle(long handle, Outcome outcome) {
+      List<Runnable> after;
+      long now;
+      long acquiredAt;
+      int inFlightAtStart;
+      synchronized (this) {
+        if (!inUse(handle)) {
+          return false;
+        }
+        int slot = (int) handle;
+        acquiredAt = handleAcquired[slot];
+        inFlightAtStart = handleInFlight[slot];
+        freeHandle(slot);
+        // the clock only when someone needs the time: a waiter served, or a listener told
+        boolean timed = queue.size() > 0 || listener != ConcurrencyLimiter.Builder.NO_LISTENER;
+        now = timed ? clock.nanoTime() : acquiredAt;
+        if (queue.size() > 0) {
+          serve(now);
+        }
+        after = takeLater();
+      }
+      run(after);
+      ended(1, Math.max(0, now - acquiredAt), outcome, inFlightAtStart);
       return true;
     }
 
@@ -540,11 +679,25 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * wins, and gives the weight back itself), and waiters that now fit are served.
      */
     void expire(long now) {
-      if (heldCount == 0 || now < nextExpiry) {
+      if ((heldCount == 0 && handlesHeld == 0) || now < nextExpiry) {
         return;   // the common case: no lease can have ended, nothing is scanned
       }
       boolean freed = false;
       long next = Long.MAX_VALUE;
+      for (int slot = 0; slot < handleSlots && handlesHeld > 0; slot++) {
+        if ((handleGen[slot] & 1) == 0) {
+          continue;
+        }
+        if (now >= handleExpiry[slot]) {
+          long heldNanos = Math.max(0, handleExpiry[slot] - handleAcquired[slot]);
+          int atStart = handleInFlight[slot];
+          freeHandle(slot);
+          freed = true;
+          later(() -> ended(1, heldNanos, Outcome.EXPIRED, atStart));
+        } else {
+          next = Math.min(next, handleExpiry[slot]);
+        }
+      }
       for (int i = heldCount - 1; i >= 0; i--) {   // from the end: unhold moves the last here
         Permit p = held[i];
         if (now >= p.expiresAt && p.markEnded()) {
@@ -583,11 +736,15 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return true;
     }
 
-    /** Counts a permit that ended and tells the listener (allocating nothing when none is set). */
     private void ended(Permit p, long heldNanos, Outcome outcome) {
-      counters.ended(outcome, p.weight());
+      ended(p.weight(), heldNanos, outcome, p.inFlightAtStart());
+    }
+
+    /** Counts a permit that ended and tells the listener (allocating nothing when none is set). */
+    private void ended(int weight, long heldNanos, Outcome outcome, int inFlightAtStart) {
+      counters.ended(outcome, weight);
       if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
-        tell(new PermitEnd(key, p.weight(), heldNanos, outcome, p.inFlightAtStart()));
+        tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart));
       }
     }
 

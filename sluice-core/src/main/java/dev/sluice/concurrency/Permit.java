@@ -105,10 +105,7 @@ public final class Permit implements AutoCloseable {
    * @return true if this call ended it; false if it had already ended (then nothing changes)
    */
   public boolean release(Outcome outcome) {
-    if (outcome == null || outcome == Outcome.EXPIRED) {
-      throw new IllegalArgumentException("a permit is released as SUCCESS, DROPPED or IGNORED"
-          + " but was " + outcome);
-    }
+    InMemoryConcurrencyLimiter.checkRelease(outcome);
     return end(outcome);
   }
 

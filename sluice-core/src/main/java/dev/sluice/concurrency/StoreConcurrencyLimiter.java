@@ -138,6 +138,30 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return answer(key, id, weight, limit, reply, start, start, ws == null ? 0 : ws.queue.size());
   }
 
+  /** Handle permits: the permit behind each handle (a store's permits are objects anyway). */
+  private final ConcurrentHashMap<Long, Permit> handles = new ConcurrentHashMap<>();
+
+  @Override
+  public long tryAcquireHandle(String key) {
+    Acquisition a = tryAcquire(key, 1, Priority.NORMAL);
+    if (!a.isAcquired()) {
+      return NO_PERMIT;
+    }
+    Permit p = a.permit();
+    handles.put(p.id(), p);
+    return p.id();
+  }
+
+  @Override
+  public boolean release(String key, long handle, Outcome outcome) {
+    InMemoryConcurrencyLimiter.checkRelease(outcome);
+    Permit p = handles.get(handle);
+    if (p == null || !p.key().equals(key) || !handles.remove(handle, p)) {
+      return false;
+    }
+    return p.release(outcome);
+  }
+
   /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
   private Acquisition refusedAtOnce(int weight, Priority priority, int limit) {
     if (weight > limit) {

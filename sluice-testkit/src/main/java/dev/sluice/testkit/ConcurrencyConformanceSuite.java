@@ -101,9 +101,9 @@ public abstract class ConcurrencyConformanceSuite {
   // ------------------------------------------------------------------------------ the bound
 
   /**
-   * Two instances, eight threads each, on a limit of 5: an independent counter, raised after
-   * each acquisition and lowered before its release, never passes 5, and every permit taken is
-   * given back exactly once.
+   * Two instances, eight threads each (half of them taking handle permits), on a limit of 5: an
+   * independent counter, raised after each acquisition and lowered before its release, never
+   * passes 5, and every permit taken is given back exactly once.
    */
   @Test
   public void neverMoreThanTheLimitInFlight_acrossThreadsAndInstances() throws Exception {
@@ -120,9 +120,24 @@ public abstract class ConcurrencyConformanceSuite {
     List<Future<?>> done = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       ConcurrencyLimiter l = two.get(t % 2);
+      boolean handles = t % 4 < 2;   // half the threads take handle permits
       done.add(pool.submit(() -> {
         start.await();
         for (int i = 0; i < rounds; i++) {
+          if (handles) {
+            long h = l.tryAcquireHandle("shared");
+            if (h < 0) {
+              continue;
+            }
+            acquired.incrementAndGet();
+            most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+            Thread.yield();
+            inFlight.decrementAndGet();
+            if (l.release("shared", h, Outcome.SUCCESS)) {
+              released.incrementAndGet();
+            }
+            continue;
+          }
           Acquisition a = l.tryAcquire("shared");
           if (!a.isAcquired()) {
             assertThat(a.refusal()).isEqualTo(Refusal.FULL);
@@ -258,6 +273,36 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(b2.isActive()).isTrue();
     b2.close();
     assertThat(l.inFlight("k")).isZero();
+  }
+
+  // ------------------------------------------------------------------------------ handles
+
+  /**
+   * Handle permits (a number, no object): they count as permits, end exactly once, a stale or
+   * foreign handle changes nothing, and a forgotten one comes back with its lease.
+   */
+  @Test
+  public void handles_countEndOnce_andComeBackWithTheirLease() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(2).lease(Duration.ofSeconds(1)));
+    long one = l.tryAcquireHandle("k");
+    long two = l.tryAcquireHandle("k");
+    assertThat(one).isNotNegative().isNotEqualTo(two);
+    assertThat(two).isNotNegative();
+    assertThat(l.tryAcquireHandle("k")).isEqualTo(ConcurrencyLimiter.NO_PERMIT);
+    assertThat(l.tryAcquire("k").refusal()).isEqualTo(Refusal.FULL);
+    assertThat(l.release("other", one, Outcome.SUCCESS)).as("not that key's").isFalse();
+    assertThat(l.release("k", one, Outcome.SUCCESS)).isTrue();
+    assertThat(l.release("k", one, Outcome.SUCCESS)).as("once").isFalse();
+    long three = l.tryAcquireHandle("k");
+    assertThat(three).isNotNegative();
+    assertThat(l.release("k", one, Outcome.SUCCESS)).as("stale").isFalse();
+    assertThat(l.inFlight("k")).isEqualTo(2);
+    clock.advance(Duration.ofSeconds(1));   // both leases end: nobody released them
+    assertThat(l.tryAcquireHandle("k")).isNotNegative();
+    assertThat(l.release("k", two, Outcome.DROPPED)).as("its lease ended").isFalse();
+    assertThat(l.release("k", three, Outcome.DROPPED)).isFalse();
+    assertThat(l.inFlight("k")).isEqualTo(1);
+    assertThat(l.stats().ended(Outcome.EXPIRED)).isEqualTo(2);
   }
 
   // ------------------------------------------------------------------------------ weights
