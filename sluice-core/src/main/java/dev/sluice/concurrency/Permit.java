@@ -2,6 +2,7 @@ package dev.sluice.concurrency;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One permit in flight: it belongs to the key it was acquired under and ends exactly once, by a
@@ -23,6 +24,14 @@ public final class Permit implements AutoCloseable {
      * count had let it go already (its lease ran out in a shared store), true otherwise.
      */
     boolean ended(Permit p, Outcome outcome);
+
+    /**
+     * As {@link #ended}, without blocking the caller on a store (the default runs it here); the
+     * future completes with what {@code ended} returns.
+     */
+    default CompletableFuture<Boolean> endedAsync(Permit p, Outcome outcome) {
+      return CompletableFuture.completedFuture(ended(p, outcome));
+    }
   }
 
   private final Owner owner;
@@ -107,6 +116,20 @@ public final class Permit implements AutoCloseable {
   public boolean release(Outcome outcome) {
     InMemoryConcurrencyLimiter.checkRelease(outcome);
     return end(outcome);
+  }
+
+  /**
+   * As {@link #release}, without blocking the calling thread on a shared store (for a reactive
+   * application, which releases on an event loop): the permit ends now, here, exactly once; the
+   * future completes with what {@code release} would return once the store has answered (a
+   * failure of the store completes it with true: the permit comes back when its lease ends).
+   */
+  public CompletableFuture<Boolean> releaseAsync(Outcome outcome) {
+    InMemoryConcurrencyLimiter.checkRelease(outcome);
+    if (!markEnded()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return owner.endedAsync(this, outcome);
   }
 
   /** Releases it as a {@link Outcome#SUCCESS} if it has not ended. */

@@ -545,6 +545,37 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           failed(b, e);   // the store lets it go when its lease ends
         }
       }
+      return finish(p, outcome, held);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> endedAsync(Permit p, Outcome outcome) {
+      CircuitBreaker b = breaker(p.key());
+      CompletableFuture<PermitReply> released;
+      if (!b.allowsCall()) {
+        released = CompletableFuture.completedFuture(null);
+      } else {
+        try {
+          released = store.releaseAsync(p.key(), storeId(p.id()), p.weight());
+        } catch (RuntimeException e) {
+          released = CompletableFuture.failedFuture(e);
+        }
+      }
+      // on the common pool, not the store client's thread: a listener may call the store
+      return released.handleAsync((reply, failure) -> {
+        boolean held = true;
+        if (failure != null) {
+          failed(b, failure);   // the store lets it go when its lease ends
+        } else if (reply != null) {
+          b.success();
+          held = reply.done();
+        }
+        return finish(p, outcome, held);
+      });
+    }
+
+    /** Tells the end (EXPIRED if the store had let it go) and wakes the key's waiters here. */
+    private boolean finish(Permit p, Outcome outcome, boolean held) {
       long now = clock.nanoTime();
       InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
           Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),

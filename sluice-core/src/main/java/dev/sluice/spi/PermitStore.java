@@ -52,6 +52,19 @@ public interface PermitStore extends AutoCloseable {
   /** Forgets a permit still held; done is false if it was not (released, or its lease ended). */
   PermitReply release(String key, String permitId, int weight);
 
+  /**
+   * {@link #release} without blocking the caller (a reactive application releases from an event
+   * loop); the default runs it on the calling thread, so a store whose calls block should
+   * override it. A failure completes the future exceptionally.
+   */
+  default CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
+    try {
+      return CompletableFuture.completedFuture(release(key, permitId, weight));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   /** The key's weight in flight now (leases ended not counted). */
   int inFlight(String key);
 

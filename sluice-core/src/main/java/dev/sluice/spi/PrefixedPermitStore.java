@@ -55,6 +55,11 @@ public final class PrefixedPermitStore implements PermitStore {
   }
 
   @Override
+  public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
+    return store.releaseAsync(prefix + key, permitId, weight);
+  }
+
+  @Override
   public int inFlight(String key) {
     return store.inFlight(prefix + key);
   }

@@ -363,6 +363,12 @@ public final class PostgresStore implements DecisionStore, PermitStore {
     return permit(PERMIT_RELEASE, key, permitId, weight, 0, 0);
   }
 
+  /** {@link #release} on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
+    return async.call(() -> release(key, permitId, weight));
+  }
+
   @Override
   public int inFlight(String key) {
     return permit(PERMIT_COUNT, key, "", 1, 0, 0).inFlight();

@@ -424,8 +424,17 @@ public final class RedisStore implements DecisionStore, PermitStore {
   @Override
   public CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
       int ceiling, long leaseMillis) {
+    return permitsAsync(key, permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
+  }
+
+  /** {@link #release} on Lettuce's asynchronous API: no thread waits for Redis. */
+  @Override
+  public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
+    return permitsAsync(key, permitArgs(PERMIT_RELEASE, permitId, weight, 0, 0));
+  }
+
+  private CompletableFuture<PermitReply> permitsAsync(String key, String[] args) {
     String[] keys = {permitsKey(key)};
-    String[] args = permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis);
     CompletableFuture<List<Long>> first;
     try {
       first = redis.asyncCommands.<List<Long>>evalsha(PERMITS_SHA, ScriptOutputType.MULTI, keys,

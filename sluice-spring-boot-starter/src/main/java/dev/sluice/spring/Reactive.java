@@ -57,10 +57,10 @@ final class Reactive {
                 : Mono.error(ConcurrencyLimitedInterceptor.refused(t, key, a)));
     if (Mono.class.isAssignableFrom(returns)) {
       return permit.flatMap(p -> Reactive.<Mono<Object>>proceed(invocation, Mono.class)
-          .doFinally(signal -> p.release(outcome(signal))));
+          .doFinally(signal -> p.releaseAsync(outcome(signal))));
     }
     return permit.flatMapMany(p -> Reactive.<Flux<Object>>proceed(invocation, Flux.class)
-        .doFinally(signal -> p.release(outcome(signal))));
+        .doFinally(signal -> p.releaseAsync(outcome(signal))));
   }
 
   private static Outcome outcome(SignalType signal) {

@@ -305,6 +305,17 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(l.stats().ended(Outcome.EXPIRED)).isEqualTo(2);
   }
 
+  /** An asynchronous release ends the permit once and the store lets it go. */
+  @Test
+  public void releaseAsync_endsOnce_andTheKeyComesBack() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1));
+    Permit p = l.tryAcquire("k").permit();
+    assertThat(p.releaseAsync(Outcome.SUCCESS).get(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.releaseAsync(Outcome.SUCCESS).get(10, TimeUnit.SECONDS)).isFalse();
+    assertThat(l.inFlight("k")).isZero();
+    assertThat(l.tryAcquire("k").isAcquired()).isTrue();
+  }
+
   // ------------------------------------------------------------------------------ weights
 
   @Test

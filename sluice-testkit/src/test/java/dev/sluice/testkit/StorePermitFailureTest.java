@@ -12,10 +12,13 @@ import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
@@ -208,5 +211,64 @@ class StorePermitFailureTest {
     assertThat(l.acquireAsync("k", 1, Priority.SHEDDABLE, Duration.ofSeconds(1))
         .get(10, TimeUnit.SECONDS).refusal()).isEqualTo(Refusal.SHED);
     assertThat(l.tryAcquire("k", 4, Priority.NORMAL).isAcquired()).isTrue();
+  }
+
+  /**
+   * releaseAsync ends the permit at once and does not wait for the store: a store whose release
+   * is slow leaves the future open until it answers, and a second release says false at once.
+   */
+  @Test
+  void releaseAsync_doesNotWaitForTheStore() throws Exception {
+    CountDownLatch storeAnswers = new CountDownLatch(1);
+    PermitStore slowRelease = new PermitStore() {
+      @Override
+      public PermitReply acquire(String key, String id, int weight, int ceiling, long lease) {
+        return store.acquire(key, id, weight, ceiling, lease);
+      }
+
+      @Override
+      public PermitReply renew(String key, String id, int weight, long lease) {
+        return store.renew(key, id, weight, lease);
+      }
+
+      @Override
+      public PermitReply release(String key, String id, int weight) {
+        return store.release(key, id, weight);
+      }
+
+      @Override
+      public CompletableFuture<PermitReply> releaseAsync(String key, String id, int weight) {
+        return CompletableFuture.supplyAsync(() -> {
+          try {
+            storeAnswers.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return store.release(key, id, weight);
+        });
+      }
+
+      @Override
+      public int inFlight(String key) {
+        return store.inFlight(key);
+      }
+
+      @Override
+      public void resetPermits(String key) {
+        store.resetPermits(key);
+      }
+    };
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1).store(slowRelease).clock(clock)
+        .scheduler(clock).build();
+    Permit p = l.tryAcquire("k").permit();
+    CompletableFuture<Boolean> released = p.releaseAsync(Outcome.SUCCESS);
+    assertThat(p.isActive()).as("ended here at once").isFalse();
+    assertThat(released).as("the store has not answered").isNotDone();
+    assertThat(p.releaseAsync(Outcome.SUCCESS).get(1, TimeUnit.SECONDS)).isFalse();
+    storeAnswers.countDown();
+    assertThat(released.get(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(l.inFlight("k")).isZero();
+    Permit inMemory = ConcurrencyLimiter.builder().limit(1).build().tryAcquire("k").permit();
+    assertThat(inMemory.releaseAsync(Outcome.DROPPED).get(1, TimeUnit.SECONDS)).isTrue();
   }
 }

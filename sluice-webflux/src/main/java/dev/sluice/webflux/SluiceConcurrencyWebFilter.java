@@ -116,9 +116,10 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
         signal == SignalType.ON_ERROR);
   }
 
+  /** Releases without blocking this thread (an event loop) on a shared store's answer. */
   private static void release(List<Permit> held, Outcome outcome) {
     for (Permit p : held) {
-      p.release(outcome);
+      p.releaseAsync(outcome);
     }
   }
 
