@@ -125,8 +125,10 @@ class RedisPermitFaultsTest {
       assertThat(line).isEqualTo("holding=30");
     }
     try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
+        // this instance's own permits outlive the test (a lease of 30 s): only the dead JVM's
+        // come back (with the same lease as theirs, the 20 held here ran out as the test waited)
         ConcurrencyLimiter mine = ConcurrencyLimiter.builder().limit(50)
-            .lease(Duration.ofMillis(leaseMillis)).store(store).build()) {
+            .lease(Duration.ofSeconds(30)).store(store).build()) {
       List<Permit> held = new ArrayList<>();
       for (int i = 0; i < 20; i++) {
         held.add(mine.tryAcquire("shared").permit());
