@@ -5,7 +5,6 @@ import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.QueueOrder;
 import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.http.RequestKeys;
-import dev.sluice.internal.RuleChecks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -149,16 +148,8 @@ final class ConcurrencySettings {
       Set<String> declared, List<String> problems) {
     int before = problems.size();
     String path = r.getPath();
-    if (path == null || !path.startsWith("/")) {
-      problems.add(at + ".path: a path pattern starts with '/' but was "
-          + (path == null ? "missing" : "'" + path + "'"));
-    }
-    List<String> methods = new ArrayList<>();
-    try {
-      methods.addAll(RuleChecks.methods(r.getMethods().toArray(new String[0])));
-    } catch (IllegalArgumentException e) {
-      problems.add(at + ".methods: " + e.getMessage());
-    }
+    SluiceSettings.checkPath(at, path, problems);
+    List<String> methods = SluiceSettings.methods(at, r.getMethods(), problems);
     String limit = r.getLimit();
     if (limit == null) {
       problems.add(at + ".limit: is missing (one of " + new TreeSet<>(declared) + ")");

@@ -253,16 +253,8 @@ final class SluiceSettings {
       Map<String, List<Limit>> policies, List<String> problems) {
     int before = problems.size();
     String path = r.getPath();
-    if (path == null || !path.startsWith("/")) {
-      problems.add(at + ".path: a path pattern starts with '/' but was "
-          + (path == null ? "missing" : "'" + path + "'"));
-    }
-    List<String> methods = new ArrayList<>();
-    try {
-      methods.addAll(RuleChecks.methods(r.getMethods().toArray(new String[0])));
-    } catch (IllegalArgumentException e) {
-      problems.add(at + ".methods: " + e.getMessage());
-    }
+    checkPath(at, path, problems);
+    List<String> methods = methods(at, r.getMethods(), problems);
     String policy = r.getPolicy();
     if (policy == null) {
       problems.add(at + ".policy: is missing (one of " + declared + ")");
@@ -284,6 +276,24 @@ final class SluiceSettings {
     }
     return problems.size() == before
         ? new RuleSpec(path, List.copyOf(methods), policy, key, cost, queue) : null;
+  }
+
+  /** A rule's path pattern, which starts with {@code /} (a problem under {@code at} if not). */
+  static void checkPath(String at, String path, List<String> problems) {
+    if (path == null || !path.startsWith("/")) {
+      problems.add(at + ".path: a path pattern starts with '/' but was "
+          + (path == null ? "missing" : "'" + path + "'"));
+    }
+  }
+
+  /** A rule's HTTP methods, upper case (a problem under {@code at} for one that is not). */
+  static List<String> methods(String at, List<String> given, List<String> problems) {
+    try {
+      return List.copyOf(RuleChecks.methods(given.toArray(new String[0])));
+    } catch (IllegalArgumentException e) {
+      problems.add(at + ".methods: " + e.getMessage());
+      return List.of();
+    }
   }
 
   /** {@code ip}, {@code principal} or {@code header:NAME}. */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Refusal;
-import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.PrefixedPermitStore;
 import org.junit.jupiter.api.Test;
@@ -31,32 +30,7 @@ class PrefixedPermitStoreTest {
 
   @Test
   void failureDomains_areAskedWithThePrefixedKey() {
-    PermitStore byLastChar = new PermitStore() {
-      @Override
-      public PermitReply acquire(String key, String id, int weight, int ceiling, long lease) {
-        return store.acquire(key, id, weight, ceiling, lease);
-      }
-
-      @Override
-      public PermitReply renew(String key, String id, int weight, long lease) {
-        return store.renew(key, id, weight, lease);
-      }
-
-      @Override
-      public PermitReply release(String key, String id, int weight) {
-        return store.release(key, id, weight);
-      }
-
-      @Override
-      public int inFlight(String key) {
-        return store.inFlight(key);
-      }
-
-      @Override
-      public void resetPermits(String key) {
-        store.resetPermits(key);
-      }
-
+    PermitStore byLastChar = new ForwardingPermitStore(store) {
       @Override
       public Object permitFailureDomain(String key) {
         return "node-of-" + key;

@@ -220,22 +220,7 @@ class StorePermitFailureTest {
   @Test
   void releaseAsync_doesNotWaitForTheStore() throws Exception {
     CountDownLatch storeAnswers = new CountDownLatch(1);
-    PermitStore slowRelease = new PermitStore() {
-      @Override
-      public PermitReply acquire(String key, String id, int weight, int ceiling, long lease) {
-        return store.acquire(key, id, weight, ceiling, lease);
-      }
-
-      @Override
-      public PermitReply renew(String key, String id, int weight, long lease) {
-        return store.renew(key, id, weight, lease);
-      }
-
-      @Override
-      public PermitReply release(String key, String id, int weight) {
-        return store.release(key, id, weight);
-      }
-
+    PermitStore slowRelease = new ForwardingPermitStore(store) {
       @Override
       public CompletableFuture<PermitReply> releaseAsync(String key, String id, int weight) {
         return CompletableFuture.supplyAsync(() -> {
@@ -246,16 +231,6 @@ class StorePermitFailureTest {
           }
           return store.release(key, id, weight);
         });
-      }
-
-      @Override
-      public int inFlight(String key) {
-        return store.inFlight(key);
-      }
-
-      @Override
-      public void resetPermits(String key) {
-        store.resetPermits(key);
       }
     };
     ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1).store(slowRelease).clock(clock)
