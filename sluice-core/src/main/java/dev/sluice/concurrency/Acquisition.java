@@ -12,14 +12,20 @@ public final class Acquisition {
   private final int waiting;
   private final long waitedNanos;
   private final boolean degraded;
+  private final boolean borrowed;
 
   Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
       long waitedNanos) {
-    this(permit, refusal, limit, inFlight, waiting, waitedNanos, false);
+    this(permit, refusal, limit, inFlight, waiting, waitedNanos, false, false);
   }
 
   Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
       long waitedNanos, boolean degraded) {
+    this(permit, refusal, limit, inFlight, waiting, waitedNanos, degraded, false);
+  }
+
+  Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
+      long waitedNanos, boolean degraded, boolean borrowed) {
     this.permit = permit;
     this.refusal = refusal;
     this.limit = limit;
@@ -27,11 +33,12 @@ public final class Acquisition {
     this.waiting = waiting;
     this.waitedNanos = waitedNanos;
     this.degraded = degraded;
+    this.borrowed = borrowed;
   }
 
   /** This answer, marked as given by the store failure policy. */
   Acquisition degraded() {
-    return new Acquisition(permit, refusal, limit, inFlight, waiting, waitedNanos, true);
+    return new Acquisition(permit, refusal, limit, inFlight, waiting, waitedNanos, true, borrowed);
   }
 
   /** Whether a permit was acquired. */
@@ -81,6 +88,14 @@ public final class Acquisition {
     return degraded;
   }
 
+  /**
+   * Whether the permit borrowed from its {@link ConcurrencyGroup}: it took the key above its
+   * assured share (false without a group, and for a refusal).
+   */
+  public boolean isBorrowed() {
+    return borrowed;
+  }
+
   /** How long this acquisition waited, on the limiter's clock. */
   public long waitedNanos() {
     return waitedNanos;
@@ -89,6 +104,7 @@ public final class Acquisition {
   @Override
   public String toString() {
     return (permit != null ? "acquired " + permit : "refused (" + refusal + ")") + ", in flight "
-        + inFlight + " of " + limit + ", waiting " + waiting + (degraded ? ", degraded" : "");
+        + inFlight + " of " + limit + ", waiting " + waiting + (borrowed ? ", borrowed" : "")
+        + (degraded ? ", degraded" : "");
   }
 }

@@ -148,6 +148,7 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     /** Each priority's share of a key's permits, by ordinal. */
     final double[] shares = {1, 1, 1};
     PermitStore store;
+    ConcurrencyGroup group;
     StoreFailure onStoreFailure = StoreFailure.FAIL_CLOSED;
     CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
     Duration pollInterval = Duration.ofMillis(10);
@@ -252,6 +253,18 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     }
 
     /**
+     * Makes the keys partitions of groups that share a limit, each with an assured share that
+     * borrows idle permits from the others (see {@link ConcurrencyGroup}); each key's own
+     * {@link #limit} is then its ceiling, and defaults to the group's limit. On a shared store
+     * the store must keep groups ({@link PermitStore#supportsPermitGroups()}: Redis and
+     * PostgreSQL do).
+     */
+    public Builder group(ConcurrencyGroup group) {
+      this.group = Objects.requireNonNull(group, "group");
+      return this;
+    }
+
+    /**
      * Keeps the permits in a shared store, so that the limit holds across every instance that
      * uses the same store and key (default: in this JVM only). Each acquisition, renewal and
      * release is one call to the store, on the store's clock; waiters wait in this JVM and ask
@@ -304,12 +317,17 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     /**
      * The limiter.
      *
-     * @throws IllegalStateException if no limit was set, or the shares grow as priority falls
+     * @throws IllegalStateException if no limit (nor group) was set, the shares grow as priority
+     *     falls, or a group is set on a store that keeps none
      */
     public ConcurrencyLimiter build() {
-      if (limit == null) {
+      if (limit == null && group == null) {
         throw new IllegalStateException("a concurrency limiter needs a limit: limit(n) or"
-            + " limit(key -> n)");
+            + " limit(key -> n), or a group(...)");
+      }
+      if (group != null && store != null && !store.supportsPermitGroups()) {
+        throw new IllegalStateException("the store " + store + " keeps no permit groups, so"
+            + " group(...) cannot be used with it");
       }
       Priority[] all = Priority.values();
       for (int i = 1; i < all.length; i++) {
@@ -321,6 +339,15 @@ public interface ConcurrencyLimiter extends AutoCloseable {
       }
       return store == null ? new InMemoryConcurrencyLimiter(this)
           : new StoreConcurrencyLimiter(this);
+    }
+
+    /** Each key's limit: the one set, or the group's. */
+    ToIntFunction<String> limitOfKey() {
+      if (limit != null) {
+        return limit;
+      }
+      int groupLimit = group.limit();
+      return key -> groupLimit;
     }
 
     /** The permits {@code priority} may hold of a key whose limit is {@code limit}. */

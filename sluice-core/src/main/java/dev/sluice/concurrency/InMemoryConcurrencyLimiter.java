@@ -2,10 +2,12 @@ package dev.sluice.concurrency;
 
 import dev.sluice.Clock;
 import dev.sluice.Scheduler;
+import dev.sluice.spi.PermitGroup;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,6 +32,12 @@ import java.util.function.ToIntFunction;
  * time, at a sweep or when a new key needs room; the number of keys is bounded exactly (a slot is
  * reserved before a key is mapped). A key with permits in flight is never evicted (its accounting
  * would be lost): a new key past the bound, when no key is idle, is refused (KEYS_FULL).
+ *
+ * Groups (ConcurrencyGroup): the keys of one group share one monitor, the group's, which also
+ * holds the group's weight in flight; every change of a key's weight changes the group's in the
+ * same step, so the group's limit holds at every instant too. A permit that comes back in a
+ * group serves the waiters of every key of the group that has any; a grouped acquisition first
+ * takes back the ended leases of every key of the group. A group lives while it has keys.
  */
 final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final ToIntFunction<String> limitOfKey;
@@ -43,13 +51,16 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final Counters counters = new Counters();
   private final ConcurrencyLimiter.Builder settings;
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+  /** The groups with keys, when the limiter has a {@link ConcurrencyGroup}. */
+  private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
+  private final ConcurrencyGroup group;
   /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
   private final AtomicLong slots = new AtomicLong();
   private final AtomicLong ids = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   InMemoryConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
-    this.limitOfKey = b.limit;
+    this.limitOfKey = b.limitOfKey();
     this.leaseNanos = b.lease.toNanos();
     this.maxWaiters = b.maxWaiters;
     this.order = b.order;
@@ -58,6 +69,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.scheduler = b.scheduler;
     this.listener = b.onPermitEnd;
     this.settings = b;
+    this.group = b.group;
     scheduleSweep();
   }
 
@@ -85,13 +97,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
       long handle;
       List<Runnable> after;
-      synchronized (s) {
+      synchronized (s.lock) {
         if (s.dead) {
           continue;
         }
         long now = clock.nanoTime();
         s.lastUsed = now;
-        s.expire(now);
+        s.expireAll(now);
         handle = s.acquireHandle(now);
         after = s.takeLater();
       }
@@ -206,13 +218,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
       Acquisition a;
       List<Runnable> after;
-      synchronized (s) {
+      synchronized (s.lock) {
         if (s.dead) {
           continue;
         }
         long now = clock.nanoTime();
         s.lastUsed = now;
-        s.expire(now);
+        s.expireAll(now);
         a = s.acquire(weight, priority, now, timeoutNanos, waiter);
         after = s.takeLater();
       }
@@ -227,13 +239,37 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (!reserveSlot()) {
       return null;
     }
-    KeyState fresh = new KeyState(key, limit, settings);
-    KeyState raced = keys.putIfAbsent(key, fresh);
-    if (raced != null) {
+    PermitGroup terms;
+    try {
+      terms = group == null ? null : group.termsOf(key);
+    } catch (RuntimeException e) {
       slots.decrementAndGet();
-      return raced;
+      throw e;
     }
-    return fresh;
+    for (;;) {
+      GroupState g = terms == null ? null : groups.computeIfAbsent(terms.name(), GroupState::new);
+      KeyState fresh = new KeyState(key, limit, settings, g, terms);
+      if (g != null) {
+        synchronized (g) {
+          if (g.dead) {
+            continue;   // its last key just left: a new group is made
+          }
+          KeyState raced = keys.putIfAbsent(key, fresh);
+          if (raced != null) {
+            slots.decrementAndGet();
+            return raced;
+          }
+          g.members.add(fresh);
+          return fresh;
+        }
+      }
+      KeyState raced = keys.putIfAbsent(key, fresh);
+      if (raced != null) {
+        slots.decrementAndGet();
+        return raced;
+      }
+      return fresh;
+    }
   }
 
   /** The key's limit from the builder's function, checked; a bad one names the key. */
@@ -272,7 +308,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private boolean removeIfIdle(KeyState s, long now, long idleNanos) {
     List<Runnable> after;
     boolean removed = false;
-    synchronized (s) {
+    synchronized (s.lock) {
       s.expire(now);
       if (!s.dead && s.inFlight == 0 && s.queue.size() == 0 && now - s.lastUsed >= idleNanos) {
         s.dead = true;
@@ -280,6 +316,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           slots.decrementAndGet();
           removed = true;
         }
+        s.leaveGroup();
       }
       after = s.takeLater();
     }
@@ -335,7 +372,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (s == null) {
       return 0;
     }
-    synchronized (s) {
+    synchronized (s.lock) {
       return s.inFlight;
     }
   }
@@ -346,7 +383,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (s == null) {
       return 0;
     }
-    synchronized (s) {
+    synchronized (s.lock) {
       return s.queue.size();
     }
   }
@@ -374,7 +411,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
     List<Runnable> after = new ArrayList<>();
     for (KeyState s : keys.values()) {
-      synchronized (s) {
+      synchronized (s.lock) {
         for (Waiter w : s.queue.clear()) {
           Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
               clock.nanoTime() - w.since);
@@ -428,10 +465,40 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  /** One key: everything under its monitor. */
+  /**
+   * The monitor a key's state is guarded by, and what is to run once it is released: the key's
+   * own, or its group's (a {@link GroupState}) for every key of the group.
+   */
+  static class Lock {
+    /** What to run once the monitor is released (completions, listeners); null when nothing. */
+    List<Runnable> pending;
+  }
+
+  /** A group of keys sharing a limit: its weight in flight and its keys, under its monitor. */
+  static final class GroupState extends Lock {
+    final String name;
+    int inFlight;
+    boolean dead;
+    /** No lease of a key of the group ends before this (a lower bound). */
+    long nextExpiry = Long.MAX_VALUE;
+    final LinkedHashSet<KeyState> members = new LinkedHashSet<>();
+    /** The keys with waiters. */
+    final LinkedHashSet<KeyState> waiting = new LinkedHashSet<>();
+
+    GroupState(String name) {
+      this.name = name;
+    }
+  }
+
+  /** One key: everything under its monitor ({@link #lock}). */
   final class KeyState implements Permit.Owner {
     final String key;
     final int limit;
+    /** The key's monitor: its own, or its group's. */
+    final Lock lock;
+    /** The key's group, null if none; and the key's terms in it. */
+    final GroupState group;
+    final PermitGroup terms;
     /** The most weight in flight each priority may bring it to, by ordinal. */
     final int[] ceilings;
     int inFlight;
@@ -451,8 +518,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private int freeTop;
     private int handleSlots;
     private int handlesHeld;
-    /** What to run once the monitor is released (completions, listeners); null when nothing. */
-    private List<Runnable> pending;
     /** The waiters, a queue per priority. */
     final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
     long lastUsed;
@@ -460,9 +525,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
     long nextExpiry = Long.MAX_VALUE;
 
-    KeyState(String key, int limit, ConcurrencyLimiter.Builder settings) {
+    KeyState(String key, int limit, ConcurrencyLimiter.Builder settings, GroupState group,
+        PermitGroup terms) {
       this.key = key;
       this.limit = limit;
+      this.group = group;
+      this.terms = terms;
+      this.lock = group != null ? group : new Lock();
       this.ceilings = new int[PRIORITIES];
       for (Priority p : Priority.values()) {
         ceilings[p.ordinal()] = settings.ceiling(limit, p);
@@ -471,17 +540,87 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     /** Under the monitor: runs {@code r} once the monitor is released. */
     private void later(Runnable r) {
-      if (pending == null) {
-        pending = new ArrayList<>(2);
+      if (lock.pending == null) {
+        lock.pending = new ArrayList<>(2);
       }
-      pending.add(r);
+      lock.pending.add(r);
     }
 
     /** Under the monitor: what is to run once it is released, handed over (null if nothing). */
     List<Runnable> takeLater() {
-      List<Runnable> todo = pending;
-      pending = null;
+      List<Runnable> todo = lock.pending;
+      lock.pending = null;
       return todo;
+    }
+
+    /** Under the monitor: whether {@code weight} more fits priority {@code p}'s share and group. */
+    boolean fits(int weight, int p) {
+      return inFlight + weight <= ceilings[p]
+          && (group == null || terms.fits(inFlight, group.inFlight, weight));
+    }
+
+    /** Under the monitor: why {@code weight} at priority {@code p} gets no permit now. */
+    Refusal why(int weight, int p, boolean queued) {
+      return !queued && inFlight + weight > ceilings[p] && inFlight + weight <= limit
+          ? Refusal.SHED : Refusal.FULL;
+    }
+
+    /** Under the monitor: whether no wait could ever grant {@code weight} (its group's terms). */
+    boolean neverFitsGroup(int weight) {
+      return group != null && weight > Math.max(terms.assured(), terms.borrowCeiling());
+    }
+
+    /** Under the monitor: the key's (and its group's) weight in flight moves by {@code delta}. */
+    private void add(int delta) {
+      inFlight += delta;
+      if (group != null) {
+        group.inFlight += delta;
+      }
+    }
+
+    /** Under the monitor: whether the key holds more than its assured share (a borrow). */
+    boolean borrowed() {
+      return group != null && inFlight > terms.assured();
+    }
+
+    /** Under the monitor: a lease of this key ends at {@code expires}. */
+    private void leaseEnds(long expires) {
+      nextExpiry = Math.min(nextExpiry, expires);
+      if (group != null) {
+        group.nextExpiry = Math.min(group.nextExpiry, expires);
+      }
+    }
+
+    /** Under the monitor: the key leaves its group (removed as idle); the last key ends it. */
+    void leaveGroup() {
+      if (group != null) {
+        group.members.remove(this);
+        group.waiting.remove(this);
+        if (group.members.isEmpty()) {
+          group.dead = true;
+          groups.remove(group.name, group);
+        }
+      }
+    }
+
+    /**
+     * Under the monitor: takes back ended leases, of every key of the group for a grouped key
+     * (their weight counts in the group), then serves waiters.
+     */
+    void expireAll(long now) {
+      if (group == null) {
+        expire(now);
+        return;
+      }
+      if (now < group.nextExpiry) {
+        return;
+      }
+      long next = Long.MAX_VALUE;
+      for (KeyState m : group.members) {
+        m.expire(now);
+        next = Math.min(next, m.nextExpiry);
+      }
+      group.nextExpiry = next;
     }
 
     /** Runs what {@link #takeLater} handed over. */
@@ -519,9 +658,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Under the monitor: a handle permit now, or {@link #NO_PERMIT} (the refusal counted). */
     long acquireHandle(long now) {
       int p = Priority.NORMAL.ordinal();
-      if (queue.atOrAbove(p) || inFlight + 1 > ceilings[p]) {
-        counters.refused(!queue.atOrAbove(p) && inFlight + 1 <= limit ? Refusal.SHED
-            : 1 > limit ? Refusal.TOO_HEAVY : Refusal.FULL);
+      if (queue.atOrAbove(p) || !fits(1, p)) {
+        counters.refused(neverFitsGroup(1) ? Refusal.TOO_HEAVY : why(1, p, queue.atOrAbove(p)));
         return NO_PERMIT;
       }
       int slot;
@@ -543,10 +681,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       long expires = saturatedAdd(now, leaseNanos);
       handleExpiry[slot] = expires;
       handleAcquired[slot] = now;
-      inFlight++;
+      add(1);
       handlesHeld++;
       handleInFlight[slot] = inFlight;
-      nextExpiry = Math.min(nextExpiry, expires);
+      leaseEnds(expires);
       counters.granted(1);
       counters.acquired();
       return ((long) gen << 32) | slot;
@@ -563,7 +701,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private void freeHandle(int slot) {
       handleGen[slot] = (handleGen[slot] + 1) & 0x7fff_ffff;   // even: free
       freeHandles[freeTop++] = slot;
-      inFlight--;
+      add(-1);
       handlesHeld--;
     }
 
@@ -573,7 +711,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       long now;
       long acquiredAt;
       int inFlightAtStart;
-      synchronized (this) {
+      synchronized (lock) {
         if (!inUse(handle)) {
           return false;
         }
@@ -582,9 +720,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         inFlightAtStart = handleInFlight[slot];
         freeHandle(slot);
         // the clock only when someone needs the time: a waiter served, or a listener told
-        boolean timed = queue.size() > 0 || listener != ConcurrencyLimiter.Builder.NO_LISTENER;
+        boolean timed = queue.size() > 0 || (group != null && !group.waiting.isEmpty())
+            || listener != ConcurrencyLimiter.Builder.NO_LISTENER;
         now = timed ? clock.nanoTime() : acquiredAt;
-        if (queue.size() > 0) {
+        if (queue.size() > 0 || group != null) {
           serve(now);
         }
         after = takeLater();
@@ -598,18 +737,20 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();
-      if (weight > limit) {
+      if (weight > limit || neverFitsGroup(weight)) {
         return refusal(Refusal.TOO_HEAVY, 0);
       }
       if (weight > ceilings[p]) {
         return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
       }
       boolean queued = queue.atOrAbove(p);
-      if (!queued && inFlight + weight <= ceilings[p]) {
-        return new Acquisition(grant(weight, now), null, limit, inFlight, queue.size(), 0);
+      if (!queued && fits(weight, p)) {
+        Permit granted = grant(weight, now);
+        return new Acquisition(granted, null, limit, inFlight, queue.size(), 0, false,
+            borrowed());
       }
       if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
-        return refusal(!queued && inFlight + weight <= limit ? Refusal.SHED : Refusal.FULL, 0);
+        return refusal(why(weight, p, queued), 0);
       }
       if (queue.size() >= maxWaiters) {
         Waiter refused = queue.evictFor(p);
@@ -621,6 +762,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
       Waiter w = new Waiter(weight, p, now, future);
       queue.add(w);
+      if (group != null) {
+        group.waiting.add(this);
+      }
       if (timeoutNanos != Long.MAX_VALUE) {
         try {
           scheduler.schedule(() -> timedOut(w), timeoutNanos);
@@ -643,18 +787,18 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private Permit grant(int weight, long now) {
-      inFlight += weight;
+      add(weight);
       counters.granted(weight);
       Permit p = new Permit(this, key, ids.incrementAndGet(), weight, now,
           saturatedAdd(now, leaseNanos), inFlight);
       hold(p);
-      nextExpiry = Math.min(nextExpiry, p.expiresAt);
+      leaseEnds(p.expiresAt);
       return p;
     }
 
     private void timedOut(Waiter w) {
       Acquisition a;
-      synchronized (this) {
+      synchronized (lock) {
         if (!queue.remove(w)) {
           return;   // served, cancelled or refused already
         }
@@ -665,7 +809,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void leave(Waiter w) {
       List<Runnable> after;
-      synchronized (this) {
+      synchronized (lock) {
         if (queue.remove(w)) {
           serve(clock.nanoTime());   // a waiter behind it may fit now
         }
@@ -702,7 +846,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         Permit p = held[i];
         if (now >= p.expiresAt && p.markEnded()) {
           unhold(p);
-          inFlight -= p.weight();
+          add(-p.weight());
           freed = true;
           long heldNanos = Math.max(0, p.expiresAt - p.acquiredAtNanos());
           later(() -> ended(p, heldNanos, Outcome.EXPIRED));
@@ -721,11 +865,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     public boolean ended(Permit p, Outcome outcome) {
       List<Runnable> after;
       long now;
-      synchronized (this) {
+      synchronized (lock) {
         if (!unhold(p)) {
           return true;   // never: the expiry marks a permit ended before it lets it go
         }
-        inFlight -= p.weight();
+        add(-p.weight());
         now = clock.nanoTime();
         lastUsed = now;
         serve(now);
@@ -753,9 +897,26 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * while the next one fits its priority's share; nobody passes a waiter that does not fit.
      */
     private void serve(long now) {
+      if (group == null) {
+        serveOwn(now);
+        return;
+      }
+      if (group.waiting.isEmpty()) {
+        return;
+      }
+      // every key of the group with waiters, in turn (a copy: serving may empty a queue)
+      for (KeyState k : new ArrayList<>(group.waiting)) {
+        k.serveOwn(now);
+        if (k.queue.size() == 0) {
+          group.waiting.remove(k);
+        }
+      }
+    }
+
+    private void serveOwn(long now) {
       for (int i = 0; i < PRIORITIES; i++) {
         for (Waiter w = queue.next(i); w != null; w = queue.next(i)) {
-          if (inFlight + w.weight > ceilings[i]) {
+          if (!fits(w.weight, i)) {
             return;   // the next in line waits; nobody passes it
           }
           queue.remove(w);
@@ -766,7 +927,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void grantWaiter(Waiter w, long now) {
       Permit p = grant(w.weight, now);
-      Acquisition a = new Acquisition(p, null, limit, inFlight, queue.size(), now - w.since);
+      Acquisition a = new Acquisition(p, null, limit, inFlight, queue.size(), now - w.since,
+          false, borrowed());
       later(() -> {
         if (!w.future.complete(a)) {
           p.end(Outcome.IGNORED);   // its caller left just now
@@ -779,7 +941,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     public boolean renew(Permit p) {
       List<Runnable> after;
       boolean renewed = false;
-      synchronized (this) {
+      synchronized (lock) {
         long now = clock.nanoTime();
         expire(now);   // a lease that ended, not yet taken back, is not renewed
         if (p.isActive() && p.slot >= 0 && p.slot < heldCount && held[p.slot] == p) {

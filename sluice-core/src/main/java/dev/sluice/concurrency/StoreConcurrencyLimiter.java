@@ -41,6 +41,8 @@ import java.util.function.ToIntFunction;
 final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   private final PermitStore store;
+  /** The keys' groups; null if none. */
+  private final ConcurrencyGroup group;
   private final ConcurrencyLimiter.Builder settings;
   private final ToIntFunction<String> limitOfKey;
   private final long leaseNanos;
@@ -69,9 +71,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final Permit.Owner uncounted = new Uncounted();
 
   StoreConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
-    this.store = b.store;
+    this.store = b.group == null ? b.store : new GroupedPermits(b.store, b.group);
+    this.group = b.group;
     this.settings = b;
-    this.limitOfKey = b.limit;
+    this.limitOfKey = b.limitOfKey();
     this.leaseNanos = b.lease.toNanos();
     this.leaseMillis = b.lease.toMillis();
     this.pollNanos = b.pollInterval.toNanos();
@@ -107,7 +110,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
     }
     int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
-    Acquisition refused = refusedAtOnce(weight, priority, limit);
+    Acquisition refused = refusedAtOnce(key, weight, priority, limit);
     if (refused != null) {
       return refused;
     }
@@ -135,7 +138,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return degraded(key, weight, priority, limit);
     }
     b.success();
-    return answer(key, id, weight, limit, reply, start, start, ws == null ? 0 : ws.queue.size());
+    return answer(key, id, weight, priority, limit, reply, start, start,
+        ws == null ? 0 : ws.queue.size());
   }
 
   /** Handle permits: the permit behind each handle (a store's permits are objects anyway). */
@@ -163,8 +167,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
-  private Acquisition refusedAtOnce(int weight, Priority priority, int limit) {
-    if (weight > limit) {
+  private Acquisition refusedAtOnce(String key, int weight, Priority priority, int limit) {
+    if (weight > limit || (group != null
+        && weight > Math.max(group.assuredOf(key), group.borrowCeiling()))) {
       return new Acquisition(null, Refusal.TOO_HEAVY, limit, 0, 0, 0);
     }
     if (weight > settings.ceiling(limit, priority)) {
@@ -174,16 +179,20 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** The acquisition a store's reply to an acquire makes. */
-  private Acquisition answer(String key, long id, int weight, int limit, PermitReply reply,
-      long since, long now, int waiters) {
+  private Acquisition answer(String key, long id, int weight, Priority priority, int limit,
+      PermitReply reply, long since, long now, int waiters) {
     if (reply.done()) {
       counters.granted(weight);
       Permit p = new Permit(shared, key, id, weight, now,
           InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), reply.inFlight());
-      return new Acquisition(p, null, limit, reply.inFlight(), waiters, now - since);
+      return new Acquisition(p, null, limit, reply.inFlight(), waiters, now - since, false,
+          group != null && reply.inFlight() > group.assuredOf(key));
     }
-    return new Acquisition(null, reply.inFlight() + weight <= limit ? Refusal.SHED : Refusal.FULL,
-        limit, reply.inFlight(), waiters, now - since);
+    // over the priority's share but within the limit: shed; otherwise (the group's too) full
+    int n = reply.inFlight() + weight;
+    boolean shed = n <= limit && n > settings.ceiling(limit, priority);
+    return new Acquisition(null, shed ? Refusal.SHED : Refusal.FULL, limit, reply.inFlight(),
+        waiters, now - since);
   }
 
   @Override
@@ -205,7 +214,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return CompletableFuture.completedFuture(new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0));
     }
     int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
-    Acquisition refused = refusedAtOnce(weight, priority, limit);
+    Acquisition refused = refusedAtOnce(key, weight, priority, limit);
     if (refused != null) {
       return CompletableFuture.completedFuture(refused);
     }
@@ -247,7 +256,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       }
       b.success();
       long t = clock.nanoTime();
-      Acquisition a = answer(key, id, weight, limit, reply, now, t, 0);
+      Acquisition a = answer(key, id, weight, priority, limit, reply, now, t, 0);
       if (a.isAcquired() || timeoutNanos == 0) {
         deliver(future, a);   // no wait: the permit, or the reason now
       } else if (t - w.deadline >= 0) {
@@ -369,7 +378,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       }
       b.success();
       long now = clock.nanoTime();
-      Acquisition a = answer(ws.key, id, head.weight, head.limit, reply, head.since, now, 0);
+      Acquisition a = answer(ws.key, id, head.weight, head.priority, head.limit, reply,
+          head.since, now, 0);
       if (a.isAcquired()) {
         ws.served(head, a);
       } else {
@@ -574,12 +584,24 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       });
     }
 
-    /** Tells the end (EXPIRED if the store had let it go) and wakes the key's waiters here. */
+    /**
+   * Tells the end (EXPIRED if the store had let it go) and wakes the key's waiters here (in a
+   * group, the waiters of every key of its group).
+   */
     private boolean finish(Permit p, Outcome outcome, boolean held) {
       long now = clock.nanoTime();
       InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
           Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
           held ? outcome : Outcome.EXPIRED, p.inFlightAtStart()));
+      if (group != null) {   // a permit back in a group may serve any key of the group here
+        String g = group.groupOf(p.key());
+        for (Waiters ws : waiting.values()) {
+          if (g.equals(group.groupOf(ws.key))) {
+            pump(ws);
+          }
+        }
+        return held;
+      }
       Waiters ws = waiting.get(p.key());
       if (ws != null) {
         pump(ws);

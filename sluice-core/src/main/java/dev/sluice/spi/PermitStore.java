@@ -80,6 +80,77 @@ public interface PermitStore extends AutoCloseable {
     return null;
   }
 
+  // ------------------------------------------------------------------------------ groups
+
+  /**
+   * Whether this store keeps grouped permits ({@link PermitGroup}); the grouped methods below
+   * throw {@link UnsupportedOperationException} when it does not (the default).
+   */
+  default boolean supportsPermitGroups() {
+    return false;
+  }
+
+  /**
+   * {@link #acquire} for a key of a group: one atomic step on the store's clock that drops the
+   * ended leases of the group's keys, and adds the permit to the key and to the group if it fits
+   * {@code ceiling} and the group's terms (see {@link PermitGroup}). The key's permits in a
+   * group are apart from its permits outside any group. The reply's in flight is the key's.
+   */
+  default PermitReply acquire(PermitGroup group, String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** {@link #acquire(PermitGroup, String, String, int, int, long)} without blocking the caller. */
+  default CompletableFuture<PermitReply> acquireAsync(PermitGroup group, String key,
+      String permitId, int weight, int ceiling, long leaseMillis) {
+    try {
+      return CompletableFuture.completedFuture(acquire(group, key, permitId, weight, ceiling,
+          leaseMillis));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@link #renew} for a key of the group {@code group}. */
+  default PermitReply renew(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** {@link #release} for a key of the group {@code group}: the permit leaves both. */
+  default PermitReply release(String group, String key, String permitId, int weight) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** {@link #release(String, String, String, int)} without blocking the caller. */
+  default CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
+      int weight) {
+    try {
+      return CompletableFuture.completedFuture(release(group, key, permitId, weight));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * The weight in flight now of {@code key} in {@code group}, or of the whole group when
+   * {@code key} is null (leases ended not counted).
+   */
+  default int inFlight(String group, String key) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** Forgets every permit of {@code key} in {@code group} (of the whole group if key is null). */
+  default void resetPermits(String group, String key) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** Which part of the store holds the group's permits (see {@link #permitFailureDomain}). */
+  default Object groupPermitFailureDomain(String group) {
+    return null;
+  }
+
   /** Releases what the store holds (connections); the default does nothing. */
   @Override
   default void close() {}

@@ -75,6 +75,60 @@ public final class PrefixedPermitStore implements PermitStore {
   }
 
   @Override
+  public boolean supportsPermitGroups() {
+    return store.supportsPermitGroups();
+  }
+
+  @Override
+  public PermitReply acquire(PermitGroup group, String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    return store.acquire(named(group), prefix + key, permitId, weight, ceiling, leaseMillis);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> acquireAsync(PermitGroup group, String key,
+      String permitId, int weight, int ceiling, long leaseMillis) {
+    return store.acquireAsync(named(group), prefix + key, permitId, weight, ceiling,
+        leaseMillis);
+  }
+
+  @Override
+  public PermitReply renew(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return store.renew(prefix + group, prefix + key, permitId, weight, leaseMillis);
+  }
+
+  @Override
+  public PermitReply release(String group, String key, String permitId, int weight) {
+    return store.release(prefix + group, prefix + key, permitId, weight);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
+      int weight) {
+    return store.releaseAsync(prefix + group, prefix + key, permitId, weight);
+  }
+
+  @Override
+  public int inFlight(String group, String key) {
+    return store.inFlight(prefix + group, key == null ? null : prefix + key);
+  }
+
+  @Override
+  public void resetPermits(String group, String key) {
+    store.resetPermits(prefix + group, key == null ? null : prefix + key);
+  }
+
+  @Override
+  public Object groupPermitFailureDomain(String group) {
+    return store.groupPermitFailureDomain(prefix + group);
+  }
+
+  private PermitGroup named(PermitGroup g) {
+    return new PermitGroup(prefix + g.name(), g.limit(), g.borrowCeiling(), g.assured());
+  }
+
+  @Override
   public String toString() {
     return store + " (" + prefix + ")";
   }

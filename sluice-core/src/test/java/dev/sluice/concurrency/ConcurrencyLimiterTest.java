@@ -193,6 +193,46 @@ class ConcurrencyLimiterTest {
     assertThat(l.keys()).isZero();
   }
 
+  /**
+   * A grouped key is swept like any other once idle, and the group's count survives it: a key
+   * that comes back joins the group as it is (its other keys' permits still count), and a group
+   * whose keys have all gone starts again from nothing.
+   */
+  @Test
+  void groupedKeys_areSweptWhenIdle_andTheGroupKeepsCountingTheOthers() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)
+        .lease(Duration.ofSeconds(10)).group(ConcurrencyGroup.sharing(2).reserve(0)).build();
+    Permit a = l.tryAcquire("a").permit();
+    l.tryAcquire("b").permit().close();
+    time.advance(6 * SECOND);
+    a.renew();
+    time.advance(6 * SECOND);   // b idle past a lease time and swept; a still holds its permit
+    assertThat(l.keys()).isEqualTo(1);
+    assertThat(l.tryAcquire("b").isAcquired()).isTrue();
+    assertThat(l.tryAcquire("c").refusal()).as("a and b hold the group's 2").isEqualTo(Refusal.FULL);
+    a.close();
+    assertThat(l.tryAcquire("c").isAcquired()).isTrue();
+  }
+
+  /** A release in a group serves the waiter of another key; borrowing is marked. */
+  @Test
+  void aGroupServesTheWaiterOfAnotherKey_andMarksBorrowing() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)
+        .group(ConcurrencyGroup.sharing(2).assured(1).reserve(0)).build();
+    Acquisition first = l.tryAcquire("a");
+    assertThat(first.isBorrowed()).isFalse();
+    Acquisition second = l.tryAcquire("a");
+    assertThat(second.isAcquired()).as("a borrows the idle permit").isTrue();
+    assertThat(second.isBorrowed()).isTrue();
+    CompletableFuture<Acquisition> b = l.acquireAsync("b", 1, Duration.ofSeconds(5));
+    assertThat(b).isNotDone();
+    second.permit().close();
+    Acquisition got = done(b);
+    assertThat(got.isAcquired()).isTrue();
+    assertThat(got.isBorrowed()).isFalse();   // b's assured 1
+    assertThat(l.inFlight("a") + l.inFlight("b")).isEqualTo(2);
+  }
+
   @Test
   void aLimitPerKey_isReadWhenTheKeyIsFirstSeen() {
     ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)

@@ -1,8 +1,10 @@
 package dev.sluice.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
 import dev.sluice.concurrency.Outcome;
@@ -14,6 +16,7 @@ import dev.sluice.spi.PermitStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -435,5 +438,169 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(low).isNotDone();
     first.permit().close();
     assertThat(get(low).isAcquired()).isTrue();
+  }
+
+  // ------------------------------------------------------------------------------ groups
+
+  /** Partitions of one database: live is assured 6, batch 4; 10 in all, 4 kept from borrowers. */
+  private static ConcurrencyGroup database() {
+    return ConcurrencyGroup.sharing(10).assured(key -> key.equals("live") ? 6 : 4).reserve(4);
+  }
+
+  /**
+   * Worked numbers (docs/concurrency.md): batch takes its 4 assured permits, borrows 2 idle ones
+   * up to the borrowing ceiling 10 - 4 = 6, and is refused a third; live still gets 4 (its share
+   * within the reserve) and then the group is full.
+   */
+  @Test
+  public void groups_borrowIdlePermits_untilTheReserve_andAssuredSharesStillGetIn() {
+    ConcurrencyLimiter l = limiter(b -> b.group(database()));
+    for (int i = 1; i <= 4; i++) {
+      Acquisition a = l.tryAcquire("batch");
+      assertThat(a.isAcquired()).isTrue();
+      assertThat(a.isBorrowed()).as("assured permit %d", i).isFalse();
+    }
+    for (int i = 5; i <= 6; i++) {
+      Acquisition a = l.tryAcquire("batch");
+      assertThat(a.isAcquired()).isTrue();
+      assertThat(a.isBorrowed()).as("borrowed permit %d", i).isTrue();
+      assertThat(a.inFlight()).isEqualTo(i);
+    }
+    Acquisition seventh = l.tryAcquire("batch");
+    assertThat(seventh.refusal()).isEqualTo(Refusal.FULL);
+    assertThat(seventh.inFlight()).isEqualTo(6);
+    for (int i = 1; i <= 4; i++) {
+      Acquisition a = l.tryAcquire("live");
+      assertThat(a.isAcquired()).as("live's permit %d", i).isTrue();
+      assertThat(a.isBorrowed()).isFalse();
+    }
+    assertThat(l.tryAcquire("live").refusal()).isEqualTo(Refusal.FULL);   // 10 of 10
+    assertThat(l.inFlight("batch")).isEqualTo(6);
+    assertThat(l.inFlight("live")).isEqualTo(4);
+    assertThat(l.limit("live")).isEqualTo(10);   // no limit set: the key may reach the group's
+  }
+
+  /** A key's own limit is its ceiling in the group; a weight no rule can ever grant is refused. */
+  @Test
+  public void groups_keyLimitIsTheCeiling_andAnImpossibleWeightIsTooHeavy() {
+    ConcurrencyLimiter l = limiter(b -> b.limit(5).group(database()));
+    assertThat(l.tryAcquire("batch", 5).isAcquired()).isTrue();   // 4 assured + 1 borrowed
+    assertThat(l.tryAcquire("batch").refusal()).isEqualTo(Refusal.FULL);   // its own 5
+    assertThat(l.tryAcquire("live", 6).refusal()).isEqualTo(Refusal.TOO_HEAVY);   // above 5
+    ConcurrencyLimiter g = limiter(b -> b.group(database()));
+    // above batch's assured 4 and the borrowing ceiling 6: nothing ever grants 7
+    assertThat(g.tryAcquire("batch", 7).refusal()).isEqualTo(Refusal.TOO_HEAVY);
+  }
+
+  /** Permits of every key count in the group, ended leases of another key come back to it. */
+  @Test
+  public void groups_endedLeasesOfAnotherKeyComeBack() {
+    ConcurrencyLimiter l = limiter(b -> b.group(ConcurrencyGroup.sharing(3).reserve(0))
+        .lease(Duration.ofSeconds(1)));
+    assertThat(l.tryAcquire("a", 3).isAcquired()).isTrue();   // forgotten by its holder
+    assertThat(l.tryAcquire("b").refusal()).isEqualTo(Refusal.FULL);
+    clock.advance(Duration.ofSeconds(1));
+    Acquisition back = l.tryAcquire("b", 3);
+    assertThat(back.isAcquired()).isTrue();
+    assertThat(back.isBorrowed()).isTrue();   // no assured share: all of it borrowed
+    assertThat(l.inFlight("a")).isZero();
+  }
+
+  /** Each group has its own limit: keys of another group are not held up. */
+  @Test
+  public void groups_areApart() {
+    ConcurrencyLimiter l = limiter(b -> b.group(ConcurrencyGroup.sharing(2).reserve(0)
+        .by(key -> key.substring(0, key.indexOf('/')))));
+    assertThat(l.tryAcquire("t1/a", 2).isAcquired()).isTrue();
+    assertThat(l.tryAcquire("t1/b").refusal()).isEqualTo(Refusal.FULL);
+    assertThat(l.tryAcquire("t2/a", 2).isAcquired()).isTrue();
+  }
+
+  /** A permit that comes back in a group serves a waiter of another key of the group. */
+  @Test
+  public void groups_aReleaseServesAWaiterOfAnotherKey() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.group(ConcurrencyGroup.sharing(2).reserve(0)));
+    Permit a = l.tryAcquire("a", 2).permit();
+    CompletableFuture<Acquisition> b = l.acquireAsync("b", 1, Duration.ofSeconds(5));
+    awaitWaiting(l, "b", 1);
+    a.release(Outcome.SUCCESS);
+    Acquisition got = get(b);
+    assertThat(got.isAcquired()).isTrue();
+    assertThat(l.inFlight("b")).isEqualTo(1);
+  }
+
+  /**
+   * Two instances, sixteen threads over four keys of one group (limit 6, reserve 2, each key
+   * assured 1, its own limit 4): independent counters never see the group above 6 nor a key
+   * above 4, and every permit taken is given back exactly once.
+   */
+  @Test
+  public void groups_neverMoreThanTheGroupsLimit_acrossThreadsAndInstances() throws Exception {
+    List<ConcurrencyLimiter> two = instances(2, b -> b.limit(4)
+        .group(ConcurrencyGroup.sharing(6).assured(1).reserve(2)));
+    String[] keys = {"k0", "k1", "k2", "k3"};
+    AtomicInteger group = new AtomicInteger();
+    AtomicInteger mostGroup = new AtomicInteger();
+    Map<String, AtomicInteger> perKey = Map.of("k0", new AtomicInteger(),
+        "k1", new AtomicInteger(), "k2", new AtomicInteger(), "k3", new AtomicInteger());
+    AtomicInteger mostKey = new AtomicInteger();
+    AtomicLong acquired = new AtomicLong();
+    AtomicLong released = new AtomicLong();
+    int threads = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      ConcurrencyLimiter l = two.get(t % 2);
+      String key = keys[t % keys.length];
+      done.add(pool.submit(() -> {
+        start.await();
+        for (int i = 0; i < 150; i++) {
+          Acquisition a = l.tryAcquire(key);
+          if (!a.isAcquired()) {
+            assertThat(a.refusal()).isEqualTo(Refusal.FULL);
+            continue;
+          }
+          acquired.incrementAndGet();
+          mostGroup.accumulateAndGet(group.incrementAndGet(), Math::max);
+          mostKey.accumulateAndGet(perKey.get(key).incrementAndGet(), Math::max);
+          Thread.yield();
+          perKey.get(key).decrementAndGet();
+          group.decrementAndGet();
+          if (a.permit().release(Outcome.SUCCESS)) {
+            released.incrementAndGet();
+          }
+        }
+        return null;
+      }));
+    }
+    start.countDown();
+    for (Future<?> f : done) {
+      f.get(120, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(mostGroup.get()).isLessThanOrEqualTo(6);
+    assertThat(mostKey.get()).isLessThanOrEqualTo(4);
+    assertThat(acquired.get()).isGreaterThan(0);
+    assertThat(released.get()).isEqualTo(acquired.get());
+    for (String k : keys) {
+      assertThat(two.get(0).inFlight(k)).isZero();
+    }
+  }
+
+  /** Bad group settings are named when given. */
+  @Test
+  public void groups_badSettingsAreNamed() {
+    assertThatThrownBy(() -> ConcurrencyGroup.sharing(0))
+        .hasMessageContaining("a group's limit must be at least 1 but was 0");
+    assertThatThrownBy(() -> ConcurrencyGroup.sharing(4).reserve(5))
+        .hasMessageContaining("reserve must be between 0 and the group's limit 4 but was 5");
+    assertThatThrownBy(() -> ConcurrencyGroup.sharing(4).assured(5))
+        .hasMessageContaining("assured must be between 0 and the group's limit 4 but was 5");
+    ConcurrencyLimiter l = limiter(b -> b.group(ConcurrencyGroup.sharing(4).assured(key -> 9)));
+    assertThatThrownBy(() -> l.tryAcquire("k"))
+        .hasMessageContaining("the assured share of key 'k' must be between 0 and the group's"
+            + " limit 4 but was 9");
   }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.testkit;
 
 import dev.sluice.Clock;
+import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreUnavailableException;
@@ -11,12 +12,14 @@ import java.util.Map;
 /**
  * The {@link PermitStore} contract as plainly as it can be written: one map of keys to permits
  * (id → weight and lease end), one monitor, the time in milliseconds from a clock. It runs the
- * concurrency conformance suite without a server, so that the suite tests the store limiter's
+ * concurrency conformance suite without a server (groups too), so that the suite tests the store limiter's
  * logic and the stores separately; a store under test must answer as this one does.
  */
 public final class ReferencePermitStore implements PermitStore {
   private final Clock clock;
   private final Map<String, Map<String, long[]>> keys = new HashMap<>();
+  /** Groups: group, then key, then the key's permits (apart from the keys above). */
+  private final Map<String, Map<String, Map<String, long[]>>> groups = new HashMap<>();
   private volatile boolean failing;
   private long calls;
 
@@ -114,6 +117,95 @@ public final class ReferencePermitStore implements PermitStore {
   @Override
   public synchronized void resetPermits(String key) {
     keys.remove(key);
+  }
+
+  @Override
+  public boolean supportsPermitGroups() {
+    return true;
+  }
+
+  /** The group's keys, each pruned, empty ones dropped; answers the group's weight in flight. */
+  private static int pruneGroup(Map<String, Map<String, long[]>> members, long now) {
+    int total = 0;
+    for (Iterator<Map<String, long[]>> it = members.values().iterator(); it.hasNext(); ) {
+      Map<String, long[]> permits = it.next();
+      total += prune(permits, now);
+      if (permits.isEmpty()) {
+        it.remove();
+      }
+    }
+    return total;
+  }
+
+  @Override
+  public synchronized PermitReply acquire(PermitGroup group, String key, String permitId,
+      int weight, int ceiling, long leaseMillis) {
+    long now = now();
+    Map<String, Map<String, long[]>> members = groups.computeIfAbsent(group.name(),
+        g -> new HashMap<>());
+    int total = pruneGroup(members, now);
+    Map<String, long[]> permits = members.computeIfAbsent(key, k -> new HashMap<>());
+    int n = prune(permits, now);
+    if (permits.containsKey(permitId)) {
+      return new PermitReply(true, n, now);
+    }
+    if (n + weight > ceiling || !group.fits(n, total, weight)) {
+      return new PermitReply(false, n, now);
+    }
+    permits.put(permitId, new long[] {weight, now + leaseMillis});
+    return new PermitReply(true, n + weight, now);
+  }
+
+  private Map<String, long[]> member(String group, String key, long now) {
+    Map<String, Map<String, long[]>> members = groups.computeIfAbsent(group,
+        g -> new HashMap<>());
+    pruneGroup(members, now);
+    return members.computeIfAbsent(key, k -> new HashMap<>());
+  }
+
+  @Override
+  public synchronized PermitReply renew(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    long now = now();
+    Map<String, long[]> permits = member(group, key, now);
+    long[] p = permits.get(permitId);
+    if (p == null) {
+      return new PermitReply(false, prune(permits, now), now);
+    }
+    p[1] = now + leaseMillis;
+    return new PermitReply(true, prune(permits, now), now);
+  }
+
+  @Override
+  public synchronized PermitReply release(String group, String key, String permitId,
+      int weight) {
+    long now = now();
+    Map<String, long[]> permits = member(group, key, now);
+    long[] p = permits.remove(permitId);
+    return new PermitReply(p != null, prune(permits, now), now);
+  }
+
+  @Override
+  public synchronized int inFlight(String group, String key) {
+    long now = now();
+    Map<String, Map<String, long[]>> members = groups.get(group);
+    if (members == null) {
+      return 0;
+    }
+    if (key == null) {
+      return pruneGroup(members, now);
+    }
+    Map<String, long[]> permits = members.get(key);
+    return permits == null ? 0 : prune(permits, now);
+  }
+
+  @Override
+  public synchronized void resetPermits(String group, String key) {
+    if (key == null) {
+      groups.remove(group);
+    } else if (groups.containsKey(group)) {
+      groups.get(group).remove(key);
+    }
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.sluice.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Refusal;
 import dev.sluice.spi.PermitStore;
@@ -41,5 +42,40 @@ class PrefixedPermitStoreTest {
     view.resetPermits("k");
     assertThatThrownBy(() -> new PrefixedPermitStore(store, ""))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("''");
+  }
+
+  /** Groups are apart per view too: two limits' groups of one name share nothing. */
+  @Test
+  void twoViews_shareNoGroups() {
+    ConcurrencyLimiter db = ConcurrencyLimiter.builder().group(ConcurrencyGroup.sharing(1))
+        .store(new PrefixedPermitStore(store, "db")).clock(clock).scheduler(clock).build();
+    ConcurrencyLimiter search = ConcurrencyLimiter.builder().group(ConcurrencyGroup.sharing(1))
+        .store(new PrefixedPermitStore(store, "search")).clock(clock).scheduler(clock).build();
+    assertThat(db.tryAcquire("a").isAcquired()).isTrue();
+    assertThat(db.tryAcquire("b").refusal()).isEqualTo(Refusal.FULL);   // the group of db is full
+    assertThat(search.tryAcquire("b").isAcquired()).isTrue();
+    assertThat(store.inFlight("db/" + ConcurrencyGroup.DEFAULT_GROUP, null)).isEqualTo(1);
+    assertThat(store.inFlight("db/" + ConcurrencyGroup.DEFAULT_GROUP, "db/a")).isEqualTo(1);
+    assertThat(store.inFlight("search/" + ConcurrencyGroup.DEFAULT_GROUP, null)).isEqualTo(1);
+  }
+
+  /** A group on a store that keeps none is refused when the limiter is built, naming the store. */
+  @Test
+  void aGroupOnAStoreWithoutGroups_isRefusedAtBuild() {
+    PermitStore plain = new ForwardingPermitStore(store) {
+      @Override
+      public boolean supportsPermitGroups() {
+        return false;
+      }
+
+      @Override
+      public String toString() {
+        return "PlainStore";
+      }
+    };
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().group(ConcurrencyGroup.sharing(2))
+        .store(plain).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the store PlainStore keeps no permit groups");
   }
 }
