@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
@@ -28,6 +29,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -424,17 +426,18 @@ public final class RedisStore implements DecisionStore, PermitStore {
   @Override
   public CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
       int ceiling, long leaseMillis) {
-    return permitsAsync(key, permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
+    return permitsAsync(new String[] {permitsKey(key)},
+        permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
   }
 
   /** {@link #release} on Lettuce's asynchronous API: no thread waits for Redis. */
   @Override
   public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
-    return permitsAsync(key, permitArgs(PERMIT_RELEASE, permitId, weight, 0, 0));
+    return permitsAsync(new String[] {permitsKey(key)},
+        permitArgs(PERMIT_RELEASE, permitId, weight, 0, 0));
   }
 
-  private CompletableFuture<PermitReply> permitsAsync(String key, String[] args) {
-    String[] keys = {permitsKey(key)};
+  private CompletableFuture<PermitReply> permitsAsync(String[] keys, String[] args) {
     CompletableFuture<List<Long>> first;
     try {
       first = redis.asyncCommands.<List<Long>>evalsha(PERMITS_SHA, ScriptOutputType.MULTI, keys,
@@ -493,8 +496,11 @@ public final class RedisStore implements DecisionStore, PermitStore {
 
   private PermitReply permits(String key, int op, String permitId, int weight, int ceiling,
       long leaseMillis) {
-    String[] keys = {permitsKey(key)};
-    String[] args = permitArgs(op, permitId, weight, ceiling, leaseMillis);
+    return permits(new String[] {permitsKey(key)},
+        permitArgs(op, permitId, weight, ceiling, leaseMillis));
+  }
+
+  private PermitReply permits(String[] keys, String[] args) {
     List<Long> reply;
     try {
       try {
@@ -514,6 +520,110 @@ public final class RedisStore implements DecisionStore, PermitStore {
         Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000)), permitId,
         Integer.toString(weight), Integer.toString(ceiling), Long.toString(leaseMillis),
         micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS};
+  }
+
+  // ------------------------------------------------------------------------------ permit groups
+
+  /**
+   * Grouped permits: the key's sorted set and the group's are both under the group's hash tag
+   * (one slot: in a cluster, a group lives on one node), and each call is one script call on
+   * both.
+   */
+  @Override
+  public boolean supportsPermitGroups() {
+    return true;
+  }
+
+  @Override
+  public PermitReply acquire(PermitGroup group, String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    return permits(groupKeys(group.name(), key),
+        groupArgs(group, key, PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> acquireAsync(PermitGroup group, String key,
+      String permitId, int weight, int ceiling, long leaseMillis) {
+    return permitsAsync(groupKeys(group.name(), key),
+        groupArgs(group, key, PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
+  }
+
+  @Override
+  public PermitReply renew(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return permits(groupKeys(group, key),
+        groupArgs(null, key, PERMIT_RENEW, permitId, weight, 0, leaseMillis));
+  }
+
+  @Override
+  public PermitReply release(String group, String key, String permitId, int weight) {
+    return permits(groupKeys(group, key),
+        groupArgs(null, key, PERMIT_RELEASE, permitId, weight, 0, 0));
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
+      int weight) {
+    return permitsAsync(groupKeys(group, key),
+        groupArgs(null, key, PERMIT_RELEASE, permitId, weight, 0, 0));
+  }
+
+  /** The key's weight in its group, or the group's (key null): a count on one set. */
+  @Override
+  public int inFlight(String group, String key) {
+    String set = key == null ? groupPermitsKey(group) : groupMemberPermitsKey(group, key);
+    return permits(new String[] {set}, permitArgs(PERMIT_COUNT, "", 1, 0, 0)).inFlight();
+  }
+
+  /**
+   * Forgets the key's permits in the group (its set; the group's set keeps their members until
+   * their leases end), or the whole group's when key is null.
+   */
+  @Override
+  public void resetPermits(String group, String key) {
+    try {
+      if (key == null) {
+        redis.keyCommands.del(groupPermitsKey(group));
+      } else {
+        redis.keyCommands.del(groupMemberPermitsKey(group, key));
+      }
+    } catch (RuntimeException e) {
+      throw classified(e);
+    }
+  }
+
+  @Override
+  public Object groupPermitFailureDomain(String group) {
+    return groupFailureDomain(group);
+  }
+
+  private String[] groupKeys(String group, String key) {
+    return new String[] {groupMemberPermitsKey(group, key), groupPermitsKey(group)};
+  }
+
+  private String[] groupArgs(PermitGroup group, String key, int op, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    String[] plain = permitArgs(op, permitId, weight, ceiling, leaseMillis);
+    String[] args = Arrays.copyOf(plain, plain.length + 4);
+    args[plain.length] = group == null ? "0" : Integer.toString(group.limit());
+    args[plain.length + 1] = group == null ? "0" : Integer.toString(group.borrowCeiling());
+    args[plain.length + 2] = group == null ? "0" : Integer.toString(group.assured());
+    args[plain.length + 3] = key + "\u0000";
+    return args;
+  }
+
+  /**
+   * The Redis key of a group's permits: the group's parent key (its hash tag) followed by
+   * U+0000 and {@code permits}; no limited key, group member or group parent is named so, since
+   * keys hold no U+0000.
+   */
+  String groupPermitsKey(String group) {
+    return parentKey(group) + "\u0000permits";
+  }
+
+  /** The Redis key of a key's permits in a group: the group's, U+0000, the key. */
+  String groupMemberPermitsKey(String group, String key) {
+    return groupPermitsKey(group) + "\u0000" + key;
   }
 
   private static PermitReply permitReply(List<Long> reply) {

@@ -7,18 +7,29 @@
 -- a release removes its permit only if its lease has not ended. The set expires when its last
 -- lease ends (its expiry only moves later), and Redis deletes it when it empties.
 --
--- KEYS[1]  the key's sorted set
+-- A key of a group (a ConcurrencyGroup) has its sorted set under the group's hash tag, and every
+-- permit of the group is also in the group's sorted set (KEYS[2]) as the key, U+0000, the
+-- member: both are pruned and changed in the same call, so the group's cardinality is the
+-- group's weight in flight. A grouped acquire adds the permit when it fits the ceiling, the
+-- group's limit, and either the key's assured share or the group's borrowing ceiling.
+--
+-- KEYS[1]  the key's sorted set       KEYS[2]  the group's sorted set (grouped calls only)
 -- ARGV[1]  operation: 0 acquire, 1 renew, 2 release, 3 count
 -- ARGV[2]  now in ms, or -1 for Redis TIME (tests pass their clock)
 -- ARGV[3]  permit id        ARGV[4]  weight
 -- ARGV[5]  ceiling (acquire: the most weight in flight after it)
 -- ARGV[6]  lease in ms      ARGV[7]  expiry padding in ms (with a test clock)
+-- ARGV[8]  grouped acquire: the group's limit   ARGV[9] its borrowing ceiling
+-- ARGV[10] grouped acquire: the key's assured share
+-- ARGV[11] grouped calls: the prefix of the key's members in the group's set
 -- Returns {done (1 or 0), weight in flight after the call, now in ms}.
 
 local OP_ACQUIRE, OP_RENEW, OP_RELEASE = 0, 1, 2
 local CHUNK = 1000
 
 local key = KEYS[1]
+local group = KEYS[2]
+local in_group = ARGV[11]
 local op = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
 if now < 0 then
@@ -28,16 +39,16 @@ end
 local id = ARGV[3]
 local weight = tonumber(ARGV[4])
 
--- calls command on the permit's members (with score before each when given), in chunks; a
--- permit of weight 1, the usual one, is one call without building a list; returns the sum of
--- the replies
-local function on_members(command, flag, score)
+-- calls command on set for the permit's members, each named base then #2 to #w (with score
+-- before each when given), in chunks; a permit of weight 1, the usual one, is one call without
+-- building a list; returns the sum of the replies
+local function on_set(set, base, command, flag, score)
   if weight == 1 then
     if score then
-      return flag and redis.call(command, key, flag, score, id)
-          or redis.call(command, key, score, id)
+      return flag and redis.call(command, set, flag, score, base)
+          or redis.call(command, set, score, base)
     end
-    return redis.call(command, key, id)
+    return redis.call(command, set, base)
   end
   local total = 0
   local list = {}
@@ -45,12 +56,12 @@ local function on_members(command, flag, score)
     if score then
       list[#list + 1] = score
     end
-    list[#list + 1] = i == 1 and id or (id .. '#' .. i)
+    list[#list + 1] = i == 1 and base or (base .. '#' .. i)
     if i % CHUNK == 0 or i == weight then
       if flag then
-        total = total + redis.call(command, key, flag, unpack(list))
+        total = total + redis.call(command, set, flag, unpack(list))
       else
-        total = total + redis.call(command, key, unpack(list))
+        total = total + redis.call(command, set, unpack(list))
       end
       list = {}
     end
@@ -58,11 +69,27 @@ local function on_members(command, flag, score)
   return total
 end
 
--- the set lives until its last lease ends: its expiry only ever moves later
-local function expire_with(expires)
+-- the permit's members in the key's set, and in the group's for a grouped call
+local function on_members(command, flag, score)
+  local n = on_set(key, id, command, flag, score)
+  if group then
+    on_set(group, in_group .. id, command, flag, score)
+  end
+  return n
+end
+
+-- a set lives until its last lease ends: its expiry only ever moves later
+local function expire_set(set, expires)
   local ttl = expires - now + tonumber(ARGV[7])
-  if redis.call('PTTL', key) < ttl then
-    redis.call('PEXPIRE', key, ttl)
+  if redis.call('PTTL', set) < ttl then
+    redis.call('PEXPIRE', set, ttl)
+  end
+end
+
+local function expire_with(expires)
+  expire_set(key, expires)
+  if group then
+    expire_set(group, expires)
   end
 end
 
@@ -79,6 +106,11 @@ end
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
 local n = redis.call('ZCARD', key)
+local g = 0
+if group then
+  redis.call('ZREMRANGEBYSCORE', group, '-inf', now)
+  g = redis.call('ZCARD', group)
+end
 if op ~= OP_ACQUIRE and op ~= OP_RENEW then
   return {0, n, now}
 end
@@ -99,6 +131,10 @@ if held then
   return {1, n, now}
 end
 if n + weight > tonumber(ARGV[5]) then
+  return {0, n, now}
+end
+if group and (g + weight > tonumber(ARGV[8])
+    or (n + weight > tonumber(ARGV[10]) and g + weight > tonumber(ARGV[9]))) then
   return {0, n, now}
 end
 on_members('ZADD', nil, expires)
