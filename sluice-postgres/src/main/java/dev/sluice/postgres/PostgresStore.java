@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
@@ -36,7 +37,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore, PermitStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 7;
+  public static final int SCHEMA_VERSION = 8;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -49,7 +50,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
           "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
           "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql",
-          "/dev/sluice/postgres/V7__sluice.sql");
+          "/dev/sluice/postgres/V7__sluice.sql", "/dev/sluice/postgres/V8__sluice.sql");
 
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
@@ -66,6 +67,9 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   private final String resetMemberSql;
   private final String permitSql;
   private final String resetPermitsSql;
+  private final String groupPermitSql;
+  private final String resetGroupPermitsSql;
+  private final String resetGroupMemberPermitsSql;
   private final String prefix;
   private final LongSupplier micros;
   private final long timeoutMillis;
@@ -99,6 +103,10 @@ public final class PostgresStore implements DecisionStore, PermitStore {
     this.resetSql = "DELETE FROM " + table + " WHERE key = ?";
     this.permitSql = "SELECT " + table + "_permit(?, ?, ?, ?, ?, ?, ?)";
     this.resetPermitsSql = "DELETE FROM " + table + "_permits WHERE key = ?";
+    this.groupPermitSql = "SELECT " + table + "_group_permit(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    this.resetGroupPermitsSql = "DELETE FROM " + table + "_group_permits WHERE grp = ?";
+    this.resetGroupMemberPermitsSql = "DELETE FROM " + table
+        + "_group_permits WHERE grp = ? AND key = ?";
     PostgresSchema.prepare(dataSource, table, b.createIfMissing, b.unlogged);
     this.pruning = new Pruning(dataSource, table, micros, b.pruneBatch, b.pruneEvery);
   }
@@ -376,13 +384,19 @@ public final class PostgresStore implements DecisionStore, PermitStore {
 
   @Override
   public void resetPermits(String key) {
+    deletePermits(resetPermitsSql, prefix + key);
+  }
+
+  private void deletePermits(String sql, String... values) {
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      try (PreparedStatement p = c.prepareStatement(resetPermitsSql)) {
+      try (PreparedStatement p = c.prepareStatement(sql)) {
         DeadlineConnections.timeout(p, timeoutMillis);
-        p.setString(1, prefix + key);
+        for (int i = 0; i < values.length; i++) {
+          p.setString(i + 1, values[i]);
+        }
         p.executeUpdate();
       }
     } catch (SQLException e) {
@@ -393,24 +407,36 @@ public final class PostgresStore implements DecisionStore, PermitStore {
 
   private PermitReply permit(int op, String key, String permitId, int weight, int ceiling,
       long leaseMillis) {
+    return permitCall(permitSql, p -> {
+      p.setInt(1, op);
+      p.setString(2, prefix + key);
+      p.setString(3, permitId);
+      p.setInt(4, weight);
+      p.setInt(5, ceiling);
+      p.setLong(6, leaseMillis);
+      return 7;
+    });
+  }
+
+  /** Binds a permit call's arguments; answers the index of the last one, the time. */
+  private interface Arguments {
+    int bind(PreparedStatement p) throws SQLException;
+  }
+
+  private PermitReply permitCall(String sql, Arguments arguments) {
     long deadline = System.nanoTime() + timeoutNanos;
     try (Connection c = connections.get(deadline)) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
       long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-      try (PreparedStatement p = c.prepareStatement(permitSql)) {
+      try (PreparedStatement p = c.prepareStatement(sql)) {
         DeadlineConnections.timeout(p, leftMillis);
-        p.setInt(1, op);
-        p.setString(2, prefix + key);
-        p.setString(3, permitId);
-        p.setInt(4, weight);
-        p.setInt(5, ceiling);
-        p.setLong(6, leaseMillis);
+        int now = arguments.bind(p);
         if (micros == null) {
-          p.setNull(7, Types.BIGINT);
+          p.setNull(now, Types.BIGINT);
         } else {
-          p.setLong(7, micros.getAsLong());
+          p.setLong(now, micros.getAsLong());
         }
         try (ResultSet rs = p.executeQuery()) {
           rs.next();
@@ -428,6 +454,84 @@ public final class PostgresStore implements DecisionStore, PermitStore {
       throw new PostgresStoreException("PostgreSQL permit call on table " + table + " failed: "
           + e.getMessage(), e);
     }
+  }
+
+  // ------------------------------------------------------------------------------ permit groups
+
+  /**
+   * Grouped permits: rows of {@code <table>_group_permits}, each call one statement under an
+   * advisory lock on the group.
+   */
+  @Override
+  public boolean supportsPermitGroups() {
+    return true;
+  }
+
+  @Override
+  public PermitReply acquire(PermitGroup group, String key, String permitId, int weight,
+      int ceiling, long leaseMillis) {
+    return groupPermit(PERMIT_ACQUIRE, group.name(), key, permitId, weight, ceiling, group,
+        leaseMillis);
+  }
+
+  /** The grouped acquire on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> acquireAsync(PermitGroup group, String key,
+      String permitId, int weight, int ceiling, long leaseMillis) {
+    return async.call(() -> acquire(group, key, permitId, weight, ceiling, leaseMillis));
+  }
+
+  @Override
+  public PermitReply renew(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return groupPermit(PERMIT_RENEW, group, key, permitId, weight, 0, null, leaseMillis);
+  }
+
+  @Override
+  public PermitReply release(String group, String key, String permitId, int weight) {
+    return groupPermit(PERMIT_RELEASE, group, key, permitId, weight, 0, null, 0);
+  }
+
+  /** The grouped release on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
+      int weight) {
+    return async.call(() -> release(group, key, permitId, weight));
+  }
+
+  @Override
+  public int inFlight(String group, String key) {
+    return groupPermit(PERMIT_COUNT, group, key, "", 1, 0, null, 0).inFlight();
+  }
+
+  @Override
+  public void resetPermits(String group, String key) {
+    if (key == null) {
+      deletePermits(resetGroupPermitsSql, prefix + group);
+    } else {
+      deletePermits(resetGroupMemberPermitsSql, prefix + group, prefix + key);
+    }
+  }
+
+  private PermitReply groupPermit(int op, String group, String key, String permitId, int weight,
+      int ceiling, PermitGroup terms, long leaseMillis) {
+    return permitCall(groupPermitSql, p -> {
+      p.setInt(1, op);
+      p.setString(2, prefix + group);
+      if (key == null) {
+        p.setNull(3, Types.VARCHAR);
+      } else {
+        p.setString(3, prefix + key);
+      }
+      p.setString(4, permitId);
+      p.setInt(5, weight);
+      p.setInt(6, ceiling);
+      p.setInt(7, terms == null ? 0 : terms.limit());
+      p.setInt(8, terms == null ? 0 : terms.borrowCeiling());
+      p.setInt(9, terms == null ? 0 : terms.assured());
+      p.setLong(10, leaseMillis);
+      return 11;
+    });
   }
 
   /** {@link #apply} on one of this store's threads: the caller's thread never waits for JDBC. */

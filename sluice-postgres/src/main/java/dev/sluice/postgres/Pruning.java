@@ -14,8 +14,8 @@ import javax.sql.DataSource;
 
 /**
  * Idle rows go: rows whose {@code expires_at} has passed (in the table, in its groups' table, and
- * permits whose lease ended in its permits' table) are deleted in batches, each its own short statement that skips rows a decision holds,
- * every {@code every} on a daemon thread and whenever {@link #pruneExpired()} is called.
+ * permits whose lease ended in its permits' and group permits' tables) are deleted in batches,
+ * each its own short statement that skips rows a decision holds, every {@code every} on a daemon thread and whenever {@link #pruneExpired()} is called.
  * Decisions never depend on it: an expired row reads as an empty bucket.
  */
 final class Pruning implements AutoCloseable {
@@ -26,6 +26,7 @@ final class Pruning implements AutoCloseable {
   private final String pruneSql;
   private final String pruneGroupsSql;
   private final String prunePermitsSql;
+  private final String pruneGroupPermitsSql;
   private final AtomicLong pruned = new AtomicLong();
   private final ScheduledExecutorService pruner;
 
@@ -49,6 +50,12 @@ final class Pruning implements AutoCloseable {
         + " LIMIT ? FOR UPDATE SKIP LOCKED)"
         + " DELETE FROM " + table + "_permits t USING victims"
         + " WHERE t.key = victims.key AND t.id = victims.id";
+    this.pruneGroupPermitsSql = "WITH victims AS (SELECT grp, key, id FROM " + table
+        + "_group_permits WHERE expires_at <= floor(COALESCE(?::numeric,"
+        + " (extract(epoch FROM clock_timestamp()) * 1000000)::numeric) / 1000)::bigint"
+        + " LIMIT ? FOR UPDATE SKIP LOCKED)"
+        + " DELETE FROM " + table + "_group_permits t USING victims"
+        + " WHERE t.grp = victims.grp AND t.key = victims.key AND t.id = victims.id";
     if (every != null) {
       pruner = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-postgres-prune-" + table);
@@ -71,7 +78,8 @@ final class Pruning implements AutoCloseable {
   /** Deletes the expired rows now; how many. */
   public long pruneExpired() {
     long total = 0;
-    for (String sql : new String[] {pruneSql, pruneGroupsSql, prunePermitsSql}) {
+    for (String sql : new String[] {pruneSql, pruneGroupsSql, prunePermitsSql,
+        pruneGroupPermitsSql}) {
       while (true) {
         int n = pruneBatch(sql);
         total += n;

@@ -61,7 +61,7 @@ class PostgresProtocolTest {
     assertThat(newest).contains("p_layout = '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
   }
 
-  /** The newest version that replaces the decide function (V7 adds permits and leaves it). */
+  /** The newest version that replaces the decide function (V7 adds permits, V8 permit groups; both leave it). */
   private static String newestDecide() throws IOException {
     for (int i = PostgresStore.SCHEMA_VERSION - 1; i >= 0; i--) {
       String sql = sql(PostgresStore.SCHEMA_RESOURCES.get(i));

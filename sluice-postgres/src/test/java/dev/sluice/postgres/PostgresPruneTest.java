@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
+import dev.sluice.spi.PermitGroup;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -112,8 +113,8 @@ class PostgresPruneTest {
       }
       now.set(T0 + 5_000_000);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (rows(table, "k") > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(20);   // waiting for the background thread, not for time to pass
+      while ((rows(table, "k") > 0 || store.prunedRows() < 30) && System.nanoTime() < deadline) {
+        Thread.sleep(20);   // waiting for the background thread (it counts after its last table)
       }
       assertThat(rows(table, "k")).isZero();
       assertThat(store.prunedRows()).isEqualTo(30);
@@ -147,6 +148,36 @@ class PostgresPruneTest {
     dev.sluice.Decision d = slow.tryAcquire("s0/0");
     assertThat(d.isAllowed()).isTrue();
     assertThat(d.isBorrowed()).as("s0/0 kept its assured level: above it, it borrows").isTrue();
+  }
+
+  /** Ended leases, plain and grouped, are pruned; live ones stay and still count. */
+  @Test
+  void pruneExpired_removesEndedPermits_plainAndGrouped() throws Exception {
+    String table = "prune_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    AtomicLong now = new AtomicLong(T0);
+    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
+        .createIfMissing(true).timeSourceMicros(now::get).pruneBatchSize(3).build();
+    PermitGroup terms = new PermitGroup("g", 100, 100, 0);
+    for (int i = 0; i < 5; i++) {
+      assertThat(store.acquire("k" + i, "short" + i, 1, 10, 1_000).done()).isTrue();
+      assertThat(store.acquire(terms, "k" + i, "short" + i, 1, 10, 1_000).done()).isTrue();
+      assertThat(store.acquire(terms, "k" + i, "long" + i, 1, 10, 60_000).done()).isTrue();
+    }
+    now.set(T0 + 2_000_000);   // the short leases have ended
+    assertThat(store.pruneExpired()).isEqualTo(10);
+    assertThat(count("SELECT count(*) FROM " + table + "_permits")).isZero();
+    assertThat(count("SELECT count(*) FROM " + table + "_group_permits")).isEqualTo(5);
+    assertThat(store.inFlight("g", null)).isEqualTo(5);
+    assertThat(store.inFlight("g", "k0")).isEqualTo(1);
+  }
+
+  private static long count(String sql) throws SQLException {
+    try (Connection c = TestPostgres.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement(sql);
+        ResultSet rs = p.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   private static long groupRows(String table, String prefix) throws SQLException {
