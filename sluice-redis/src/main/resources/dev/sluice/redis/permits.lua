@@ -39,6 +39,35 @@ end
 local id = ARGV[3]
 local weight = tonumber(ARGV[4])
 
+-- the usual call first, before anything else is defined: a permit of weight 1 outside a group
+if weight == 1 and not group then
+  if op == OP_RELEASE then
+    local score = redis.call('ZSCORE', key, id)
+    local removed = 0
+    if score and tonumber(score) > now then
+      removed = redis.call('ZREM', key, id)
+    end
+    return {removed, redis.call('ZCARD', key), now}
+  end
+  if op == OP_ACQUIRE then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    local n = redis.call('ZCARD', key)
+    if n + 1 > tonumber(ARGV[5]) then
+      -- full: a resent call whose permit is held is still answered as acquired
+      return {redis.call('ZSCORE', key, id) and 1 or 0, n, now}
+    end
+    local expires = now + tonumber(ARGV[6])
+    if redis.call('ZADD', key, 'NX', expires, id) == 0 then
+      return {1, n, now}   -- a resent call: its permit is held, nothing is taken twice
+    end
+    local ttl = expires - now + tonumber(ARGV[7])
+    if redis.call('PTTL', key) < ttl then
+      redis.call('PEXPIRE', key, ttl)
+    end
+    return {1, n + 1, now}
+  end
+end
+
 -- calls command on set for the permit's members, each named base then #2 to #w (with score
 -- before each when given), in chunks; a permit of weight 1, the usual one, is one call without
 -- building a list; returns the sum of the replies

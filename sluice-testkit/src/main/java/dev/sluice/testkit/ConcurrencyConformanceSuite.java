@@ -12,6 +12,8 @@ import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
+import dev.sluice.spi.PermitGroup;
+import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -602,5 +604,53 @@ public abstract class ConcurrencyConformanceSuite {
     assertThatThrownBy(() -> l.tryAcquire("k"))
         .hasMessageContaining("the assured share of key 'k' must be between 0 and the group's"
             + " limit 4 but was 9");
+  }
+
+  // ------------------------------------------------------------------------------ the store's calls
+
+  /** The store under test, called directly (in memory: the reference store, the contract). */
+  private PermitStore rawStore() {
+    PermitStore made = factory().create(clock);
+    return made != null ? made : new ReferencePermitStore(clock);
+  }
+
+  /**
+   * A resent acquire (the same id: a retry after a lost answer) finds its permit held and takes
+   * nothing twice, even when the key is full; its release ends it once.
+   */
+  @Test
+  public void store_aResentAcquireTakesNothingTwice() {
+    PermitStore s = rawStore();
+    assertThat(s.acquire("k", "p1", 1, 2, 10_000).done()).isTrue();
+    PermitReply again = s.acquire("k", "p1", 1, 2, 10_000);
+    assertThat(again.done()).isTrue();
+    assertThat(again.inFlight()).isEqualTo(1);
+    assertThat(s.acquire("k", "p2", 1, 2, 10_000).inFlight()).isEqualTo(2);
+    assertThat(s.acquire("k", "p2", 1, 2, 10_000).done()).as("full, but p2 is held").isTrue();
+    assertThat(s.acquire("k", "p3", 1, 2, 10_000).done()).isFalse();
+    assertThat(s.acquire("k", "w", 3, 10, 10_000).inFlight()).isEqualTo(5);
+    assertThat(s.acquire("k", "w", 3, 10, 10_000).inFlight()).as("w counted once").isEqualTo(5);
+    assertThat(s.release("k", "p1", 1).done()).isTrue();
+    assertThat(s.release("k", "p1", 1).done()).isFalse();
+    assertThat(s.inFlight("k")).isEqualTo(4);
+  }
+
+  /** The same for a key of a group: the group counts the permit once. */
+  @Test
+  public void store_grouped_aResentAcquireTakesNothingTwice_andLeasesEnd() {
+    PermitStore s = rawStore();
+    PermitGroup terms = new PermitGroup("g", 3, 3, 0);
+    assertThat(s.acquire(terms, "a", "p1", 2, 3, 1_000).done()).isTrue();
+    assertThat(s.acquire(terms, "a", "p1", 2, 3, 1_000).done()).isTrue();
+    assertThat(s.inFlight("g", null)).isEqualTo(2);
+    assertThat(s.acquire(terms, "b", "p1", 2, 3, 1_000).done()).as("group 2 + 2 > 3").isFalse();
+    assertThat(s.acquire(terms, "b", "p1", 1, 3, 1_000).done()).isTrue();
+    clock.advance(Duration.ofMillis(600));
+    assertThat(s.renew("g", "b", "p1", 1, 1_000).done()).isTrue();   // b's until 1.6 s
+    clock.advance(Duration.ofMillis(400));   // a's lease ended at 1 s
+    assertThat(s.release("g", "a", "p1", 2).done()).as("ended: nothing to release").isFalse();
+    assertThat(s.inFlight("g", null)).isEqualTo(1);
+    assertThat(s.release("g", "b", "p1", 1).done()).isTrue();
+    assertThat(s.inFlight("g", null)).isZero();
   }
 }
