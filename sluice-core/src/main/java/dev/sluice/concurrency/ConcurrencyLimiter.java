@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /**
@@ -149,6 +150,7 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     final double[] shares = {1, 1, 1};
     PermitStore store;
     ConcurrencyGroup group;
+    Supplier<AdaptiveLimit> adaptive;
     StoreFailure onStoreFailure = StoreFailure.FAIL_CLOSED;
     CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
     Duration pollInterval = Duration.ofMillis(10);
@@ -253,6 +255,19 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     }
 
     /**
+     * Makes each key's limit adaptive: {@code perKey} makes a key's {@link AdaptiveLimit} when
+     * the key is first seen (for example {@code GradientLimit.builder().max(1000)::build}), which
+     * learns from every permit of the key that ends and gives the limit each acquisition uses;
+     * a fixed {@link #limit} is then not needed (and is ignored). A limit that comes down takes
+     * no permit back: acquisitions are refused (or wait) until the weight in flight is under it.
+     * In memory only for now: a limiter on a store with an adaptive limit is refused at build.
+     */
+    public Builder adaptive(Supplier<AdaptiveLimit> perKey) {
+      this.adaptive = Objects.requireNonNull(perKey, "perKey");
+      return this;
+    }
+
+    /**
      * Makes the keys partitions of groups that share a limit, each with an assured share that
      * borrows idle permits from the others (see {@link ConcurrencyGroup}); each key's own
      * {@link #limit} is then its ceiling, and defaults to the group's limit. On a shared store
@@ -321,7 +336,15 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      *     falls, or a group is set on a store that keeps none
      */
     public ConcurrencyLimiter build() {
-      if (limit == null && group == null) {
+      if (adaptive != null && store != null) {
+        throw new IllegalStateException("adaptive limits are kept in memory only for now; a"
+            + " limiter on a store takes a fixed limit");
+      }
+      if (adaptive != null && group != null) {
+        throw new IllegalStateException("a group's keys share a fixed limit; adaptive limits and"
+            + " groups do not combine yet");
+      }
+      if (limit == null && group == null && adaptive == null) {
         throw new IllegalStateException("a concurrency limiter needs a limit: limit(n) or"
             + " limit(key -> n), or a group(...)");
       }
@@ -343,6 +366,10 @@ public interface ConcurrencyLimiter extends AutoCloseable {
 
     /** Each key's limit: the one set, or the group's. */
     ToIntFunction<String> limitOfKey() {
+      if (adaptive != null) {
+        Supplier<AdaptiveLimit> perKey = adaptive;
+        return key -> Math.max(1, perKey.get().limit());
+      }
       if (limit != null) {
         return limit;
       }

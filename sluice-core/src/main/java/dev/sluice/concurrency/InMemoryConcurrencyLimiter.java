@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /*
@@ -54,6 +55,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   /** The groups with keys, when the limiter has a {@link ConcurrencyGroup}. */
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
   private final ConcurrencyGroup group;
+  /** Makes each key's adaptive limit; null for fixed limits. */
+  private final Supplier<AdaptiveLimit> adaptiveLimits;
   /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
   private final AtomicLong slots = new AtomicLong();
   private final AtomicLong ids = new AtomicLong();
@@ -70,6 +73,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.listener = b.onPermitEnd;
     this.settings = b;
     this.group = b.group;
+    this.adaptiveLimits = b.adaptive;
     scheduleSweep();
   }
 
@@ -493,14 +497,17 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   /** One key: everything under its monitor ({@link #lock}). */
   final class KeyState implements Permit.Owner {
     final String key;
-    final int limit;
+    /** The key's limit: fixed, or its adaptive limit's as last read (under the monitor). */
+    int limit;
+    /** The key's adaptive limit; null for a fixed one. */
+    final AdaptiveLimit adaptive;
     /** The key's monitor: its own, or its group's. */
     final Lock lock;
     /** The key's group, null if none; and the key's terms in it. */
     final GroupState group;
     final PermitGroup terms;
     /** The most weight in flight each priority may bring it to, by ordinal. */
-    final int[] ceilings;
+    int[] ceilings;
     int inFlight;
     /** The permits in flight (for their leases), each at its {@link Permit#slot}. */
     private Permit[] held = new Permit[2];
@@ -532,10 +539,34 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       this.group = group;
       this.terms = terms;
       this.lock = group != null ? group : new Lock();
-      this.ceilings = new int[PRIORITIES];
-      for (Priority p : Priority.values()) {
-        ceilings[p.ordinal()] = settings.ceiling(limit, p);
+      this.adaptive = adaptiveLimits == null ? null : adaptiveLimits.get();
+      if (adaptive != null) {
+        this.limit = Math.max(1, adaptive.limit());
       }
+      this.ceilings = ceilings(limit);
+    }
+
+    private int[] ceilings(int limit) {
+      int[] c = new int[PRIORITIES];
+      for (Priority p : Priority.values()) {
+        c[p.ordinal()] = settings.ceiling(limit, p);
+      }
+      return c;
+    }
+
+    /** Under the monitor: reads the adaptive limit; true if it grew (waiters may fit now). */
+    boolean refreshLimit() {
+      if (adaptive == null) {
+        return false;
+      }
+      int now = Math.max(1, adaptive.limit());
+      if (now == limit) {
+        return false;
+      }
+      boolean grew = now > limit;
+      limit = now;
+      ceilings = ceilings(now);
+      return grew;
     }
 
     /** Under the monitor: runs {@code r} once the monitor is released. */
@@ -608,6 +639,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * (their weight counts in the group), then serves waiters.
      */
     void expireAll(long now) {
+      if (refreshLimit()) {
+        serve(now);
+      }
       if (group == null) {
         expire(now);
         return;
@@ -737,10 +771,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();
-      if (weight > limit || neverFitsGroup(weight)) {
+      if ((adaptive == null && weight > limit) || neverFitsGroup(weight)) {
         return refusal(Refusal.TOO_HEAVY, 0);
       }
-      if (weight > ceilings[p]) {
+      if (adaptive == null && weight > ceilings[p]) {
         return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
       }
       boolean queued = queue.atOrAbove(p);
@@ -887,6 +921,14 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Counts a permit that ended and tells the listener (allocating nothing when none is set). */
     private void ended(int weight, long heldNanos, Outcome outcome, int inFlightAtStart) {
       counters.ended(outcome, weight);
+      if (adaptive != null) {
+        PermitEnd end = new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart);
+        adaptive.onEnd(end, clock.nanoTime());
+        if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
+          tell(end);
+        }
+        return;
+      }
       if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
         tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart));
       }
@@ -897,6 +939,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * while the next one fits its priority's share; nobody passes a waiter that does not fit.
      */
     private void serve(long now) {
+      refreshLimit();
       if (group == null) {
         serveOwn(now);
         return;

@@ -233,6 +233,63 @@ class ConcurrencyLimiterTest {
     assertThat(l.inFlight("a") + l.inFlight("b")).isEqualTo(2);
   }
 
+  /** An adaptive limit a test moves by hand; it records what it was told. */
+  private static final class Dial implements AdaptiveLimit {
+    volatile int limit = 2;
+    final List<PermitEnd> told = new CopyOnWriteArrayList<>();
+
+    @Override
+    public int limit() {
+      return limit;
+    }
+
+    @Override
+    public void onEnd(PermitEnd end, long nowNanos) {
+      told.add(end);
+    }
+  }
+
+  /**
+   * Each key gets its own adaptive limit, told of every permit that ends; a limit that comes down
+   * takes nothing back but refuses until the weight in flight is under it; one that goes up
+   * serves the waiters.
+   */
+  @Test
+  void anAdaptiveLimit_decidesEachAcquisition_andLearnsFromEveryEnd() {
+    List<Dial> dials = new CopyOnWriteArrayList<>();
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)
+        .adaptive(() -> {
+          Dial d = new Dial();
+          dials.add(d);
+          return d;
+        }).build();
+    Permit a = l.tryAcquire("db").permit();
+    Permit b = l.tryAcquire("db").permit();
+    assertThat(l.tryAcquire("db").refusal()).isEqualTo(Refusal.FULL);
+    Dial db = dials.get(dials.size() - 1);
+    db.limit = 1;
+    a.release(Outcome.DROPPED);
+    assertThat(db.told).extracting(PermitEnd::outcome).containsExactly(Outcome.DROPPED);
+    assertThat(db.told.get(0).inFlight()).isEqualTo(1);
+    assertThat(l.tryAcquire("db").refusal()).as("1 in flight, limit 1").isEqualTo(Refusal.FULL);
+    assertThat(l.limit("db")).isEqualTo(1);
+    CompletableFuture<Acquisition> waiter = l.acquireAsync("db", 3, Duration.ofSeconds(5));
+    assertThat(waiter).as("a weight above the limit now waits: the limit may grow").isNotDone();
+    db.limit = 4;
+    b.close();
+    assertThat(done(waiter).isAcquired()).isTrue();
+    assertThat(l.inFlight("db")).isEqualTo(3);
+    assertThat(l.tryAcquire("other").isAcquired()).as("another key, its own limit").isTrue();
+  }
+
+  @Test
+  void adaptiveLimits_areRefusedInAGroup_whenBuilt() {
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().adaptive(() -> new Dial())
+        .group(ConcurrencyGroup.sharing(4)).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("adaptive limits and groups do not combine yet");
+  }
+
   @Test
   void aLimitPerKey_isReadWhenTheKeyIsFirstSeen() {
     ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)

@@ -1,0 +1,94 @@
+package dev.sluice.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * sluice simulate overload: the experiment docs/concurrency.md reports. With its stock settings,
+ * on both variants of the drop, Sluice's gradient limit meets issue 28's bar (the figures the
+ * docs' table prints), no limit collapses, and the figures of every strategy are there.
+ */
+class OverloadCommandTest {
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int run(String... args) {
+    out.getBuffer().setLength(0);
+    err.getBuffer().setLength(0);
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    return cl.execute(args);
+  }
+
+  private Map<String, JsonNode> byStrategy(String variant) throws Exception {
+    Map<String, JsonNode> all = new HashMap<>();
+    for (JsonNode n : new ObjectMapper().readTree(out.toString())) {
+      if (n.get("variant").asText().equals(variant)) {
+        all.put(n.get("strategy").asText(), n);
+      }
+    }
+    return all;
+  }
+
+  @Test
+  void theGradientLimitMeetsTheBar_onBothVariants_andNoLimitCollapses() throws Exception {
+    assertThat(run("simulate", "overload", "--format", "json")).isZero();
+    for (String variant : new String[] {"workers_die", "slower"}) {
+      Map<String, JsonNode> r = byStrategy(variant);
+      assertThat(r).containsKeys("no limit", "client rate limit", "fixed limit 100",
+          "Sluice AIMD", "Sluice gradient", "Netflix Gradient2", "Netflix Gradient2 max 1000",
+          "Netflix Vegas", "Netflix AIMD", "Netflix AIMD max 1000");
+      JsonNode g = r.get("Sluice gradient");
+      assertThat(g.get("meetsBar").asBoolean()).as(variant + ": " + g).isTrue();
+      assertThat(g.get("degradedGoodput").asDouble()).isGreaterThanOrEqualTo(0.95);
+      assertThat(g.get("worstAfterDrop").asDouble()).isGreaterThanOrEqualTo(0.90);
+      assertThat(g.get("steadyRefused").asDouble()).isLessThan(0.01);
+      assertThat(g.get("criticalServed").asDouble()).isGreaterThanOrEqualTo(0.999);
+      assertThat(r.get("no limit").get("degradedGoodput").asDouble())
+          .as("with no limit the backend's queue grows without end").isLessThan(0.1);
+      assertThat(r.get("no limit").get("meetsBar").asBoolean()).isFalse();
+    }
+  }
+
+  @Test
+  void theRetryStorm_andThePlot() throws Exception {
+    assertThat(run("simulate", "overload", "--variant", "slower", "--retries", "--format",
+        "json")).isZero();
+    assertThat(byStrategy("slower").get("Sluice gradient").get("meetsBar").asBoolean()).isTrue();
+  }
+
+  @Test
+  void drawsTheLimitAndTheLatency(@TempDir Path dir) throws Exception {
+    Path svg = dir.resolve("overload.svg");
+    assertThat(run("simulate", "overload", "--variant", "workers-die", "--plot", svg.toString()))
+        .isZero();
+    assertThat(out.toString()).contains("half the workers die").contains("Sluice gradient")
+        .contains("meets it");
+    String drawn = Files.readString(svg);
+    assertThat(drawn).startsWith("<?xml").contains("class=\"series\"")
+        .contains("half the workers die: limit");
+  }
+
+  @Test
+  void badInput_isNamed_withExitStatus2() {
+    assertThat(run("simulate", "overload", "--variant", "sideways")).isEqualTo(2);
+    assertThat(err.toString()).contains("--variant must be workers-die, slower or both but was"
+        + " 'sideways'");
+    assertThat(run("simulate", "overload", "--median", "50ms", "--p99", "20ms")).isEqualTo(2);
+    assertThat(err.toString()).contains("--p99 (20ms) must be at least --median (50ms)");
+    assertThat(run("simulate", "overload", "--workers", "1")).isEqualTo(2);
+    assertThat(err.toString()).contains("--workers must be between 2 and 10000 but was 1");
+  }
+}

@@ -1,0 +1,232 @@
+package dev.sluice.concurrency;
+
+import dev.sluice.concurrency.AimdLimit.AdaptiveSettings;
+import java.time.Duration;
+
+/**
+ * A limit that follows the backend's latency against its latency with no queue (after Netflix's
+ * gradient limits and Envoy's adaptive concurrency, with their known weak spots treated), decided
+ * once per window of samples:
+ *
+ * <ul>
+ *   <li>The <b>baseline</b> is the lowest window mean latency, forgotten slowly (it may rise by
+ *       {@link Builder#drift} a window), so it follows a backend that got faster at once and
+ *       one that got slower within a few seconds; and when the limiter cut the permits in flight
+ *       and the latency did not follow them down, the latency is the backend's own and not a
+ *       queue's: the baseline moves up to it at once. No window pins the limit low to re-measure
+ *       it (Envoy's minimum-RTT probe and its refusals).</li>
+ *   <li>The <b>gradient</b> {@code tolerance × baseline / latency}, kept within 0.5 and 1,
+ *       scales the limit down when a queue builds; a tenth of the limit as headroom is added only
+ *       when the limit was used in the window (the most in flight reached {@code utilization} of it),
+ *       so an idle backend does not let the limit grow without bound (Netflix's Gradient2 issue
+ *       from PR #134's comments).</li>
+ *   <li><b>Drops</b> count: a window whose drop rate (permits ended {@link Outcome#DROPPED} or
+ *       {@link Outcome#EXPIRED}) is above {@link Builder#dropThreshold} multiplies the limit by
+ *       {@link Builder#backoff} (Netflix's Gradient2 ignores them, its issue #176).</li>
+ *   <li>Moves are smoothed ({@link Builder#smoothing}) and kept within {@code min} and
+ *       {@code max}.</li>
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+public final class GradientLimit implements AdaptiveLimit {
+  private final int min;
+  private final int max;
+  private final double tolerance;
+  private final double smoothing;
+  private final double backoff;
+  private final double dropThreshold;
+  private final double drift;
+  private final double utilization;
+  private final SampleWindow window;
+  private double estimate;
+  private double baseline = Double.NaN;
+  private double lastRtt = Double.NaN;
+  private double lastInFlight = Double.NaN;
+  /** Until the first window with a queue or drops, a used limit grows by half a window. */
+  private boolean slowStart = true;
+  private volatile int limit;
+  /**
+   * The share of the limit added as headroom when it was used: it sets how far above the
+   * baseline latency settles under overload ({@code tolerance / (1 - HEADROOM)}, 1.22 by
+   * default) and how fast an unloaded limit grows (10% a window before smoothing).
+   */
+  private static final double HEADROOM = 0.1;
+
+  private GradientLimit(Builder b) {
+    this.min = b.min;
+    this.max = b.max;
+    this.tolerance = b.tolerance;
+    this.smoothing = b.smoothing;
+    this.backoff = b.backoff;
+    this.dropThreshold = b.dropThreshold;
+    this.drift = b.drift;
+    this.utilization = b.utilization;
+    this.window = new SampleWindow(b.window.toNanos(), b.window.toNanos() * 10, b.windowSamples);
+    this.estimate = Math.max(min, Math.min(max, b.initial));
+    this.limit = (int) estimate;
+  }
+
+  /** Settings, with defaults that suit a backend of tens to hundreds of concurrent calls. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public int limit() {
+    return limit;
+  }
+
+  /** The no-load latency the limit compares with, in nanoseconds (NaN before the first window). */
+  public synchronized double baselineNanos() {
+    return baseline;
+  }
+
+  @Override
+  public synchronized void onEnd(PermitEnd end, long nowNanos) {
+    if (end.outcome() == Outcome.IGNORED) {
+      return;
+    }
+    boolean dropped = end.outcome() != Outcome.SUCCESS;
+    if (!window.add(end.heldNanos(), end.inFlight(), dropped, nowNanos)) {
+      return;
+    }
+    double rtt = Math.max(1, window.meanRtt());
+    double inFlight = window.meanInFlight();
+    if (Double.isNaN(baseline)) {
+      baseline = rtt;
+    } else {
+      baseline = Math.min(rtt, baseline * (1 + drift));
+      // fewer in flight and a latency that did not follow: the backend's own speed, not a queue
+      if (lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt) {
+        baseline = Math.max(baseline, rtt / tolerance);
+      }
+    }
+    double target;
+    boolean used = window.maxInFlight >= utilization * estimate;
+    if (window.dropRate() > dropThreshold) {
+      target = estimate * backoff;
+      estimate = target;
+      slowStart = false;
+    } else if (slowStart && used && rtt <= tolerance * baseline) {
+      estimate = estimate * 1.5;   // slow start: until the first sign of a queue
+    } else {
+      slowStart = false;
+      double gradient = Math.max(0.5, Math.min(1.0, tolerance * baseline / rtt));
+      // headroom only for a limit that was used: an idle backend does not raise it
+      double headroom = used ? Math.max(1, HEADROOM * estimate) : 0;
+      target = estimate * gradient + headroom;
+      estimate = (1 - smoothing) * estimate + smoothing * target;
+    }
+    estimate = Math.max(min, Math.min(max, estimate));
+    limit = (int) estimate;
+    lastRtt = rtt;
+    lastInFlight = inFlight;
+    window.reset(nowNanos);
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "GradientLimit[" + limit + " in " + min + ".." + max + ", baseline "
+        + Math.round(baseline / 1e3) / 1e3 + " ms]";
+  }
+
+  /** Settings of a {@link GradientLimit}; every setter names a bad value. */
+  public static final class Builder {
+    int initial = 20;
+    int min = 1;
+    int max = 1000;
+    double tolerance = 1.2;
+    double smoothing = 0.3;
+    double backoff = 0.9;
+    double dropThreshold = 0.01;
+    double drift = 0.0001;
+    double utilization = 0.8;
+    Duration window = Duration.ofMillis(100);
+    int windowSamples = 100;
+
+    Builder() {}
+
+    /** The limit to start from (default 20). */
+    public Builder initial(int permits) {
+      this.initial = AdaptiveSettings.atLeastOne(permits, "initial");
+      return this;
+    }
+
+    /** The floor (default 1). */
+    public Builder min(int permits) {
+      this.min = AdaptiveSettings.atLeastOne(permits, "min");
+      return this;
+    }
+
+    /** The ceiling (default 1,000). */
+    public Builder max(int permits) {
+      this.max = AdaptiveSettings.atLeastOne(permits, "max");
+      return this;
+    }
+
+    /**
+     * How much slower than the baseline a window may be before the limit comes down (default
+     * 1.1: 10%; 1 to 10).
+     */
+    public Builder tolerance(double ratio) {
+      if (!(ratio >= 1 && ratio <= 10)) {
+        throw new IllegalArgumentException("tolerance must be between 1 and 10 but was " + ratio);
+      }
+      this.tolerance = ratio;
+      return this;
+    }
+
+    /** The share of each window's target the limit moves by (default 0.3; above 0, at most 1). */
+    public Builder smoothing(double share) {
+      if (!(share > 0 && share <= 1)) {
+        throw new IllegalArgumentException("smoothing must be above 0 and at most 1 but was "
+            + share);
+      }
+      this.smoothing = share;
+      return this;
+    }
+
+    /** What a window with drops multiplies the limit by (default 0.9; above 0, below 1). */
+    public Builder backoff(double ratio) {
+      this.backoff = AdaptiveSettings.fraction(ratio, "backoff");
+      return this;
+    }
+
+    /** The drop rate a window may have without backing off (default 0.01; 0 to below 1). */
+    public Builder dropThreshold(double rate) {
+      if (!(rate >= 0 && rate < 1)) {
+        throw new IllegalArgumentException("dropThreshold must be at least 0 and below 1 but was "
+            + rate);
+      }
+      this.dropThreshold = rate;
+      return this;
+    }
+
+    /** How much the baseline may rise a window when latency stays above it (default 0.01). */
+    public Builder drift(double share) {
+      this.drift = AdaptiveSettings.fraction(share, "drift");
+      return this;
+    }
+
+    /**
+     * The shortest window and the fewest samples in one (default 100 ms and 20; a window also
+     * closes after ten times its length with any sample).
+     */
+    public Builder window(Duration length, int samples) {
+      this.window = AdaptiveSettings.positive(length, "window");
+      this.windowSamples = AdaptiveSettings.atLeastOne(samples, "window samples");
+      return this;
+    }
+
+    /**
+     * The limit.
+     *
+     * @throws IllegalStateException if min is above max
+     */
+    public GradientLimit build() {
+      AdaptiveSettings.checkRange(min, max);
+      return new GradientLimit(this);
+    }
+  }
+}
