@@ -154,6 +154,7 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     StoreFailure onStoreFailure = StoreFailure.FAIL_CLOSED;
     CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
     Duration pollInterval = Duration.ofMillis(10);
+    boolean deadlineAware = true;
 
     Builder() {}
 
@@ -264,6 +265,19 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      */
     public Builder adaptive(Supplier<AdaptiveLimit> perKey) {
       this.adaptive = Objects.requireNonNull(perKey, "perKey");
+      return this;
+    }
+
+    /**
+     * Whether an acquisition that would wait is refused at once ({@link Refusal#DEADLINE}) when
+     * its expected wait is longer than its timeout (default true; in memory). The expected wait
+     * is the key's mean permit hold time (learned from the permits that end as
+     * {@link Outcome#SUCCESS} or {@link Outcome#DROPPED}) times the waiters before it plus its
+     * weight, over the limit: a caller with 50 ms left is not queued behind a second of work
+     * only to time out there. A key with no permit ended yet has no estimate and waits as asked.
+     */
+    public Builder deadlineAware(boolean refuseHopelessWaits) {
+      this.deadlineAware = refuseHopelessWaits;
       return this;
     }
 

@@ -57,6 +57,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final ConcurrencyGroup group;
   /** Makes each key's adaptive limit; null for fixed limits. */
   private final Supplier<AdaptiveLimit> adaptiveLimits;
+  private final boolean deadlineAware;
   /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
   private final AtomicLong slots = new AtomicLong();
   private final AtomicLong ids = new AtomicLong();
@@ -74,6 +75,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.settings = b;
     this.group = b.group;
     this.adaptiveLimits = b.adaptive;
+    this.deadlineAware = b.deadlineAware;
     scheduleSweep();
   }
 
@@ -529,6 +531,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
     long lastUsed;
     boolean dead;
+    /** The mean time a permit of the key is held, in nanoseconds (EWMA); negative: none yet. */
+    double meanHoldNanos = -1;
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
     long nextExpiry = Long.MAX_VALUE;
 
@@ -612,6 +616,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Under the monitor: whether the key holds more than its assured share (a borrow). */
     boolean borrowed() {
       return group != null && inFlight > terms.assured();
+    }
+
+    /** Under the monitor: a permit of the key ended with {@code outcome}, held {@code nanos}. */
+    private void learnHold(long nanos, Outcome outcome) {
+      if (outcome == Outcome.SUCCESS || outcome == Outcome.DROPPED) {
+        meanHoldNanos = meanHoldNanos < 0 ? nanos : 0.9 * meanHoldNanos + 0.1 * nanos;
+      }
     }
 
     /** Under the monitor: a lease of this key ends at {@code expires}. */
@@ -786,6 +797,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
         return refusal(why(weight, p, queued), 0);
       }
+      if (deadlineAware && meanHoldNanos > 0
+          && meanHoldNanos * (queue.sizeAtOrAbove(p) + weight) / limit > timeoutNanos) {
+        return refusal(Refusal.DEADLINE, 0);   // it would time out waiting: refused now
+      }
       if (queue.size() >= maxWaiters) {
         Waiter refused = queue.evictFor(p);
         if (refused == null) {
@@ -906,6 +921,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         add(-p.weight());
         now = clock.nanoTime();
         lastUsed = now;
+        learnHold(now - p.acquiredAtNanos(), outcome);
         serve(now);
         after = takeLater();
       }

@@ -13,6 +13,12 @@ public enum Refusal {
   QUEUE_FULL,
   /** The caller waited its whole timeout. */
   TIMED_OUT,
+  /**
+   * The wait the acquisition would have, estimated from how long the key's permits are held and
+   * the waiters before it, is longer than its timeout: refused at once instead of queueing and
+   * timing out later (seed 002's deadline-aware check).
+   */
+  DEADLINE,
   /** The weight asked for is above the key's limit: no wait would ever serve it. */
   TOO_HEAVY,
   /** The limiter holds its maximum of keys and none of them is idle. */

@@ -59,6 +59,15 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     return false;
   }
 
+  /** The waiters of priority {@code p} and above: those served before a newcomer of {@code p}. */
+  int sizeAtOrAbove(int p) {
+    int n = 0;
+    for (int i = 0; i <= p; i++) {
+      n += queues[i].size();
+    }
+    return n;
+  }
+
   void add(W w) {
     queues[w.priority()].addLast(w);
     count++;

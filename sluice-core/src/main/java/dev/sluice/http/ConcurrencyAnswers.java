@@ -54,6 +54,7 @@ public final class ConcurrencyAnswers {
       case SHED: return "this priority's share is in use";
       case QUEUE_FULL: return "the wait queue is full";
       case TIMED_OUT: return "no permit came within the wait";
+      case DEADLINE: return "the expected wait is longer than the request's deadline";
       case TOO_HEAVY: return "the request weighs more than the limit";
       case KEYS_FULL: return "the limiter holds its maximum of keys";
       case CLOSED: return "the limiter is closed";

@@ -233,6 +233,41 @@ class ConcurrencyLimiterTest {
     assertThat(l.inFlight("a") + l.inFlight("b")).isEqualTo(2);
   }
 
+  /**
+   * Deadline-aware waits: permits of "db" are held 1 s on average; with a limit of 2 and one
+   * waiter before it, a newcomer expects (1 + 1) x 1 s / 2 = 1 s of wait. With 500 ms left it is
+   * refused at once (DEADLINE) instead of timing out later; with 2 s left it waits and is served.
+   */
+  @Test
+  void aWaitLongerThanTheTimeout_isRefusedAtOnce_fromTheMeanHoldTime() {
+    ConcurrencyLimiter l = builder(2).build();
+    Permit a = l.tryAcquire("db").permit();
+    Permit b = l.tryAcquire("db").permit();
+    CompletableFuture<Acquisition> noEstimate = l.acquireAsync("db", 1, Duration.ofMillis(1));
+    assertThat(noEstimate).as("no permit has ended: no estimate, it waits").isNotDone();
+    time.advance(SECOND);
+    assertThat(done(noEstimate).refusal()).isEqualTo(Refusal.TIMED_OUT);
+    a.close();   // held 1 s
+    Permit c = l.tryAcquire("db").permit();
+    CompletableFuture<Acquisition> first = l.acquireAsync("db", 1, Duration.ofSeconds(10));
+    Acquisition hopeless = done(l.acquireAsync("db", 1, Duration.ofMillis(500)));
+    assertThat(hopeless.refusal()).isEqualTo(Refusal.DEADLINE);
+    assertThat(l.waiting("db")).as("it never queued").isEqualTo(1);
+    CompletableFuture<Acquisition> patient = l.acquireAsync("db", 1, Duration.ofSeconds(2));
+    assertThat(patient).isNotDone();
+    b.close();
+    c.close();
+    assertThat(done(first).isAcquired()).isTrue();
+    assertThat(done(patient).isAcquired()).isTrue();
+    ConcurrencyLimiter plain = builder(1).deadlineAware(false).build();
+    Permit held = plain.tryAcquire("db").permit();
+    time.advance(SECOND);
+    held.close();
+    plain.tryAcquire("db");
+    CompletableFuture<Acquisition> waits = plain.acquireAsync("db", 1, Duration.ofMillis(1));
+    assertThat(waits).as("deadlineAware(false): it waits as asked").isNotDone();
+  }
+
   /** An adaptive limit a test moves by hand; it records what it was told. */
   private static final class Dial implements AdaptiveLimit {
     volatile int limit = 2;
