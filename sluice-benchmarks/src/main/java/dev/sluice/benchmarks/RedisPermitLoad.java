@@ -38,6 +38,23 @@ public final class RedisPermitLoad {
 
   private RedisPermitLoad() {}
 
+  /**
+   * Prints what the scripts cost on the Redis thread since the last statistics reset: INFO
+   * commandstats' microseconds per EVALSHA (acquires and releases averaged).
+   */
+  private static void scriptCost(RedisCommands<String, String> redis) {
+    for (String line : redis.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_evalsha:")) {
+        for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+          if (field.startsWith("usec_per_call=")) {
+            System.out.printf(Locale.ROOT, "%-10s redis EVALSHA %s us a call%n", "",
+                field.substring("usec_per_call=".length()));
+          }
+        }
+      }
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     String uri = args.length > 0 && args[0].startsWith("redis") ? args[0] : null;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
@@ -64,6 +81,7 @@ public final class RedisPermitLoad {
           plainKeys[i] = "plain:{tenant:" + i + "}:permits";
         }
         for (int callers : new int[] {1, 16, 64}) {
+          redis.configResetstat();
           LoadHarness.run("sluice", keys, callers, seconds, k -> {
             Acquisition a = sluice.tryAcquire(names[k]);
             if (!a.isAcquired()) {
@@ -72,6 +90,7 @@ public final class RedisPermitLoad {
             a.permit().close();
             return true;
           });
+          scriptCost(redis);
           LoadHarness.run("store", keys, callers, seconds, k -> {
             String id = "s" + Long.toString(ids.incrementAndGet(), 36);
             if (!store.acquire(names[k], id, 1, 1_000_000, 30_000).done()) {
@@ -80,6 +99,7 @@ public final class RedisPermitLoad {
             store.release(names[k], id, 1);
             return true;
           });
+          redis.configResetstat();
           LoadHarness.run("plain", keys, callers, seconds, k -> {
             String id = Long.toString(ids.incrementAndGet(), 36);
             String[] key = {plainKeys[k]};
@@ -91,6 +111,7 @@ public final class RedisPermitLoad {
             redis.evalsha(releaseSha, ScriptOutputType.INTEGER, key, id);
             return true;
           });
+          scriptCost(redis);
         }
       }
     } finally {
