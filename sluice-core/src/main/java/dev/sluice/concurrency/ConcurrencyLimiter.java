@@ -261,7 +261,8 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      * learns from every permit of the key that ends and gives the limit each acquisition uses;
      * a fixed {@link #limit} is then not needed (and is ignored). A limit that comes down takes
      * no permit back: acquisitions are refused (or wait) until the weight in flight is under it.
-     * In memory only for now: a limiter on a store with an adaptive limit is refused at build.
+     * On a {@link #store}, each instance learns from its own permits and sends its limit as the
+     * ceiling of the shared count (see {@code docs/concurrency.md}).
      */
     public Builder adaptive(Supplier<AdaptiveLimit> perKey) {
       this.adaptive = Objects.requireNonNull(perKey, "perKey");
@@ -350,10 +351,6 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      *     falls, or a group is set on a store that keeps none
      */
     public ConcurrencyLimiter build() {
-      if (adaptive != null && store != null) {
-        throw new IllegalStateException("adaptive limits are kept in memory only for now; a"
-            + " limiter on a store takes a fixed limit");
-      }
       if (adaptive != null && group != null) {
         throw new IllegalStateException("a group's keys share a fixed limit; adaptive limits and"
             + " groups do not combine yet");

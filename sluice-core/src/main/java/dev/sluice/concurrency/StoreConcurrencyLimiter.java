@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /*
@@ -41,6 +42,10 @@ import java.util.function.ToIntFunction;
 final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   private final PermitStore store;
+  /** Makes each key's adaptive limit; null for fixed limits. */
+  private final Supplier<AdaptiveLimit> adaptiveLimits;
+  /** Each key's adaptive limit in this JVM, bounded by maximumKeys. */
+  private final ConcurrentHashMap<String, AdaptiveLimit> adaptive = new ConcurrentHashMap<>();
   /** The keys' groups; null if none. */
   private final ConcurrencyGroup group;
   private final ConcurrencyLimiter.Builder settings;
@@ -73,6 +78,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   StoreConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
     this.store = b.group == null ? b.store : new GroupedPermits(b.store, b.group);
     this.group = b.group;
+    this.adaptiveLimits = b.adaptive;
     this.settings = b;
     this.limitOfKey = b.limitOfKey();
     this.leaseNanos = b.lease.toNanos();
@@ -109,7 +115,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     if (closed.get()) {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
     }
-    int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    int limit = currentLimit(key);
     Acquisition refused = refusedAtOnce(key, weight, priority, limit);
     if (refused != null) {
       return refused;
@@ -168,6 +174,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
   private Acquisition refusedAtOnce(String key, int weight, Priority priority, int limit) {
+    if (adaptiveLimits != null) {
+      return null;   // the limit may grow: every weight may wait for it
+    }
     if (weight > limit || (group != null
         && weight > Math.max(group.assuredOf(key), group.borrowCeiling()))) {
       return new Acquisition(null, Refusal.TOO_HEAVY, limit, 0, 0, 0);
@@ -213,7 +222,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     if (closed.get()) {
       return CompletableFuture.completedFuture(new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0));
     }
-    int limit = InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    int limit = currentLimit(key);
     Acquisition refused = refusedAtOnce(key, weight, priority, limit);
     if (refused != null) {
       return CompletableFuture.completedFuture(refused);
@@ -365,8 +374,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     long id = ids.incrementAndGet();
     CompletableFuture<PermitReply> asked;
     try {
+      int limitNow = adaptiveLimits == null ? head.limit : currentLimit(ws.key);
       asked = store.acquireAsync(ws.key, storeId(id), head.weight,
-          settings.ceiling(head.limit, head.priority), leaseMillis);
+          settings.ceiling(limitNow, head.priority), leaseMillis);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
     }
@@ -425,7 +435,25 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public int limit(String key) {
-    return InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    return currentLimit(key);
+  }
+
+  /** The key's limit now: its adaptive limit's (made on first use), or the fixed one. */
+  private int currentLimit(String key) {
+    if (adaptiveLimits == null) {
+      return InMemoryConcurrencyLimiter.limitOf(limitOfKey, key);
+    }
+    AdaptiveLimit a = adaptive.get(key);
+    if (a == null) {
+      if (adaptive.size() >= maximumKeys) {   // bounded: an arbitrary key's estimate goes
+        for (String k : adaptive.keySet()) {
+          adaptive.remove(k);
+          break;
+        }
+      }
+      a = adaptive.computeIfAbsent(key, k -> adaptiveLimits.get());
+    }
+    return Math.max(1, a.limit());
   }
 
   /** As {@link ConcurrencyLimiter#stats}; in flight includes the in-memory fallback's permits. */
@@ -590,9 +618,16 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    */
     private boolean finish(Permit p, Outcome outcome, boolean held) {
       long now = clock.nanoTime();
-      InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
+      PermitEnd end = new PermitEnd(p.key(), p.weight(),
           Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
-          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart()));
+          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart());
+      if (adaptiveLimits != null) {
+        AdaptiveLimit a = adaptive.get(p.key());
+        if (a != null) {
+          a.onEnd(end, now);   // this instance learns from its own permits
+        }
+      }
+      InMemoryConcurrencyLimiter.tell(listener, end);
       if (group != null) {   // a permit back in a group may serve any key of the group here
         String g = group.groupOf(p.key());
         for (Waiters ws : waiting.values()) {

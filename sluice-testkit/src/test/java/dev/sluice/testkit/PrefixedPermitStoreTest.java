@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
-import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Refusal;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.PrefixedPermitStore;
@@ -78,14 +77,5 @@ class PrefixedPermitStoreTest {
         .store(plain).build())
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("the store PlainStore keeps no permit groups");
-  }
-
-  /** Adaptive limits are in memory only for now: on a store, the build says so. */
-  @Test
-  void anAdaptiveLimitOnAStore_isRefusedAtBuild() {
-    assertThatThrownBy(() -> ConcurrencyLimiter.builder()
-        .adaptive(() -> GradientLimit.builder().build()).store(store).build())
-        .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("adaptive limits are kept in memory only for now");
   }
 }
