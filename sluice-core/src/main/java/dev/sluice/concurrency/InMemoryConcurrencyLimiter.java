@@ -402,6 +402,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public int limit(String key) {
     KeyState s = keys.get(key);
+    if (s != null && s.adaptive != null) {
+      return Math.max(1, s.adaptive.limit());   // the adaptive limit's now, not the last read
+    }
     return s != null ? s.limit : limitOf(limitOfKey, key);
   }
 

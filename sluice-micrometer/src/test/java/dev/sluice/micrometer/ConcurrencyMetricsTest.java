@@ -4,14 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.testkit.ManualClock;
 import dev.sluice.testkit.ReferencePermitStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** A concurrency limiter's meters read what it did: in flight, limits, waiters, refusals. */
@@ -71,6 +74,26 @@ class ConcurrencyMetricsTest {
     assertThat(counter("sluice.concurrency.refused", "reason", "store_unavailable")).isEqualTo(5);
     assertThat(gauge("sluice.concurrency.circuit.open")).isEqualTo(1);
     assertThat(gauge("sluice.concurrency.key.in.flight", "key", "orders")).isEqualTo(-1);
+  }
+
+  /** An adaptive limit's current value is the key's limit gauge, as it moves. */
+  @Test
+  void theKeyLimitGauge_followsAnAdaptiveLimit() {
+    AtomicInteger dial = new AtomicInteger(5);
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().adaptive(() -> new AdaptiveLimit() {
+      @Override
+      public int limit() {
+        return dial.get();
+      }
+
+      @Override
+      public void onEnd(PermitEnd end, long nowNanos) {}
+    }).build();
+    SluiceMetrics.binder(l, "db", "orders").bindTo(registry);
+    l.tryAcquire("orders").permit().close();
+    assertThat(gauge("sluice.concurrency.key.limit", "key", "orders")).isEqualTo(5);
+    dial.set(42);
+    assertThat(gauge("sluice.concurrency.key.limit", "key", "orders")).isEqualTo(42);
   }
 
   @Test

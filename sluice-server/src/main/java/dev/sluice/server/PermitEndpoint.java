@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.AimdLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
@@ -83,8 +85,15 @@ final class PermitEndpoint {
       StoreFailure failure, CircuitBreakerSettings breaker) {
     Map<String, ConcurrencyLimiter> out = new LinkedHashMap<>();
     policies.concurrency().forEach((name, spec) -> {
-      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().limit(spec.limit())
+      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder()
           .lease(spec.lease()).maxWaiters(spec.maxWaiters()).maximumKeys(spec.maximumKeys());
+      switch (spec.adaptive()) {
+        case "gradient" -> b.adaptive(() -> GradientLimit.builder().min(spec.minLimit())
+            .max(spec.maxLimit()).initial(spec.initialLimit()).build());
+        case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(spec.minLimit())
+            .max(spec.maxLimit()).initial(spec.initialLimit()).build());
+        default -> b.limit(spec.limit());
+      }
       spec.shares().forEach(b::share);
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, "permits:" + name)).circuitBreaker(breaker)

@@ -281,18 +281,23 @@ public final class Policies {
    * @param maxWaiters acquisitions that may wait per key
    * @param shares each priority's share of the permits (those given)
    * @param maximumKeys keys held at once
+   * @param adaptive {@code none} (a fixed limit), {@code gradient} or {@code aimd}
+   * @param minLimit an adaptive limit's floor
+   * @param maxLimit an adaptive limit's ceiling
+   * @param initialLimit an adaptive limit's start
    */
   public record ConcurrencySpec(int limit, Duration lease, int maxWaiters,
-      Map<Priority, Double> shares, long maximumKeys) {}
+      Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
+      int maxLimit, int initialLimit) {}
 
-  private static final Set<String> CONCURRENCY_KEYS =
-      Set.of("limit", "lease", "maxWaiters", "shares", "maximumKeys");
+  private static final Set<String> CONCURRENCY_KEYS = Set.of("limit", "lease", "maxWaiters",
+      "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit");
 
   private static Map<String, ConcurrencySpec> concurrency(String source, Node node,
       List<String> problems) {
     if (!(node instanceof MappingNode m) || m.getValue().isEmpty()) {
       problems.add(at(source, node) + "'concurrency' must map limit names to their settings"
-          + " (limit, lease, maxWaiters, shares, maximumKeys)");
+          + " (limit or adaptive, lease, maxWaiters, shares, maximumKeys)");
       return Map.of();
     }
     Map<String, ConcurrencySpec> out = new LinkedHashMap<>();
@@ -315,6 +320,10 @@ public final class Policies {
       double maxWaiters = 0;
       double maximumKeys = 100_000;
       Map<Priority, Double> shares = new EnumMap<>(Priority.class);
+      String adaptive = "none";
+      double minLimit = 1;
+      double maxLimit = 1000;
+      double initialLimit = 20;
       for (NodeTuple f : settings.getValue()) {
         String k = scalar(f.getKeyNode());
         Node v = f.getValueNode();
@@ -328,6 +337,18 @@ public final class Policies {
           case "maxWaiters" -> maxWaiters = whole(source, what, k, v, 0, 1_000_000, problems);
           case "maximumKeys" -> maximumKeys = whole(source, what, k, v, 1, 1_000_000_000,
               problems);
+          case "minLimit" -> minLimit = whole(source, what, k, v, 1, 1_000_000, problems);
+          case "maxLimit" -> maxLimit = whole(source, what, k, v, 1, 1_000_000, problems);
+          case "initialLimit" -> initialLimit = whole(source, what, k, v, 1, 1_000_000, problems);
+          case "adaptive" -> {
+            String a = scalar(v);
+            if (a == null || !Set.of("none", "gradient", "aimd").contains(a)) {
+              problems.add(at(source, v) + what + ": 'adaptive' must be none, gradient or aimd"
+                  + " but was '" + a + "'");
+            } else {
+              adaptive = a;
+            }
+          }
           case "lease" -> {
             Duration d = duration(source, what, k, v, problems);
             if (d != null && (d.toMillis() < 1 || d.compareTo(Duration.ofDays(1)) > 0)) {
@@ -340,9 +361,17 @@ public final class Policies {
           default -> shares(source, what, v, shares, problems);
         }
       }
-      if (settings.getValue().stream().noneMatch(f -> "limit".equals(scalar(f.getKeyNode())))) {
+      boolean fixed = settings.getValue().stream()
+          .anyMatch(f -> "limit".equals(scalar(f.getKeyNode())));
+      if (adaptive.equals("none") && !fixed) {
         problems.add(at(source, t.getKeyNode()) + what + ": 'limit' is missing (the most"
-            + " permits in flight per key)");
+            + " permits in flight per key, or adaptive: gradient)");
+      } else if (!adaptive.equals("none") && fixed) {
+        problems.add(at(source, t.getKeyNode()) + what + ": 'limit' and 'adaptive: " + adaptive
+            + "' exclude each other (bound an adaptive limit with minLimit and maxLimit)");
+      } else if (!adaptive.equals("none") && minLimit > maxLimit) {
+        problems.add(at(source, t.getKeyNode()) + what + ": 'minLimit' (" + (long) minLimit
+            + ") is above 'maxLimit' (" + (long) maxLimit + ")");
       }
       double above = 1;
       for (Priority p : Priority.values()) {
@@ -354,8 +383,9 @@ public final class Policies {
         above = Math.min(above, share);
       }
       if (problems.size() == before) {
-        out.put(name, new ConcurrencySpec((int) limit, lease, (int) maxWaiters, Map.copyOf(shares),
-            (long) maximumKeys));
+        out.put(name, new ConcurrencySpec(fixed ? (int) limit : 0, lease, (int) maxWaiters,
+            Map.copyOf(shares), (long) maximumKeys, adaptive, (int) minLimit, (int) maxLimit,
+            (int) initialLimit));
       }
     }
     return Collections.unmodifiableMap(out);

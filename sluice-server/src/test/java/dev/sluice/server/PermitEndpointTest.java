@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.CircuitBreakerSettings;
+import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -232,7 +235,45 @@ class PermitEndpointTest {
               + " sheddable)",
           "p.yaml:4: concurrency 'db': the share of sheddable must be between 0 and 1 but was"
               + " '2'",
-          "p.yaml:5: concurrency 'pool': 'limit' is missing (the most permits in flight per key)");
+          "p.yaml:5: concurrency 'pool': 'limit' is missing (the most permits in flight per key,"
+              + " or adaptive: gradient)");
+    }
+  }
+
+  /** An adaptive limit from the policies file: it starts at initialLimit; bad ones are named. */
+  @Test
+  void anAdaptiveConcurrencyLimit_isRead_andBadOnesNamed() throws Exception {
+    Policies p = Policies.parse("p.yaml", """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        concurrency:
+          db: {adaptive: gradient, initialLimit: 3, maxLimit: 500}
+        """);
+    ConcurrencyLimiter db = PermitEndpoint.limiters(p, null, StoreFailure.FAIL_CLOSED,
+        CircuitBreakerSettings.defaults()).get("db");
+    assertThat(db.limit("k")).isEqualTo(3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(db.tryAcquire("k").isAcquired()).isTrue();
+    }
+    assertThat(db.tryAcquire("k").isAcquired()).isFalse();
+    try {
+      Policies.parse("p.yaml", """
+          policies:
+            api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          concurrency:
+            a: {adaptive: vegas}
+            b: {adaptive: aimd, limit: 4}
+            c: {adaptive: gradient, minLimit: 9, maxLimit: 5}
+          """);
+      throw new AssertionError("a bad adaptive limit was accepted");
+    } catch (ConfigException e) {
+      assertThat(e.problems()).containsExactlyInAnyOrder(
+          "p.yaml:4: concurrency 'a': 'adaptive' must be none, gradient or aimd but was 'vegas'",
+          "p.yaml:4: concurrency 'a': 'limit' is missing (the most permits in flight per key, or"
+              + " adaptive: gradient)",
+          "p.yaml:5: concurrency 'b': 'limit' and 'adaptive: aimd' exclude each other (bound an"
+              + " adaptive limit with minLimit and maxLimit)",
+          "p.yaml:6: concurrency 'c': 'minLimit' (9) is above 'maxLimit' (5)");
     }
   }
 }

@@ -1,6 +1,8 @@
 package dev.sluice.spring;
 
+import dev.sluice.concurrency.AimdLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.QueueOrder;
 import dev.sluice.http.ConcurrencyScope;
@@ -26,11 +28,19 @@ final class ConcurrencySettings {
 
   /** A checked limit: the builder's settings, less the store. */
   record LimitSpec(String name, int limit, Duration lease, int maxWaiters, QueueOrder order,
-      Map<Priority, Double> shares, long maximumKeys) {
+      Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
+      int maxLimit, int initialLimit) {
     /** A builder with these settings. */
     ConcurrencyLimiter.Builder builder() {
-      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().limit(limit).lease(lease)
+      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().lease(lease)
           .maxWaiters(maxWaiters).queueOrder(order).maximumKeys(maximumKeys);
+      switch (adaptive) {
+        case "gradient" -> b.adaptive(() -> GradientLimit.builder().min(minLimit).max(maxLimit)
+            .initial(initialLimit).build());
+        case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(minLimit).max(maxLimit)
+            .initial(initialLimit).build());
+        default -> b.limit(limit);
+      }
       shares.forEach(b::share);
       return b;
     }
@@ -89,8 +99,28 @@ final class ConcurrencySettings {
           + "'");
       return null;
     }
-    if (l.getLimit() == null) {
-      problems.add(at + ".limit: is missing (the most requests in flight per key)");
+    String adaptive = lower(l.getAdaptive());
+    if (!List.of("none", "gradient", "aimd").contains(adaptive)) {
+      problems.add(at + ".adaptive: must be none, gradient or aimd but was '" + l.getAdaptive()
+          + "'");
+    } else if (!adaptive.equals("none")) {
+      if (l.getMinLimit() < 1 || l.getMinLimit() > l.getMaxLimit()) {
+        problems.add(at + ".min-limit: must be from 1 to max-limit (" + l.getMaxLimit()
+            + ") but was " + l.getMinLimit());
+      }
+      if (l.getMaxLimit() < 1 || l.getMaxLimit() > 1_000_000) {
+        problems.add(at + ".max-limit: must be from 1 to 1000000 but was " + l.getMaxLimit());
+      }
+      if (l.getInitialLimit() < 1) {
+        problems.add(at + ".initial-limit: must be at least 1 but was " + l.getInitialLimit());
+      }
+      if (l.getLimit() != null) {
+        problems.add(at + ".limit: a fixed limit and adaptive: " + adaptive + " exclude each"
+            + " other (bound an adaptive limit with min-limit and max-limit)");
+      }
+    } else if (l.getLimit() == null) {
+      problems.add(at + ".limit: is missing (the most requests in flight per key, or set"
+          + " adaptive: gradient)");
     } else if (l.getLimit() < 1) {
       problems.add(at + ".limit: must be at least 1 but was " + l.getLimit());
     }
@@ -140,8 +170,10 @@ final class ConcurrencySettings {
       }
       above = Math.min(above, share);
     }
-    return problems.size() == before ? new LimitSpec(name, l.getLimit(), lease,
-        l.getMaxWaiters(), order, Map.copyOf(shares), l.getMaximumKeys()) : null;
+    return problems.size() == before ? new LimitSpec(name,
+        l.getLimit() == null ? 0 : l.getLimit(), lease, l.getMaxWaiters(), order,
+        Map.copyOf(shares), l.getMaximumKeys(), adaptive, l.getMinLimit(), l.getMaxLimit(),
+        l.getInitialLimit()) : null;
   }
 
   private static RuleSpec rule(String at, SluiceProperties.ConcurrencyRule r,

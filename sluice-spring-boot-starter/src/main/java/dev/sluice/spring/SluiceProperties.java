@@ -381,6 +381,49 @@ public class SluiceProperties {
     private Map<String, Double> shares = new LinkedHashMap<>();
     /** Keys held at once (in memory; on a store, keys with waiters here). */
     private long maximumKeys = 100_000;
+    /**
+     * An adaptive limit instead of a fixed one: none (the default: limit is fixed), gradient or
+     * aimd. With one, limit is not needed; min-limit, max-limit and initial-limit bound it.
+     */
+    private String adaptive = "none";
+    /** An adaptive limit's floor (default 1). */
+    private int minLimit = 1;
+    /** An adaptive limit's ceiling (default 1000). */
+    private int maxLimit = 1000;
+    /** An adaptive limit's start (default 20). */
+    private int initialLimit = 20;
+
+    public String getAdaptive() {
+      return adaptive;
+    }
+
+    public void setAdaptive(String adaptive) {
+      this.adaptive = adaptive;
+    }
+
+    public int getMinLimit() {
+      return minLimit;
+    }
+
+    public void setMinLimit(int minLimit) {
+      this.minLimit = minLimit;
+    }
+
+    public int getMaxLimit() {
+      return maxLimit;
+    }
+
+    public void setMaxLimit(int maxLimit) {
+      this.maxLimit = maxLimit;
+    }
+
+    public int getInitialLimit() {
+      return initialLimit;
+    }
+
+    public void setInitialLimit(int initialLimit) {
+      this.initialLimit = initialLimit;
+    }
 
     public Integer getLimit() {
       return limit;

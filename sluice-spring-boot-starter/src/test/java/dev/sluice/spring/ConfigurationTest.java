@@ -112,7 +112,7 @@ class ConfigurationTest {
               "sluice.concurrency.limits.db.shares.sheddable: must be between 0 and 1 but was 1.5",
               "sluice.concurrency.limits.db.shares.urgent: must be critical, normal or sheddable",
               "sluice.concurrency.limits.nolimit.limit: is missing (the most requests in flight"
-                  + " per key)",
+                  + " per key, or set adaptive: gradient)",
               "sluice.concurrency.limits.nolimit.max-waiters: must be from 0 to 1000000 but was -1",
               "sluice.concurrency.rules[0].path: a path pattern starts with '/' but was 'api'",
               "sluice.concurrency.rules[0].limit: no limit 'dbb' under sluice.concurrency.limits"
@@ -123,6 +123,40 @@ class ConfigurationTest {
               "sluice.concurrency.rules[0].max-wait: must be between 0 and 1m but was PT2M",
               "sluice.concurrency.rules[0].priority-header: not an HTTP header name:"
                   + " 'X Priority'");
+        });
+  }
+
+  /**
+   * An adaptive limit from YAML: gradient or aimd with its bounds, starting at initial-limit (the
+   * limit meters read); bad bounds and a fixed limit beside it are named.
+   */
+  @Test
+  void adaptiveConcurrencyLimits_areRead_andBadOnesNamed() {
+    runner.withPropertyValues("sluice.concurrency.limits.db.adaptive=gradient",
+        "sluice.concurrency.limits.db.initial-limit=7", "sluice.concurrency.limits.db.max-limit=50",
+        "sluice.concurrency.limits.jobs.adaptive=AIMD")
+        .run(context -> {
+          SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
+          assertThat(limiters.concurrency("db").limit("k")).isEqualTo(7);
+          for (int i = 0; i < 7; i++) {
+            assertThat(limiters.concurrency("db").tryAcquire("k").isAcquired()).isTrue();
+          }
+          assertThat(limiters.concurrency("db").tryAcquire("k").isAcquired()).isFalse();
+          assertThat(limiters.concurrency("jobs").limit("k")).isEqualTo(20);
+        });
+    runner.withPropertyValues("sluice.concurrency.limits.db.adaptive=vegas",
+        "sluice.concurrency.limits.g.adaptive=gradient", "sluice.concurrency.limits.g.limit=5",
+        "sluice.concurrency.limits.g.min-limit=60", "sluice.concurrency.limits.g.max-limit=50",
+        "sluice.concurrency.limits.g.initial-limit=0")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
+              "sluice.concurrency.limits.db.adaptive: must be none, gradient or aimd but was"
+                  + " 'vegas'",
+              "sluice.concurrency.limits.g.min-limit: must be from 1 to max-limit (50) but was 60",
+              "sluice.concurrency.limits.g.initial-limit: must be at least 1 but was 0",
+              "sluice.concurrency.limits.g.limit: a fixed limit and adaptive: gradient exclude"
+                  + " each other (bound an adaptive limit with min-limit and max-limit)");
         });
   }
 
