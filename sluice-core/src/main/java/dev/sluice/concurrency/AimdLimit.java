@@ -123,11 +123,7 @@ public final class AimdLimit implements AdaptiveLimit {
 
     /** The drop rate a window may have without backing off (default 0.01; 0 to below 1). */
     public Builder dropThreshold(double rate) {
-      if (!(rate >= 0 && rate < 1)) {
-        throw new IllegalArgumentException("dropThreshold must be at least 0 and below 1 but was "
-            + rate);
-      }
-      this.dropThreshold = rate;
+      this.dropThreshold = AdaptiveSettings.dropRate(rate);
       return this;
     }
 
@@ -183,6 +179,14 @@ public final class AimdLimit implements AdaptiveLimit {
             + d);
       }
       return d;
+    }
+
+    static double dropRate(double rate) {
+      if (!(rate >= 0 && rate < 1)) {
+        throw new IllegalArgumentException("dropThreshold must be at least 0 and below 1 but was "
+            + rate);
+      }
+      return rate;
     }
 
     static void checkRange(int min, int max) {

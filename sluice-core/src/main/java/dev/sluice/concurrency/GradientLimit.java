@@ -195,11 +195,7 @@ public final class GradientLimit implements AdaptiveLimit {
 
     /** The drop rate a window may have without backing off (default 0.01; 0 to below 1). */
     public Builder dropThreshold(double rate) {
-      if (!(rate >= 0 && rate < 1)) {
-        throw new IllegalArgumentException("dropThreshold must be at least 0 and below 1 but was "
-            + rate);
-      }
-      this.dropThreshold = rate;
+      this.dropThreshold = AdaptiveSettings.dropRate(rate);
       return this;
     }
 
