@@ -271,7 +271,7 @@ public interface ConcurrencyLimiter extends AutoCloseable {
 
     /**
      * Whether an acquisition that would wait is refused at once ({@link Refusal#DEADLINE}) when
-     * its expected wait is longer than its timeout (default true; in memory). The expected wait
+     * its expected wait is longer than its timeout (default true; in memory and on a store). The expected wait
      * is the key's mean permit hold time (learned from the permits that end as
      * {@link Outcome#SUCCESS} or {@link Outcome#DROPPED}) times the waiters before it plus its
      * weight, over the limit: a caller with 50 ms left is not queued behind a second of work

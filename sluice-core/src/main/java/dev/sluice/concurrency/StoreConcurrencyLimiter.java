@@ -74,6 +74,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final AtomicLong degraded = new AtomicLong();
   private final Permit.Owner shared = new Shared();
   private final Permit.Owner uncounted = new Uncounted();
+  /**
+   * Deadline-aware waits: each key's mean hold time (ns) of this JVM's permits that ended
+   * SUCCESS or DROPPED; null when off. At most maximumKeys keys: a full map is cleared and
+   * learned again (a key without an estimate waits as asked).
+   */
+  private final ConcurrentHashMap<String, double[]> meanHold;
 
   StoreConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
     this.store = b.group == null ? b.store : new GroupedPermits(b.store, b.group);
@@ -92,6 +98,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     this.listener = counters.counting(b.onPermitEnd);
     this.onFailure = b.onStoreFailure;
     this.breakers = new Breakers(b.breaker, b.clock);
+    this.meanHold = b.deadlineAware ? new ConcurrentHashMap<>() : null;
     this.fallback = b.onStoreFailure == StoreFailure.FALLBACK_IN_MEMORY
         ? new InMemoryConcurrencyLimiter(b) : null;
     byte[] random = new byte[8];
@@ -277,6 +284,39 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return future;
   }
 
+  /**
+   * Whether a wait for {@code ahead} weight (the waiters before it here, and its own) on a key of
+   * {@code limit} would outlast {@code timeoutNanos}: the key's mean hold time in this JVM times
+   * {@code ahead} over the limit, as in memory. Permits held elsewhere in the fleet turn over
+   * at the same pace, and other instances' waiters also compete for them, so the estimate is
+   * short of the real wait, never past it: what it refuses would have timed out.
+   */
+  private boolean hopeless(String key, int ahead, int limit, long timeoutNanos) {
+    if (meanHold == null || timeoutNanos == Long.MAX_VALUE || limit <= 0) {
+      return false;
+    }
+    double[] mean = meanHold.get(key);
+    double m = mean == null ? -1 : mean[0];
+    return m > 0 && m * ahead / limit > timeoutNanos;
+  }
+
+  /** Learns how long the key's permits are held, from one that ended {@code outcome}. */
+  private void learnHold(String key, long nanos, Outcome outcome) {
+    if (meanHold == null || (outcome != Outcome.SUCCESS && outcome != Outcome.DROPPED)) {
+      return;
+    }
+    double[] mean = meanHold.get(key);
+    if (mean == null) {
+      if (meanHold.size() >= maximumKeys) {
+        meanHold.clear();   // bounded: estimates are learned again
+      }
+      mean = meanHold.computeIfAbsent(key, k -> new double[] {-1});
+    }
+    synchronized (mean) {
+      mean[0] = mean[0] < 0 ? nanos : 0.9 * mean[0] + 0.1 * nanos;
+    }
+  }
+
   /** Completes {@code f} with {@code a}; a permit its caller no longer waits for is ended. */
   private static void deliver(CompletableFuture<Acquisition> f, Acquisition a) {
     if (!f.complete(a) && a.isAcquired()) {
@@ -310,6 +350,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           continue;
         }
         int p = w.priority.ordinal();
+        if (hopeless(key, ws.queue.sizeAtOrAbove(p) + w.weight, w.limit, timeoutNanos)) {
+          refused = new Acquisition(null, Refusal.DEADLINE, w.limit, ws.lastInFlight,
+              ws.queue.size(), clock.nanoTime() - w.since);
+          ws.forgetIfIdle();
+          break;
+        }
         Waiter evicted = ws.queue.size() >= maxWaiters ? ws.queue.evictFor(p) : null;
         if (ws.queue.size() >= maxWaiters) {
           refused = new Acquisition(null, Refusal.QUEUE_FULL, w.limit, ws.lastInFlight,
@@ -621,6 +667,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       PermitEnd end = new PermitEnd(p.key(), p.weight(),
           Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
           held ? outcome : Outcome.EXPIRED, p.inFlightAtStart());
+      learnHold(p.key(), end.heldNanos(), end.outcome());
       if (adaptiveLimits != null) {
         AdaptiveLimit a = adaptive.get(p.key());
         if (a != null) {

@@ -4,6 +4,8 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.internal.RuleChecks;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -27,6 +29,7 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
   private Function<Q, Priority> priority = request -> Priority.NORMAL;
   private Duration maxWait = Duration.ZERO;
   private long retryAfterSeconds = 1;
+  private List<String> deadlineHeaders = List.of(Deadlines.GRPC_TIMEOUT);
 
   /**
    * A builder for requests whose path matches {@code pattern}.
@@ -101,6 +104,25 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
     return self();
   }
 
+  /**
+   * Headers that carry a request's deadline, read in this order, the first present winning
+   * (default: {@code grpc-timeout}; none turns deadlines off). A request waits for a permit at
+   * most the smaller of {@link #maxWait} and its deadline, so a deadline-aware limiter refuses it
+   * at once when its expected wait is longer ({@code Refusal.DEADLINE}); a value that is not a
+   * deadline is answered 400 (formats: {@link Deadlines}).
+   *
+   * @throws IllegalArgumentException naming a name that is not an HTTP header name
+   */
+  public B deadlineHeaders(String... headers) {
+    Objects.requireNonNull(headers, "headers");
+    List<String> names = new ArrayList<>(headers.length);
+    for (String h : headers) {
+      names.add(RequestKeys.headerName(h));
+    }
+    this.deadlineHeaders = List.copyOf(names);
+    return self();
+  }
+
   /** The {@code Retry-After} a refused request gets, rounded up to whole seconds (default 1 s). */
   public B retryAfter(Duration retryAfter) {
     Objects.requireNonNull(retryAfter, "retryAfter");
@@ -127,6 +149,6 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
           + " perClient(key), perRoute() or global()");
     }
     return new ConcurrencyRuleSettings<>(pattern, methods, limiter, scope, clientKey, priority,
-        maxWait, retryAfterSeconds);
+        maxWait, deadlineHeaders, retryAfterSeconds);
   }
 }

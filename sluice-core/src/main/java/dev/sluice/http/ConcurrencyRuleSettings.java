@@ -3,6 +3,7 @@ package dev.sluice.http;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -16,13 +17,15 @@ import java.util.function.Function;
  * @param clientKey how a request's client key is found ({@link ConcurrencyScope#CLIENT} only)
  * @param priority a request's priority (null reads as {@link Priority#NORMAL})
  * @param maxWait how long a request may wait for a permit
+ * @param deadlineHeaders headers read, in order, for the request's deadline ({@link Deadlines})
  * @param retryAfterSeconds the {@code Retry-After} of a refusal
  * @param <Q> the request type
  * @param <K> the key resolver type
  */
 public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
     ConcurrencyLimiter limiter, ConcurrencyScope scope, K clientKey,
-    Function<Q, Priority> priority, Duration maxWait, long retryAfterSeconds) {
+    Function<Q, Priority> priority, Duration maxWait, List<String> deadlineHeaders,
+    long retryAfterSeconds) {
 
   /** The key every request of a {@link ConcurrencyScope#GLOBAL} rule counts under. */
   public static final String GLOBAL_KEY = "global";
@@ -42,6 +45,18 @@ public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
   public Priority priorityOf(Q request) {
     Priority p = priority.apply(request);
     return p == null ? Priority.NORMAL : p;
+  }
+
+  /**
+   * How long a request may wait for a permit: {@link #maxWait}, or less when a deadline header
+   * says its caller gives up sooner ({@link Deadlines#waitFor}).
+   *
+   * @param headerOf the request's header value by name; null when absent
+   * @throws IllegalArgumentException naming the header and the value if a deadline cannot be read
+   */
+  public Duration waitFor(Function<String, String> headerOf) {
+    return deadlineHeaders.isEmpty() ? maxWait
+        : Deadlines.waitFor(maxWait, deadlineHeaders, headerOf);
   }
 
   /** The methods, the pattern and the scope, as messages name the rule. */

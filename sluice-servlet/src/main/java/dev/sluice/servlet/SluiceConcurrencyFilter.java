@@ -18,6 +18,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -80,9 +81,10 @@ public final class SluiceConcurrencyFilter implements Filter {
       ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
       Acquisition a;
       try {
-        a = settings.maxWait().isZero()
+        Duration wait = settings.waitFor(request::getHeader);
+        a = wait.isZero()
             ? settings.limiter().tryAcquire(key, 1, settings.priorityOf(request))
-            : settings.limiter().acquire(key, 1, settings.priorityOf(request), settings.maxWait());
+            : settings.limiter().acquire(key, 1, settings.priorityOf(request), wait);
       } catch (IllegalArgumentException e) {
         release(held, Outcome.IGNORED);
         SluiceFilter.writeProblem(response, new RateLimitProblem(400, "Bad Request",

@@ -7,6 +7,7 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.concurrency.Refusal;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -252,6 +253,64 @@ class SluiceConcurrencyFilterTest {
     batch.get(10, TimeUnit.SECONDS);
   }
 
+  /**
+   * A request whose grpc-timeout is shorter than its expected wait is refused at once (503,
+   * DEADLINE), instead of queueing for the rule's 30 s; one without a deadline would wait.
+   */
+  @Test
+  void aDeadlineShorterThanTheExpectedWait_isRefusedAtOnce() throws Exception {
+    ConcurrencyLimiter backend = limiter(1);
+    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+        .global().maxWait(Duration.ofSeconds(30)).build()).build());
+    // one request held and ended teaches the limiter how long a permit is held
+    CompletableFuture<HttpResponse<String>> first = hold("/hold");
+    nextInside().countDown();
+    assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    CompletableFuture<HttpResponse<String>> busy = hold("/hold");
+    CountDownLatch busyInside = nextInside();
+    HttpResponse<String> hopeless = send("/x", "grpc-timeout", "1n");
+    assertThat(hopeless.statusCode()).isEqualTo(503);
+    assertThat(hopeless.body()).contains("the expected wait is longer than the request's deadline");
+    assertThat(backend.stats().refused(Refusal.DEADLINE)).isEqualTo(1);
+    assertThat(backend.waiting("global")).isZero();
+    busyInside.countDown();
+    busy.get(10, TimeUnit.SECONDS);
+  }
+
+  /** A deadline shorter than maxWait bounds the wait: the request times out at its deadline. */
+  @Test
+  void aDeadlineHeader_boundsTheWait() throws Exception {
+    ConcurrencyLimiter backend = ConcurrencyLimiter.builder().limit(1).deadlineAware(false)
+        .build();
+    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+        .global().maxWait(Duration.ofSeconds(30)).deadlineHeaders("X-Timeout-Ms").build())
+        .build());
+    CompletableFuture<HttpResponse<String>> busy = hold("/hold");
+    CountDownLatch busyInside = nextInside();
+    CompletableFuture<HttpResponse<String>> waiting = hold("/x", "X-Timeout-Ms", "200");
+    // answered when its 200 ms are over, long before the rule's 30 s
+    HttpResponse<String> timedOut = waiting.get(10, TimeUnit.SECONDS);
+    assertThat(timedOut.statusCode()).isEqualTo(503);
+    assertThat(timedOut.body()).contains("no permit came within the wait");
+    assertThat(backend.stats().refused(Refusal.TIMED_OUT)).isEqualTo(1);
+    busyInside.countDown();
+    busy.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aDeadlineThatCannotBeRead_isAnswered400_namingIt_andDeadlinesCanBeOff() throws Exception {
+    ConcurrencyLimiter backend = limiter(1);
+    start(SluiceConcurrencyFilter.builder()
+        .rule(ConcurrencyRule.path("/grpc/**").limiter(backend).global().build())
+        .rule(ConcurrencyRule.path("/plain/**").limiter(backend).global().deadlineHeaders()
+            .build()).build());
+    HttpResponse<String> bad = send("/grpc/x", "grpc-timeout", "soon");
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(bad.body()).contains("header grpc-timeout").contains("'soon'");
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(send("/plain/x", "grpc-timeout", "soon").statusCode()).isEqualTo(200);
+  }
+
   @Test
   void badRules_areRefused_namingWhatIsWrong() {
     ConcurrencyLimiter l = limiter(1);
@@ -265,6 +324,8 @@ class SluiceConcurrencyFilterTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'GETT'");
     assertThatThrownBy(() -> ConcurrencyRule.path("/api").maxWait(Duration.ofMinutes(2)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT2M");
+    assertThatThrownBy(() -> ConcurrencyRule.path("/api").deadlineHeaders("grpc timeout"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'grpc timeout'");
     assertThatThrownBy(() -> SluiceConcurrencyFilter.builder().build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one rule");
   }

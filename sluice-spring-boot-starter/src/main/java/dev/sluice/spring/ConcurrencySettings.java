@@ -48,8 +48,8 @@ final class ConcurrencySettings {
 
   /** A checked rule. */
   record RuleSpec(String path, List<String> methods, String limit, ConcurrencyScope scope,
-      SluiceSettings.KeySource key, Duration maxWait, String priorityHeader,
-      Duration retryAfter) {
+      SluiceSettings.KeySource key, Duration maxWait, List<String> deadlineHeaders,
+      String priorityHeader, Duration retryAfter) {
 
     /** The priority a header value names (critical, normal, sheddable; else normal). */
     static Priority priority(String headerValue) {
@@ -217,8 +217,18 @@ final class ConcurrencySettings {
         problems.add(at + ".priority-header: " + e.getMessage());
       }
     }
+    List<String> deadlineHeaders = new ArrayList<>();
+    List<String> written = r.getDeadlineHeaders() == null ? List.of() : r.getDeadlineHeaders();
+    for (int i = 0; i < written.size(); i++) {
+      String h = written.get(i);
+      try {
+        deadlineHeaders.add(RequestKeys.headerName(h == null ? null : h.trim()));
+      } catch (IllegalArgumentException e) {
+        problems.add(at + ".deadline-headers[" + i + "]: " + e.getMessage());
+      }
+    }
     return problems.size() == before ? new RuleSpec(path, List.copyOf(methods), limit, scope, key,
-        wait, priorityHeader, retryAfter) : null;
+        wait, List.copyOf(deadlineHeaders), priorityHeader, retryAfter) : null;
   }
 
   private static String lower(String s) {

@@ -488,6 +488,12 @@ public class SluiceProperties {
     private String key = "ip";
     /** How long a request may wait for a permit (0: refused at once). */
     private Duration maxWait = Duration.ZERO;
+    /**
+     * Headers that carry the request's deadline, read in order (grpc-timeout form such as 250m,
+     * or milliseconds); a request waits at most until its deadline, and is refused at once when
+     * its expected wait is longer. Empty: deadlines are not read.
+     */
+    private List<String> deadlineHeaders = new ArrayList<>(List.of("grpc-timeout"));
     /** A header whose value (critical, normal or sheddable) is the request's priority; absent or other: normal. */
     private String priorityHeader;
     /** The Retry-After of a refusal. */
@@ -539,6 +545,14 @@ public class SluiceProperties {
 
     public void setMaxWait(Duration maxWait) {
       this.maxWait = maxWait;
+    }
+
+    public List<String> getDeadlineHeaders() {
+      return deadlineHeaders;
+    }
+
+    public void setDeadlineHeaders(List<String> deadlineHeaders) {
+      this.deadlineHeaders = deadlineHeaders;
     }
 
     public String getPriorityHeader() {

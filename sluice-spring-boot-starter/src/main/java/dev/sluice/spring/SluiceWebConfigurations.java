@@ -84,6 +84,7 @@ final class SluiceWebConfigurations {
       for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
         ConcurrencyRule.Builder rule = ConcurrencyRule.path(r.path())
             .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
             .retryAfter(r.retryAfter());
         if (!r.methods().isEmpty()) {
           rule.methods(r.methods().toArray(new String[0]));
@@ -201,6 +202,7 @@ final class SluiceWebConfigurations {
       for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
         WebConcurrencyRule.Builder rule = WebConcurrencyRule.path(r.path())
             .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
             .retryAfter(r.retryAfter());
         if (!r.methods().isEmpty()) {
           rule.methods(r.methods().toArray(new String[0]));

@@ -110,6 +110,15 @@ abstract class ConcurrencyContract {
     assertThat(refused.count()).isGreaterThanOrEqualTo(1);
   }
 
+  /** The rules read grpc-timeout by default: a value that is no deadline is answered 400. */
+  @Test
+  void aDeadlineThatCannotBeRead_isAnswered400_namingTheHeader() throws Exception {
+    HttpResponse<String> bad = get("/slow/" + gate(), "grpc-timeout", "soon");
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(bad.body()).contains("header grpc-timeout").contains("'soon'");
+    assertThat(limiters.concurrency("backend").inFlight("global")).isZero();
+  }
+
   @Test
   void aSheddableRequest_isRefusedPastItsShare_whileANormalOnePasses() throws Exception {
     String a = gate();

@@ -102,7 +102,9 @@ class ConfigurationTest {
         "sluice.concurrency.rules[0].path=api", "sluice.concurrency.rules[0].limit=dbb",
         "sluice.concurrency.rules[0].per=tenant", "sluice.concurrency.rules[0].key=cookie",
         "sluice.concurrency.rules[0].max-wait=2m",
-        "sluice.concurrency.rules[0].priority-header=X Priority")
+        "sluice.concurrency.rules[0].priority-header=X Priority",
+        "sluice.concurrency.rules[0].deadline-headers[0]=grpc-timeout",
+        "sluice.concurrency.rules[0].deadline-headers[1]=x deadline")
         .run(context -> {
           assertThat(context).hasFailed();
           assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
@@ -122,7 +124,9 @@ class ConfigurationTest {
                   + " 'cookie'",
               "sluice.concurrency.rules[0].max-wait: must be between 0 and 1m but was PT2M",
               "sluice.concurrency.rules[0].priority-header: not an HTTP header name:"
-                  + " 'X Priority'");
+                  + " 'X Priority'",
+              "sluice.concurrency.rules[0].deadline-headers[1]: not an HTTP header name:"
+                  + " 'x deadline'");
         });
   }
 

@@ -400,6 +400,42 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(l.waiting("k")).isZero();
   }
 
+  /**
+   * Deadline-aware waits (on by default): permits held 100 ms on a limit of 2 make a wait for
+   * one permit 50 ms; a caller with 40 ms left is refused at once (DEADLINE, nothing queued), one
+   * with 60 ms waits; with {@code deadlineAware(false)} both wait.
+   */
+  @Test
+  public void aWaitLongerThanTheDeadline_isRefusedAtOnce() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(2));
+    Permit learn = l.tryAcquire("k").permit();
+    clock.advance(Duration.ofMillis(100));
+    learn.close();   // the key's permits are held 100 ms
+    Permit one = l.tryAcquire("k").permit();
+    Permit two = l.tryAcquire("k").permit();
+    Acquisition hopeless = get(l.acquireAsync("k", 1, Duration.ofMillis(40)));
+    assertThat(hopeless.refusal()).isEqualTo(Refusal.DEADLINE);
+    assertThat(l.waiting("k")).isZero();
+    assertThat(l.stats().refused(Refusal.DEADLINE)).isEqualTo(1);
+    CompletableFuture<Acquisition> hopeful = l.acquireAsync("k", 1, Duration.ofMillis(60));
+    awaitWaiting(l, "k", 1);
+    one.close();
+    assertThat(get(hopeful).isAcquired()).isTrue();
+    get(hopeful).permit().close();
+    two.close();
+
+    ConcurrencyLimiter patient = limiter(b -> b.limit(1).deadlineAware(false));
+    Permit learnAgain = patient.tryAcquire("p").permit();
+    clock.advance(Duration.ofMillis(100));
+    learnAgain.close();
+    Permit held = patient.tryAcquire("p").permit();
+    CompletableFuture<Acquisition> waits = patient.acquireAsync("p", 1, Duration.ofMillis(40));
+    awaitWaiting(patient, "p", 1);
+    clock.advance(Duration.ofMillis(40));
+    assertThat(get(waits).refusal()).isEqualTo(Refusal.TIMED_OUT);
+    held.close();
+  }
+
   /** A permit released by another instance reaches a waiter here (within the poll interval). */
   @Test
   public void aWaiter_seesAReleaseByAnotherInstance() throws Exception {

@@ -79,7 +79,8 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
     ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings = rule.settings();
     return rule.key(exchange).defaultIfEmpty(FilterPolicy.SHARED_KEY)
         .flatMap(key -> Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
-            settings.priorityOf(exchange.getRequest()), settings.maxWait())))
+            settings.priorityOf(exchange.getRequest()),
+            settings.waitFor(exchange.getRequest().getHeaders()::getFirst))))
         .flatMap(a -> {
           if (!a.isAcquired()) {
             release(held, Outcome.IGNORED);

@@ -120,6 +120,46 @@ class SluiceConcurrencyWebFilterTest {
         Outcome.IGNORED, Outcome.IGNORED, Outcome.SUCCESS);
   }
 
+  /**
+   * Deadlines on the manual clock: a learned hold of 100 ms; a request with 50 ms left is refused
+   * at once (DEADLINE), one with 150 ms left waits and times out at its deadline, not at maxWait;
+   * a deadline that cannot be read is answered 400.
+   */
+  @Test
+  void deadlines_refuseHopelessWaits_andBoundTheWait() {
+    ConcurrencyLimiter backend = limiter(1);
+    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+        .rule(WebConcurrencyRule.path("/**").limiter(backend).global()
+            .maxWait(Duration.ofSeconds(30)).build()).build();
+    Sinks.Empty<Void> first = Sinks.empty();
+    f.filter(get("/x"), pending(first)).subscribe();
+    clock.advance(Duration.ofMillis(100));
+    first.tryEmitEmpty();   // the limiter learns: a permit is held 100 ms
+    Sinks.Empty<Void> busy = Sinks.empty();
+    f.filter(get("/x"), pending(busy)).subscribe();
+    MockServerWebExchange hopeless = get("/x", "grpc-timeout", "50m");
+    f.filter(hopeless, DONE).block(Duration.ofSeconds(5));
+    assertThat(hopeless.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(hopeless.getResponse().getBodyAsString().block())
+        .contains("the expected wait is longer than the request's deadline");
+    MockServerWebExchange hopeful = get("/x", "grpc-timeout", "150m");
+    Mono<Void> waits = f.filter(hopeful, DONE).cache();
+    waits.subscribe();
+    assertThat(backend.waiting("global")).isEqualTo(1);
+    clock.advance(Duration.ofMillis(150));   // its deadline, far before maxWait
+    waits.block(Duration.ofSeconds(5));
+    assertThat(hopeful.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(hopeful.getResponse().getBodyAsString().block())
+        .contains("no permit came within the wait");
+    MockServerWebExchange unreadable = get("/x", "grpc-timeout", "later");
+    f.filter(unreadable, DONE).block(Duration.ofSeconds(5));
+    assertThat(unreadable.getResponse().getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+    assertThat(unreadable.getResponse().getBodyAsString().block())
+        .contains("header grpc-timeout").contains("'later'");
+    busy.tryEmitEmpty();
+    assertThat(backend.inFlight("global")).isZero();
+  }
+
   /** A request that may wait gets the permit released meanwhile, holding no thread. */
   @Test
   void aRequestThatMayWait_getsAReleasedPermit() {
