@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
@@ -434,6 +435,82 @@ public abstract class ConcurrencyConformanceSuite {
     clock.advance(Duration.ofMillis(40));
     assertThat(get(waits).refusal()).isEqualTo(Refusal.TIMED_OUT);
     held.close();
+  }
+
+  /** An adaptive limit moved by hand, recording what it is told. */
+  private static final class Dial implements AdaptiveLimit {
+    volatile int limit;
+    final List<PermitEnd> told = new CopyOnWriteArrayList<>();
+
+    Dial(int limit) {
+      this.limit = limit;
+    }
+
+    @Override
+    public int limit() {
+      return limit;
+    }
+
+    @Override
+    public void onEnd(PermitEnd end, long nowNanos) {
+      told.add(end);
+    }
+  }
+
+  /**
+   * Adaptive limits: each instance sends its own limit as the ceiling of the shared count and
+   * learns only from its own permits (docs/concurrency.md says why); a waiter's next ask carries
+   * the limit of the moment. In memory, one instance: its limit is the dial's.
+   */
+  @Test
+  public void adaptive_eachInstanceSendsItsOwnLimit_andLearnsFromItsOwnPermits()
+      throws Exception {
+    Dial wide = new Dial(3);
+    Dial narrow = new Dial(1);
+    ConcurrencyLimiter a = limiter(b -> b.adaptive(() -> wide));
+    Permit first = a.tryAcquire("db").permit();
+    if (store == null) {   // in memory: no other instance shares the key
+      wide.limit = 1;
+      assertThat(a.tryAcquire("db").refusal()).isEqualTo(Refusal.FULL);
+      assertThat(a.limit("db")).isEqualTo(1);
+      wide.limit = 2;
+      Permit second = a.tryAcquire("db").permit();
+      first.release(Outcome.DROPPED);
+      assertThat(wide.told).extracting(PermitEnd::outcome).containsExactly(Outcome.DROPPED);
+      second.close();
+      return;
+    }
+    ConcurrencyLimiter b = limiter(x -> x.adaptive(() -> narrow));
+    Acquisition refused = b.tryAcquire("db");
+    assertThat(refused.refusal()).as("b's limit is 1 and the shared count is 1")
+        .isEqualTo(Refusal.FULL);
+    assertThat(refused.limit()).isEqualTo(1);
+    Permit second = a.tryAcquire("db").permit();
+    Permit third = a.tryAcquire("db").permit();
+    assertThat(a.tryAcquire("db").refusal()).isEqualTo(Refusal.FULL);
+    assertThat(b.inFlight("db")).isEqualTo(3);
+    first.release(Outcome.DROPPED);
+    assertThat(wide.told).extracting(PermitEnd::outcome).containsExactly(Outcome.DROPPED);
+    assertThat(wide.told.get(0).inFlight()).as("the store's count when it was taken")
+        .isEqualTo(1);
+    assertThat(narrow.told).as("b learns only from its own permits").isEmpty();
+    CompletableFuture<Acquisition> waiting = b.acquireAsync("db", 1, Duration.ofSeconds(5));
+    narrow.limit = 4;   // b's limit grows while it waits: its next ask sends the new ceiling
+    for (int i = 0; i < 200 && !waiting.isDone(); i++) {
+      clock.advance(Duration.ofMillis(10));   // a poll, whose answer comes on another thread
+      try {
+        waiting.get(20, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException notYet) {
+        // the next poll
+      }
+    }
+    Acquisition got = get(waiting);
+    assertThat(got.isAcquired()).isTrue();
+    assertThat(b.inFlight("db")).isEqualTo(3);
+    got.permit().close();
+    second.close();
+    third.close();
+    assertThat(a.inFlight("db")).isZero();
   }
 
   /** A permit released by another instance reaches a waiter here (within the poll interval). */
