@@ -174,7 +174,8 @@ final class Metrics {
   }
 
   /** The concurrency limiters' figures, and the permit ids the service holds. */
-  static String concurrency(Map<String, ConcurrencyLimiter> limiters, long held) {
+  static String concurrency(Map<String, ConcurrencyLimiter> limiters, long held,
+      Map<String, List<String>> meteredKeys) {
     if (limiters.isEmpty()) {
       return "";
     }
@@ -183,6 +184,16 @@ final class Metrics {
     b.append("# TYPE sluice_concurrency_in_flight gauge\n");
     limiters.forEach((name, l) -> b.append("sluice_concurrency_in_flight{limit=\"").append(name)
         .append("\"} ").append(l.stats().inFlight()).append('\n'));
+    b.append("# HELP sluice_concurrency_key_limit The limit of the moment (an adaptive limit's"
+        + " current value) of the keys last asked for, by limit and key.\n");
+    b.append("# TYPE sluice_concurrency_key_limit gauge\n");
+    meteredKeys.forEach((name, keys) -> {
+      ConcurrencyLimiter l = limiters.get(name);
+      for (String key : keys) {
+        b.append("sluice_concurrency_key_limit{limit=\"").append(escape(name)).append("\",key=\"")
+            .append(escape(key)).append("\"} ").append(l.limit(key)).append('\n');
+      }
+    });
     b.append("# HELP sluice_concurrency_acquired_total Permits acquired, by limit.\n");
     b.append("# TYPE sluice_concurrency_acquired_total counter\n");
     limiters.forEach((name, l) -> b.append("sluice_concurrency_acquired_total{limit=\"")

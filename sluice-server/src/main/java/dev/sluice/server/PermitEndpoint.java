@@ -19,11 +19,13 @@ import dev.sluice.spi.PrefixedPermitStore;
 import dev.sluice.spi.StoreKeys;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -58,6 +60,10 @@ final class PermitEndpoint {
   private final SecureRandom random = new SecureRandom();
   /** Forgets ended permits every second; null when there is no concurrency limit. */
   private final ScheduledExecutorService sweeper;
+  /** Per limit, the keys most recently asked for (at most METERED_KEYS): their limits are metered. */
+  private final Map<String, RecentKeys> recent = new ConcurrentHashMap<>();
+  /** How many keys of each limit {@code /metrics} gives the limit of (a bounded set of series). */
+  static final int METERED_KEYS = 20;
 
   PermitEndpoint(Map<String, ConcurrencyLimiter> limiters, BodyReader bodies, Responses responses,
       ObjectMapper json, int maxBodyBytes, long maxPermits, int maxKeyLength) {
@@ -240,6 +246,7 @@ final class PermitEndpoint {
 
   /** Answers an acquisition whose id slot was reserved: kept when acquired, given back if not. */
   private void answer(Exchange x, String name, String key, Acquisition a) {
+    recent.computeIfAbsent(name, n -> new RecentKeys()).touch(key);
     if (a.isAcquired()) {
       String id = newId();
       Permit permit = a.permit();
@@ -351,7 +358,27 @@ final class PermitEndpoint {
 
   /** The limiters' figures, in the Prometheus text format ({@link Metrics#concurrency}). */
   String render() {
-    return Metrics.concurrency(limiters, heldCount.get());
+    Map<String, List<String>> keys = new LinkedHashMap<>();
+    recent.forEach((name, r) -> keys.put(name, r.keys()));
+    return Metrics.concurrency(limiters, heldCount.get(), keys);
+  }
+
+  /** The last {@link #METERED_KEYS} keys asked for, least recent first. */
+  private static final class RecentKeys {
+    private final LinkedHashMap<String, Boolean> keys = new LinkedHashMap<>(32, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+        return size() > METERED_KEYS;
+      }
+    };
+
+    synchronized void touch(String key) {
+      keys.put(key, Boolean.TRUE);
+    }
+
+    synchronized List<String> keys() {
+      return new ArrayList<>(keys.keySet());
+    }
   }
 
   private String newId() {

@@ -97,7 +97,9 @@ class PermitEndpointTest {
     assertThat(json(renewed).get("renewed").asBoolean()).isTrue();
     assertThat(get("/metrics")).contains("sluice_concurrency_in_flight{limit=\"db\"} 3")
         .contains("sluice_concurrency_refused_total{limit=\"db\",reason=\"full\"} 1")
-        .contains("sluice_concurrency_permits_held 3");
+        .contains("sluice_concurrency_permits_held 3")
+        .contains("sluice_concurrency_key_limit{limit=\"db\",key=\"orders\"} 2")
+        .contains("sluice_concurrency_key_limit{limit=\"db\",key=\"other\"} 2");
 
     HttpResponse<String> released = send("DELETE", "/v1/permits/" + id + "?outcome=dropped", null);
     assertThat(released.statusCode()).isEqualTo(200);
@@ -238,6 +240,21 @@ class PermitEndpointTest {
           "p.yaml:5: concurrency 'pool': 'limit' is missing (the most permits in flight per key,"
               + " or adaptive: gradient)");
     }
+  }
+
+  /** /metrics gives the limit of the last 20 keys asked for per limit: a bounded set of series. */
+  @Test
+  void theKeyLimitSeries_areTheLastKeysAskedFor_andBounded() throws Exception {
+    start("30s");
+    for (int i = 0; i < PermitEndpoint.METERED_KEYS + 5; i++) {
+      assertThat(acquire("{\"limit\":\"db\",\"key\":\"k" + i + "\"}").statusCode())
+          .isEqualTo(200);
+    }
+    String metrics = get("/metrics");
+    assertThat(metrics.lines().filter(l -> l.startsWith("sluice_concurrency_key_limit{")))
+        .hasSize(PermitEndpoint.METERED_KEYS)
+        .contains("sluice_concurrency_key_limit{limit=\"db\",key=\"k24\"} 2")
+        .doesNotContain("sluice_concurrency_key_limit{limit=\"db\",key=\"k0\"} 2");
   }
 
   /** An adaptive limit from the policies file: it starts at initialLimit; bad ones are named. */

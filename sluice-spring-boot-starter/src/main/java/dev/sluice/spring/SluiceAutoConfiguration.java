@@ -5,6 +5,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.http.ConcurrencyRuleSettings;
+import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.PermitStore;
@@ -13,9 +15,11 @@ import dev.sluice.spi.PrefixedStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -163,7 +167,8 @@ public class SluiceAutoConfiguration {
       }
       ConcurrencyLimiter c = b.build();
       if (meters != null) {
-        SluiceMetrics.binder(c, spec.name()).bindTo(meters);
+        SluiceMetrics.binder(c, spec.name(), sharedKeys(settings.concurrency, spec.name()))
+            .bindTo(meters);
       }
       concurrency.put(spec.name(), c);
     }
@@ -173,6 +178,21 @@ public class SluiceAutoConfiguration {
         + settings.concurrency.rules.size() + " rule" + (settings.concurrency.rules.size() == 1
         ? "" : "s")));
     return new SluiceLimiters(limiters, concurrency, store, type, resources, settings);
+  }
+
+  /**
+   * The keys of the route and global rules that count against {@code limit}: a bounded set, so
+   * each gets its own in-flight and limit gauges (an adaptive limit's value of the moment).
+   */
+  static String[] sharedKeys(ConcurrencySettings concurrency, String limit) {
+    Set<String> keys = new LinkedHashSet<>();
+    for (ConcurrencySettings.RuleSpec r : concurrency.rules) {
+      if (r.limit().equals(limit) && r.scope() != ConcurrencyScope.CLIENT) {
+        keys.add(r.scope() == ConcurrencyScope.ROUTE ? "route:" + r.path()
+            : ConcurrencyRuleSettings.GLOBAL_KEY);
+      }
+    }
+    return keys.toArray(new String[0]);
   }
 
   /** Calls of {@link RateLimited} methods are decided before they run. */

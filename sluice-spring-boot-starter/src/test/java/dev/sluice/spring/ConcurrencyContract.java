@@ -87,6 +87,11 @@ abstract class ConcurrencyContract {
     CompletableFuture<HttpResponse<String>> first = held("/slow/" + a);
     CompletableFuture<HttpResponse<String>> second = held("/slow/" + b);
     assertThat(gauge("sluice.concurrency.in.flight", "backend")).isEqualTo(2);
+    // a global rule's key has its own gauges: in flight and the limit of the moment
+    assertThat(meters.find("sluice.concurrency.key.in.flight")
+        .tags("limiter", "backend", "key", "global").gauge().value()).isEqualTo(2);
+    assertThat(meters.find("sluice.concurrency.key.limit")
+        .tags("limiter", "backend", "key", "global").gauge().value()).isEqualTo(2);
     HttpResponse<String> third = get("/slow/" + gate());
     assertThat(third.statusCode()).isEqualTo(503);
     assertThat(third.headers().firstValue("Retry-After")).hasValue("1");

@@ -7,6 +7,7 @@ import dev.sluice.Limit;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -81,9 +82,17 @@ class ConfigurationTest {
     runner.withPropertyValues("sluice.concurrency.limits.db.limit=20",
         "sluice.concurrency.limits.db.lease=10s", "sluice.concurrency.limits.db.queue-order=lifo",
         "sluice.concurrency.limits.db.shares.sheddable=0.8",
-        "sluice.concurrency.rules[0].path=/api/**", "sluice.concurrency.rules[0].limit=db")
+        "sluice.concurrency.rules[0].path=/api/**", "sluice.concurrency.rules[0].limit=db",
+        "sluice.concurrency.rules[1].path=/batch/**", "sluice.concurrency.rules[1].limit=db",
+        "sluice.concurrency.rules[1].deadline-headers=",
+        "sluice.concurrency.rules[2].path=/rpc/**", "sluice.concurrency.rules[2].limit=db",
+        "sluice.concurrency.rules[2].deadline-headers=X-Deadline-Ms,grpc-timeout")
         .run(context -> {
           SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
+          assertThat(limiters.settings.concurrency.rules)
+              .extracting(ConcurrencySettings.RuleSpec::deadlineHeaders)
+              .containsExactly(List.of("grpc-timeout"), List.of(),
+                  List.of("X-Deadline-Ms", "grpc-timeout"));
           assertThat(limiters.allConcurrency()).containsOnlyKeys("db");
           assertThat(limiters.concurrency("db").limit("any")).isEqualTo(20);
           for (int i = 0; i < 16; i++) {
