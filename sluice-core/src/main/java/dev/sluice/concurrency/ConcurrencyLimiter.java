@@ -8,6 +8,7 @@ import dev.sluice.spi.PermitStore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
@@ -155,8 +156,17 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     CircuitBreakerSettings breaker = CircuitBreakerSettings.defaults();
     Duration pollInterval = Duration.ofMillis(10);
     boolean deadlineAware = true;
+    /** CoDel's target and interval; null when off. */
+    Duration codelTarget;
+    Duration codelInterval;
 
     Builder() {}
+
+    /** A key's wait queue, with CoDel when it is set. */
+    <W extends WaitQueues.Entry> WaitQueues<W> waitQueue(AtomicLong waiting) {
+      return codelTarget == null ? new WaitQueues<>(order, waiting)
+          : new WaitQueues<>(order, waiting, codelTarget.toNanos(), codelInterval.toNanos());
+    }
 
     /** The most weight in flight per key (at least 1). */
     public Builder limit(int permits) {
@@ -204,6 +214,29 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      */
     public Builder queueOrder(QueueOrder order) {
       this.order = Objects.requireNonNull(order, "order");
+      return this;
+    }
+
+    /**
+     * CoDel for each key's wait queue (Nichols and Jacobson's controlled delay, as Facebook
+     * applies it to request queues; default off): when the waits of the waiters leaving a key's
+     * queue stay at or above {@code target} for a whole {@code interval}, the queue sheds until
+     * it drains or a wait is short again: acquisitions that would wait, and waiters already past
+     * the target, are refused {@link Refusal#OVERLOADED}. A standing queue then costs callers an
+     * interval, not their whole timeout. The usual setting is 5 ms and 100 ms.
+     *
+     * @throws IllegalArgumentException unless 0 &lt; target &lt;= interval &lt;= 1 minute
+     */
+    public Builder codel(Duration target, Duration interval) {
+      Objects.requireNonNull(target, "target");
+      Objects.requireNonNull(interval, "interval");
+      if (target.isNegative() || target.isZero() || interval.compareTo(target) < 0
+          || interval.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("codel needs 0 < target <= interval <= 1 minute but"
+            + " target was " + target + " and interval " + interval);
+      }
+      this.codelTarget = target;
+      this.codelInterval = interval;
       return this;
     }
 

@@ -531,7 +531,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private int handleSlots;
     private int handlesHeld;
     /** The waiters, a queue per priority. */
-    final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
+    final WaitQueues<Waiter> queue = settings.waitQueue(counters.waiting);
     long lastUsed;
     boolean dead;
     /** The mean time a permit of the key is held, in nanoseconds (EWMA); negative: none yet. */
@@ -800,6 +800,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
         return refusal(why(weight, p, queued), 0);
       }
+      if (queue.shedding()) {
+        return refusal(Refusal.OVERLOADED, 0);   // CoDel: a standing queue takes nobody more
+      }
       if (deadlineAware && meanHoldNanos > 0
           && meanHoldNanos * (queue.sizeAtOrAbove(p) + weight) / limit > timeoutNanos) {
         return refusal(Refusal.DEADLINE, 0);   // it would time out waiting: refused now
@@ -854,7 +857,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         if (!queue.remove(w)) {
           return;   // served, cancelled or refused already
         }
-        a = refusal(Refusal.TIMED_OUT, clock.nanoTime() - w.since);
+        long now = clock.nanoTime();
+        queue.shedOnDequeue(now - w.since, now);   // CoDel measures the waits that ran out too
+        a = refusal(Refusal.TIMED_OUT, now - w.since);
       }
       w.future.complete(a);
     }
@@ -981,8 +986,15 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           if (!fits(w.weight, i)) {
             return;   // the next in line waits; nobody passes it
           }
+          boolean shed = queue.shedOnDequeue(now - w.since, now);
           queue.remove(w);
-          grantWaiter(w, now);
+          if (shed) {   // CoDel: a waiter past the target while the queue sheds
+            Acquisition a = refusal(Refusal.OVERLOADED, now - w.since);
+            Waiter refused = w;
+            later(() -> refused.future.complete(a));
+          } else {
+            grantWaiter(w, now);
+          }
         }
       }
     }

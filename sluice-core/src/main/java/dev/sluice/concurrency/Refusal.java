@@ -19,6 +19,12 @@ public enum Refusal {
    * timing out later (seed 002's deadline-aware check).
    */
   DEADLINE,
+  /**
+   * The key's wait queue is shedding (CoDel, {@code ConcurrencyLimiter.Builder.codel}): its waits
+   * stayed above the target for a whole interval, so acquisitions that would wait, and waiters
+   * already past the target, are refused until the queue drains or a wait is short again.
+   */
+  OVERLOADED,
   /** The weight asked for is above the key's limit: no wait would ever serve it. */
   TOO_HEAVY,
   /** The limiter holds its maximum of keys and none of them is idle. */

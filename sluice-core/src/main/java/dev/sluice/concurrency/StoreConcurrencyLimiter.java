@@ -350,6 +350,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           continue;
         }
         int p = w.priority.ordinal();
+        if (ws.queue.shedding()) {   // CoDel: a standing queue takes nobody more
+          refused = new Acquisition(null, Refusal.OVERLOADED, w.limit, ws.lastInFlight,
+              ws.queue.size(), clock.nanoTime() - w.since);
+          ws.forgetIfIdle();
+          break;
+        }
         if (hopeless(key, ws.queue.sizeAtOrAbove(p) + w.weight, w.limit, timeoutNanos)) {
           refused = new Acquisition(null, Refusal.DEADLINE, w.limit, ws.lastInFlight,
               ws.queue.size(), clock.nanoTime() - w.since);
@@ -398,20 +404,45 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    * then asks again when it ends).
    */
   private void pump(Waiters ws) {
-    Waiter head;
+    Waiter next;
+    List<Acquisition> shedAnswers = null;
+    List<Waiter> shed = null;
     synchronized (ws) {
       if (ws.pumping) {
         ws.again = true;
         return;
       }
-      head = ws.head();
-      if (head == null) {
-        ws.forgetIfIdle();
-        return;
+      long now = clock.nanoTime();
+      for (;;) {
+        next = ws.head();
+        // CoDel measures each wait as its waiter is asked for; while the queue sheds, a waiter
+        // past the target is refused instead
+        if (next == null || !ws.queue.shedOnDequeue(now - next.since, now)) {
+          break;
+        }
+        ws.remove(next);
+        if (shed == null) {
+          shed = new ArrayList<>();
+          shedAnswers = new ArrayList<>();
+        }
+        shed.add(next);
+        shedAnswers.add(new Acquisition(null, Refusal.OVERLOADED, next.limit, ws.lastInFlight,
+            ws.queue.size(), now - next.since));
       }
-      ws.pumping = true;
-      ws.again = false;
+      if (next == null) {
+        ws.forgetIfIdle();
+      } else {
+        ws.pumping = true;
+        ws.again = false;
+      }
     }
+    for (int i = 0; shed != null && i < shed.size(); i++) {
+      shed.get(i).future.complete(shedAnswers.get(i));
+    }
+    if (next == null) {
+      return;
+    }
+    Waiter head = next;
     CircuitBreaker b = breaker(ws.key);
     if (!b.allowsCall()) {
       ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
@@ -750,7 +781,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final class Waiters {
     final String key;
     /** The waiters, a queue per priority. */
-    final WaitQueues<Waiter> queue = new WaitQueues<>(order, counters.waiting);
+    final WaitQueues<Waiter> queue = settings.waitQueue(counters.waiting);
     /** A store call for the head waiter is in flight. */
     boolean pumping;
     /** A permit was released while the call was in flight: ask again at once. */
@@ -842,8 +873,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         if (!remove(w)) {
           return;
         }
+        long now = clock.nanoTime();
+        queue.shedOnDequeue(now - w.since, now);   // CoDel measures the waits that ran out too
         a = new Acquisition(null, Refusal.TIMED_OUT, w.limit, lastInFlight, queue.size(),
-            clock.nanoTime() - w.since);
+            now - w.since);
       }
       w.future.complete(a);
       pump(this);

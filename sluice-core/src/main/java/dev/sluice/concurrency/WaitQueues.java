@@ -33,11 +33,31 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private final QueueOrder order;
   private final AtomicLong total;
   private int count;
+  /** CoDel's target sojourn (ns); 0 when CoDel is off. */
+  private final long codelTarget;
+  /** CoDel's interval (ns). */
+  private final long codelInterval;
+  /** When the sojourns, above the target since, will have been so for an interval; or NONE. */
+  private long firstAbove = NONE;
+  /** CoDel is shedding: until the queue drains or a sojourn is below the target again. */
+  private boolean shedding;
+  private static final long NONE = Long.MIN_VALUE;
 
-  @SuppressWarnings({"unchecked", "rawtypes"})
   WaitQueues(QueueOrder order, AtomicLong total) {
+    this(order, total, 0, 0);
+  }
+
+  /**
+   * Queues with CoDel when {@code codelTarget} is above 0: a queue whose waiters' sojourns, as
+   * they are dequeued ({@link #shedOnDequeue}), stay at or above the target for a whole
+   * interval sheds until it drains.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  WaitQueues(QueueOrder order, AtomicLong total, long codelTarget, long codelInterval) {
     this.order = order;
     this.total = total;
+    this.codelTarget = codelTarget;
+    this.codelInterval = codelInterval;
     this.queues = new ArrayDeque[PRIORITIES];
     for (int i = 0; i < PRIORITIES; i++) {
       queues[i] = new ArrayDeque<>();
@@ -79,6 +99,49 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     if (queues[w.priority()].remove(w)) {
       count--;
       total.decrementAndGet();
+      if (count == 0) {
+        drained();
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** CoDel ends with the standing queue: an empty queue starts measuring afresh. */
+  private void drained() {
+    shedding = false;
+    firstAbove = NONE;
+  }
+
+  /** Whether CoDel is shedding now: an acquisition that would wait is refused instead. */
+  boolean shedding() {
+    return shedding;
+  }
+
+  /**
+   * CoDel's measure, taken as a waiter leaves the queue (served, asked for, or timed out) after
+   * {@code sojournNanos}: a sojourn below the target ends any shedding; sojourns at or above it
+   * for a whole interval start it. True when this waiter is to be refused
+   * ({@link Refusal#OVERLOADED}) rather than served. Always false with CoDel off.
+   */
+  boolean shedOnDequeue(long sojournNanos, long now) {
+    if (codelTarget == 0) {
+      return false;
+    }
+    if (sojournNanos < codelTarget) {
+      firstAbove = NONE;
+      shedding = false;
+      return false;
+    }
+    if (shedding) {
+      return true;
+    }
+    if (firstAbove == NONE) {
+      firstAbove = now + codelInterval;
+      return false;
+    }
+    if (now - firstAbove >= 0) {
+      shedding = true;
       return true;
     }
     return false;
@@ -134,6 +197,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     }
     total.addAndGet(-count);
     count = 0;
+    drained();
     return all;
   }
 }

@@ -55,6 +55,7 @@ public final class ConcurrencyAnswers {
       case QUEUE_FULL: return "the wait queue is full";
       case TIMED_OUT: return "no permit came within the wait";
       case DEADLINE: return "the expected wait is longer than the request's deadline";
+      case OVERLOADED: return "the wait queue has stayed above its target delay and sheds";
       case TOO_HEAVY: return "the request weighs more than the limit";
       case KEYS_FULL: return "the limiter holds its maximum of keys";
       case CLOSED: return "the limiter is closed";

@@ -437,6 +437,69 @@ public abstract class ConcurrencyConformanceSuite {
     held.close();
   }
 
+  /** Advances the manual clock in steps of 10 ms (a store's poll interval) for {@code millis}. */
+  private void step(long millis) throws InterruptedException {
+    for (long t = 0; t < millis; t += 10) {
+      clock.advance(Duration.ofMillis(10));
+      Thread.sleep(2);   // a poll's answer comes on another thread
+    }
+  }
+
+  /**
+   * CoDel (5 ms, 100 ms) on a limit of 1: a queue whose waits are short never sheds; one whose
+   * waits stay above 5 ms for 100 ms refuses its standing waiters ({@code OVERLOADED}) though
+   * their timeouts are 10 s, and then takes waiters again.
+   */
+  @Test
+  public void codel_aStandingQueueSheds_untilItDrains() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1)
+        .codel(Duration.ofMillis(5), Duration.ofMillis(100)));
+    // short waits: served within 2 ms, again and again, nobody is refused
+    Permit held = l.tryAcquire("k").permit();
+    for (int i = 0; i < 30; i++) {
+      CompletableFuture<Acquisition> quick = l.acquireAsync("k", 1, Duration.ofSeconds(10));
+      awaitWaiting(l, "k", 1);
+      clock.advance(Duration.ofMillis(2));
+      held.close();
+      Acquisition a = get(quick);
+      assertThat(a.isAcquired()).as("wait " + i).isTrue();
+      held = a.permit();
+      clock.advance(Duration.ofMillis(2));
+    }
+    assertThat(l.stats().refused(Refusal.OVERLOADED)).isZero();
+    // a standing queue: three waiters, the first served after 10 ms, the others still waiting
+    // 120 ms later
+    CompletableFuture<Acquisition> w1 = l.acquireAsync("k", 1, Duration.ofSeconds(10));
+    awaitWaiting(l, "k", 1);
+    CompletableFuture<Acquisition> w2 = l.acquireAsync("k", 1, Duration.ofSeconds(10));
+    awaitWaiting(l, "k", 2);
+    CompletableFuture<Acquisition> w3 = l.acquireAsync("k", 1, Duration.ofSeconds(10));
+    awaitWaiting(l, "k", 3);
+    step(10);
+    held.close();
+    Acquisition first = get(w1);
+    assertThat(first.isAcquired()).isTrue();
+    step(120);
+    first.permit().close();
+    assertThat(get(w2).refusal()).isEqualTo(Refusal.OVERLOADED);
+    assertThat(get(w3).refusal()).isEqualTo(Refusal.OVERLOADED);
+    assertThat(get(w3).waitedNanos()).isGreaterThanOrEqualTo(Duration.ofMillis(100).toNanos());
+    assertThat(l.stats().refused(Refusal.OVERLOADED)).isEqualTo(2);
+    assertThat(l.waiting("k")).isZero();
+    // drained: the queue measures afresh, and a newcomer waits and is served as before
+    Permit again = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> fresh = l.acquireAsync("k", 1, Duration.ofSeconds(10));
+    awaitWaiting(l, "k", 1);
+    clock.advance(Duration.ofMillis(1));
+    again.close();
+    assertThat(get(fresh).isAcquired()).isTrue();
+    get(fresh).permit().close();
+    assertThat(l.inFlight("k")).isZero();
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().codel(Duration.ofMillis(50),
+        Duration.ofMillis(10))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("PT0.05S").hasMessageContaining("PT0.01S");
+  }
+
   /** An adaptive limit moved by hand, recording what it is told. */
   private static final class Dial implements AdaptiveLimit {
     volatile int limit;
