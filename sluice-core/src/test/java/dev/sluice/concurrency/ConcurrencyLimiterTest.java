@@ -269,7 +269,7 @@ class ConcurrencyLimiterTest {
   }
 
   /**
-   * CoDel measures waits that run out too: waiters timing out at 20 ms for over 100 ms put the
+   * CoDel measures waits that run out too: waiters timing out at 20 ms for 100 ms put the
    * queue in shedding, where a newcomer that would wait is refused at once (OVERLOADED) though
    * its timeout is long, while one that fits now is served; the queue drained, it takes waiters
    * again. Without CoDel the same newcomer waits.
@@ -280,15 +280,15 @@ class ConcurrencyLimiterTest {
         .codel(Duration.ofMillis(5), Duration.ofMillis(100)).build();
     Permit held = l.tryAcquire("db").permit();
     CompletableFuture<Acquisition> longWait = l.acquireAsync("db", 1, Duration.ofSeconds(10));
-    for (int i = 0; i < 7; i++) {   // a waiter times out every 20 ms, from t = 20 to 140 ms
+    for (int i = 0; i < 6; i++) {   // a waiter times out every 20 ms, from t = 20 to 120 ms
       CompletableFuture<Acquisition> shortWait = l.acquireAsync("db", 1, Duration.ofMillis(20));
-      time.advance(Duration.ofMillis(20));
+      time.advance(Duration.ofMillis(20).toNanos());
       assertThat(done(shortWait).refusal()).isEqualTo(Refusal.TIMED_OUT);
     }
     Acquisition newcomer = done(l.acquireAsync("db", 1, Duration.ofSeconds(10)));
     assertThat(newcomer.refusal()).isEqualTo(Refusal.OVERLOADED);
     assertThat(longWait).as("already waiting: not refused until it is dequeued").isNotDone();
-    held.close();   // longWait is dequeued after 140 ms, past the target: shed, and drained
+    held.close();   // longWait is dequeued after 120 ms, past the target: shed, and drained
     assertThat(done(longWait).refusal()).isEqualTo(Refusal.OVERLOADED);
     Permit next = l.tryAcquire("db").permit();
     CompletableFuture<Acquisition> waitsAgain = l.acquireAsync("db", 1, Duration.ofSeconds(10));
@@ -298,9 +298,9 @@ class ConcurrencyLimiterTest {
 
     ConcurrencyLimiter plain = builder(1).deadlineAware(false).build();
     Permit p = plain.tryAcquire("db").permit();
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 6; i++) {
       plain.acquireAsync("db", 1, Duration.ofMillis(20));
-      time.advance(Duration.ofMillis(20));
+      time.advance(Duration.ofMillis(20).toNanos());
     }
     assertThat(plain.acquireAsync("db", 1, Duration.ofSeconds(10))).isNotDone();
     p.close();

@@ -101,6 +101,9 @@ final class PermitEndpoint {
         default -> b.limit(spec.limit());
       }
       spec.shares().forEach(b::share);
+      if (spec.codelTarget() != null) {
+        b.codel(spec.codelTarget(), spec.codelInterval());
+      }
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, "permits:" + name)).circuitBreaker(breaker)
             .onStoreFailure(failure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED

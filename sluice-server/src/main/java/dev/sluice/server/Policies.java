@@ -285,13 +285,16 @@ public final class Policies {
    * @param minLimit an adaptive limit's floor
    * @param maxLimit an adaptive limit's ceiling
    * @param initialLimit an adaptive limit's start
+   * @param codelTarget CoDel's target wait for each key's queue; null when CoDel is off
+   * @param codelInterval CoDel's interval; null when CoDel is off
    */
   public record ConcurrencySpec(int limit, Duration lease, int maxWaiters,
       Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
-      int maxLimit, int initialLimit) {}
+      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval) {}
 
   private static final Set<String> CONCURRENCY_KEYS = Set.of("limit", "lease", "maxWaiters",
-      "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit");
+      "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit", "codelTarget",
+      "codelInterval");
 
   private static Map<String, ConcurrencySpec> concurrency(String source, Node node,
       List<String> problems) {
@@ -324,6 +327,8 @@ public final class Policies {
       double minLimit = 1;
       double maxLimit = 1000;
       double initialLimit = 20;
+      Duration codelTarget = null;
+      Duration codelInterval = null;
       for (NodeTuple f : settings.getValue()) {
         String k = scalar(f.getKeyNode());
         Node v = f.getValueNode();
@@ -358,8 +363,20 @@ public final class Policies {
               lease = d;
             }
           }
+          case "codelTarget" -> codelTarget = duration(source, what, k, v, problems);
+          case "codelInterval" -> codelInterval = duration(source, what, k, v, problems);
           default -> shares(source, what, v, shares, problems);
         }
+      }
+      if (problems.size() == before && (codelTarget == null) != (codelInterval == null)) {
+        problems.add(at(source, t.getKeyNode()) + what + ": CoDel needs both 'codelTarget' and"
+            + " 'codelInterval' (such as 5ms and 100ms)");
+      } else if (codelTarget != null && codelInterval != null && (codelTarget.toNanos() <= 0
+          || codelInterval.compareTo(codelTarget) < 0
+          || codelInterval.compareTo(Duration.ofMinutes(1)) > 0)) {
+        problems.add(at(source, t.getKeyNode()) + what + ": CoDel needs 0 < codelTarget <="
+            + " codelInterval <= 1m but codelTarget was " + codelTarget + " and codelInterval "
+            + codelInterval);
       }
       boolean fixed = settings.getValue().stream()
           .anyMatch(f -> "limit".equals(scalar(f.getKeyNode())));
@@ -385,7 +402,7 @@ public final class Policies {
       if (problems.size() == before) {
         out.put(name, new ConcurrencySpec(fixed ? (int) limit : 0, lease, (int) maxWaiters,
             Map.copyOf(shares), (long) maximumKeys, adaptive, (int) minLimit, (int) maxLimit,
-            (int) initialLimit));
+            (int) initialLimit, codelTarget, codelInterval));
       }
     }
     return Collections.unmodifiableMap(out);

@@ -13,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -291,6 +292,37 @@ class PermitEndpointTest {
           "p.yaml:5: concurrency 'b': 'limit' and 'adaptive: aimd' exclude each other (bound an"
               + " adaptive limit with minLimit and maxLimit)",
           "p.yaml:6: concurrency 'c': 'minLimit' (9) is above 'maxLimit' (5)");
+    }
+  }
+
+  /** CoDel from the policies file: both settings or neither; out of order named. */
+  @Test
+  void codel_isRead_andBadSettingsNamed() throws Exception {
+    Policies p = Policies.parse("p.yaml", """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        concurrency:
+          db: {limit: 2, maxWaiters: 10, codelTarget: 5ms, codelInterval: 100ms}
+        """);
+    assertThat(p.concurrency().get("db").codelTarget()).isEqualTo(Duration.ofMillis(5));
+    assertThat(p.concurrency().get("db").codelInterval()).isEqualTo(Duration.ofMillis(100));
+    assertThat(PermitEndpoint.limiters(p, null, StoreFailure.FAIL_CLOSED,
+        CircuitBreakerSettings.defaults()).get("db").tryAcquire("k").isAcquired()).isTrue();
+    try {
+      Policies.parse("p.yaml", """
+          policies:
+            api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          concurrency:
+            a: {limit: 1, codelTarget: 5ms}
+            b: {limit: 1, codelTarget: 1s, codelInterval: 100ms}
+          """);
+      throw new AssertionError("a bad CoDel setting was accepted");
+    } catch (ConfigException e) {
+      assertThat(e.problems()).containsExactlyInAnyOrder(
+          "p.yaml:4: concurrency 'a': CoDel needs both 'codelTarget' and 'codelInterval' (such"
+              + " as 5ms and 100ms)",
+          "p.yaml:5: concurrency 'b': CoDel needs 0 < codelTarget <= codelInterval <= 1m but"
+              + " codelTarget was PT1S and codelInterval PT0.1S");
     }
   }
 }

@@ -29,7 +29,7 @@ final class ConcurrencySettings {
   /** A checked limit: the builder's settings, less the store. */
   record LimitSpec(String name, int limit, Duration lease, int maxWaiters, QueueOrder order,
       Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
-      int maxLimit, int initialLimit) {
+      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval) {
     /** A builder with these settings. */
     ConcurrencyLimiter.Builder builder() {
       ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().lease(lease)
@@ -42,6 +42,9 @@ final class ConcurrencySettings {
         default -> b.limit(limit);
       }
       shares.forEach(b::share);
+      if (codelTarget != null) {
+        b.codel(codelTarget, codelInterval);
+      }
       return b;
     }
   }
@@ -170,10 +173,21 @@ final class ConcurrencySettings {
       }
       above = Math.min(above, share);
     }
+    Duration codelTarget = l.getCodelTarget();
+    Duration codelInterval = l.getCodelInterval();
+    if ((codelTarget == null) != (codelInterval == null)) {
+      problems.add(at + (codelTarget == null ? ".codel-target" : ".codel-interval")
+          + ": is missing (CoDel needs codel-target and codel-interval, such as 5ms and 100ms)");
+    } else if (codelTarget != null && (codelTarget.toNanos() <= 0
+        || codelInterval.compareTo(codelTarget) < 0
+        || codelInterval.compareTo(Duration.ofMinutes(1)) > 0)) {
+      problems.add(at + ".codel-interval: CoDel needs 0 < codel-target <= codel-interval <= 1m"
+          + " but codel-target was " + codelTarget + " and codel-interval " + codelInterval);
+    }
     return problems.size() == before ? new LimitSpec(name,
         l.getLimit() == null ? 0 : l.getLimit(), lease, l.getMaxWaiters(), order,
         Map.copyOf(shares), l.getMaximumKeys(), adaptive, l.getMinLimit(), l.getMaxLimit(),
-        l.getInitialLimit()) : null;
+        l.getInitialLimit(), codelTarget, codelInterval) : null;
   }
 
   private static RuleSpec rule(String at, SluiceProperties.ConcurrencyRule r,

@@ -377,6 +377,13 @@ public class SluiceProperties {
     private int maxWaiters = 100;
     /** Which waiter a released permit goes to: fifo or lifo. */
     private String queueOrder = "fifo";
+    /**
+     * CoDel for each key's wait queue: its target wait (for example 5ms); with codel-interval.
+     * Unset: off.
+     */
+    private Duration codelTarget;
+    /** CoDel's interval (for example 100ms): waits above the target this long start shedding. */
+    private Duration codelInterval;
     /** The share of each key's permits a priority may hold (critical, normal, sheddable: 0 to 1). */
     private Map<String, Double> shares = new LinkedHashMap<>();
     /** Keys held at once (in memory; on a store, keys with waiters here). */
@@ -451,6 +458,22 @@ public class SluiceProperties {
 
     public String getQueueOrder() {
       return queueOrder;
+    }
+
+    public Duration getCodelTarget() {
+      return codelTarget;
+    }
+
+    public void setCodelTarget(Duration codelTarget) {
+      this.codelTarget = codelTarget;
+    }
+
+    public Duration getCodelInterval() {
+      return codelInterval;
+    }
+
+    public void setCodelInterval(Duration codelInterval) {
+      this.codelInterval = codelInterval;
     }
 
     public void setQueueOrder(String queueOrder) {

@@ -173,6 +173,33 @@ class ConfigurationTest {
         });
   }
 
+  /** CoDel from YAML: codel-target and codel-interval together; one alone or out of order named. */
+  @Test
+  void codel_isRead_andBadSettingsNamed() {
+    runner.withPropertyValues("sluice.concurrency.limits.db.limit=1",
+        "sluice.concurrency.limits.db.codel-target=5ms",
+        "sluice.concurrency.limits.db.codel-interval=100ms")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          ConcurrencySettings.LimitSpec db = context.getBean(SluiceLimiters.class).settings
+              .concurrency.limits.get("db");
+          assertThat(db.codelTarget()).isEqualTo(Duration.ofMillis(5));
+          assertThat(db.codelInterval()).isEqualTo(Duration.ofMillis(100));
+        });
+    runner.withPropertyValues("sluice.concurrency.limits.a.limit=1",
+        "sluice.concurrency.limits.a.codel-target=5ms",
+        "sluice.concurrency.limits.b.limit=1", "sluice.concurrency.limits.b.codel-target=1s",
+        "sluice.concurrency.limits.b.codel-interval=100ms")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
+              "sluice.concurrency.limits.a.codel-interval: is missing (CoDel needs codel-target"
+                  + " and codel-interval, such as 5ms and 100ms)",
+              "sluice.concurrency.limits.b.codel-interval: CoDel needs 0 < codel-target <="
+                  + " codel-interval <= 1m but codel-target was PT1S and codel-interval PT0.1S");
+        });
+  }
+
   /** A bean whose method names a concurrency limit that is not configured. */
   static class Exporter {
     @ConcurrencyLimited(limit = "nope", maxWait = "soon")
