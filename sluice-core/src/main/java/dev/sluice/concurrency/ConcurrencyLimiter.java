@@ -106,6 +106,18 @@ public interface ConcurrencyLimiter extends AutoCloseable {
         + " has no handle permits; use tryAcquire");
   }
 
+  /**
+   * How long a caller whose whole call must end within {@code deadline} should wait for a permit
+   * of {@code key}: the deadline less the key's mean permit hold time (what the work after the
+   * wait is expected to take), since a permit granted at the deadline serves nobody; the deadline
+   * itself while no permit of the key has ended yet. Zero or less: the caller should not wait
+   * (a free permit may still be taken at once). The HTTP filters bound a request's wait with it
+   * when the request carries a deadline ({@code grpc-timeout}).
+   */
+  default Duration usefulWait(String key, Duration deadline) {
+    return deadline;
+  }
+
   /** The key's weight in flight now. */
   int inFlight(String key);
 

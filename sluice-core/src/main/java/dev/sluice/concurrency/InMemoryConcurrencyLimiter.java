@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -83,6 +84,20 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
     check(key, weight, priority);
     return counters.counted(acquire(key, weight, priority, -1, null));
+  }
+
+  @Override
+  public Duration usefulWait(String key, Duration deadline) {
+    Objects.requireNonNull(deadline, "deadline");
+    KeyState s = keys.get(Objects.requireNonNull(key, "key"));
+    if (s == null) {
+      return deadline;
+    }
+    double mean;
+    synchronized (s.lock) {
+      mean = s.meanHoldNanos;
+    }
+    return mean <= 0 ? deadline : deadline.minusNanos((long) mean);
   }
 
   @Override

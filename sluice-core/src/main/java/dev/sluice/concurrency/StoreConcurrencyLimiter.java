@@ -12,6 +12,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -298,6 +299,20 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     double[] mean = meanHold.get(key);
     double m = mean == null ? -1 : mean[0];
     return m > 0 && m * ahead / limit > timeoutNanos;
+  }
+
+  @Override
+  public Duration usefulWait(String key, Duration deadline) {
+    Objects.requireNonNull(deadline, "deadline");
+    double[] mean = meanHold == null ? null : meanHold.get(Objects.requireNonNull(key, "key"));
+    if (mean == null) {
+      return deadline;
+    }
+    double m;
+    synchronized (mean) {
+      m = mean[0];
+    }
+    return m <= 0 ? deadline : deadline.minusNanos((long) m);
   }
 
   /** Learns how long the key's permits are held, from one that ended {@code outcome}. */

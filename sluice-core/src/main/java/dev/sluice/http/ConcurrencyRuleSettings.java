@@ -48,15 +48,26 @@ public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
   }
 
   /**
-   * How long a request may wait for a permit: {@link #maxWait}, or less when a deadline header
-   * says its caller gives up sooner ({@link Deadlines#waitFor}).
+   * How long a request for a permit of {@code key} may wait: {@link #maxWait}, or less when a
+   * deadline header says its caller gives up sooner: the deadline less what the work is expected
+   * to take ({@link ConcurrencyLimiter#usefulWait}); 1 ns when that leaves no time, so that a
+   * full key refuses the request for its deadline ({@code Refusal.DEADLINE}).
    *
    * @param headerOf the request's header value by name; null when absent
    * @throws IllegalArgumentException naming the header and the value if a deadline cannot be read
    */
-  public Duration waitFor(Function<String, String> headerOf) {
-    return deadlineHeaders.isEmpty() ? maxWait
-        : Deadlines.waitFor(maxWait, deadlineHeaders, headerOf);
+  public Duration waitFor(String key, Function<String, String> headerOf) {
+    Duration deadline = deadlineHeaders.isEmpty() ? null : Deadlines.find(deadlineHeaders,
+        headerOf);
+    if (deadline == null || maxWait.isZero()) {
+      return maxWait;
+    }
+    Duration useful = limiter.usefulWait(key, deadline);
+    if (useful.isNegative() || useful.isZero()) {
+      // no useful wait: the shortest, so that a full key refuses it for its deadline (DEADLINE)
+      return Duration.ofNanos(1);
+    }
+    return useful.compareTo(maxWait) < 0 ? useful : maxWait;
   }
 
   /** The methods, the pattern and the scope, as messages name the rule. */

@@ -8,9 +8,10 @@ import java.util.function.Function;
 /**
  * A request's deadline from its headers, so that the concurrency filters never queue a request
  * longer than its caller still waits (seed 002's deadline-aware check): the filters wait for a
- * permit at most the smaller of the rule's {@code maxWait} and the deadline, and a
- * deadline-aware limiter ({@code ConcurrencyLimiter.Builder.deadlineAware}) refuses at once a
- * request whose expected wait is longer than that.
+ * permit at most the smaller of the rule's {@code maxWait} and the deadline less the work's
+ * expected time ({@code ConcurrencyLimiter.usefulWait}), and a deadline-aware limiter
+ * ({@code ConcurrencyLimiter.Builder.deadlineAware}) refuses at once a request whose expected
+ * wait is longer than that.
  *
  * <p>Two forms are read, whatever the header's name:
  *
@@ -63,23 +64,19 @@ public final class Deadlines {
   }
 
   /**
-   * How long a request may wait for a permit: {@code maxWait}, or less when one of
-   * {@code headers} (the first present, in order) says the caller gives up sooner.
+   * The deadline the first of {@code headers} present says, in order; null when none is.
    *
-   * @param headers the deadline headers, in the order they are read
    * @param headerOf a request's header value by name; null when absent
    * @throws IllegalArgumentException naming the header and the value if a deadline cannot be read
    */
-  public static Duration waitFor(Duration maxWait, List<String> headers,
-      Function<String, String> headerOf) {
+  public static Duration find(List<String> headers, Function<String, String> headerOf) {
     for (String h : headers) {
       String value = headerOf.apply(h);
       if (value != null) {
-        Duration left = parse(h, value);
-        return left.compareTo(maxWait) < 0 ? left : maxWait;
+        return parse(h, value);
       }
     }
-    return maxWait;
+    return null;
   }
 
   private static IllegalArgumentException bad(String header, String value) {

@@ -81,7 +81,7 @@ public final class SluiceConcurrencyFilter implements Filter {
       ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
       Acquisition a;
       try {
-        Duration wait = settings.waitFor(request::getHeader);
+        Duration wait = settings.waitFor(key, request::getHeader);
         a = wait.isZero()
             ? settings.limiter().tryAcquire(key, 1, settings.priorityOf(request))
             : settings.limiter().acquire(key, 1, settings.priorityOf(request), wait);

@@ -411,7 +411,12 @@ public abstract class ConcurrencyConformanceSuite {
     ConcurrencyLimiter l = limiter(b -> b.limit(2));
     Permit learn = l.tryAcquire("k").permit();
     clock.advance(Duration.ofMillis(100));
+    assertThat(l.usefulWait("k", Duration.ofMillis(250))).as("nothing learned yet")
+        .isEqualTo(Duration.ofMillis(250));
     learn.close();   // the key's permits are held 100 ms
+    assertThat(l.usefulWait("k", Duration.ofMillis(250))).as("the deadline less the work")
+        .isEqualTo(Duration.ofMillis(150));
+    assertThat(l.usefulWait("other", Duration.ofMillis(250))).isEqualTo(Duration.ofMillis(250));
     Permit one = l.tryAcquire("k").permit();
     Permit two = l.tryAcquire("k").permit();
     Acquisition hopeless = get(l.acquireAsync("k", 1, Duration.ofMillis(40)));

@@ -80,7 +80,7 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
     return rule.key(exchange).defaultIfEmpty(FilterPolicy.SHARED_KEY)
         .flatMap(key -> Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
             settings.priorityOf(exchange.getRequest()),
-            settings.waitFor(exchange.getRequest().getHeaders()::getFirst))))
+            settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst))))
         .flatMap(a -> {
           if (!a.isAcquired()) {
             release(held, Outcome.IGNORED);

@@ -121,9 +121,10 @@ class SluiceConcurrencyWebFilterTest {
   }
 
   /**
-   * Deadlines on the manual clock: a learned hold of 100 ms; a request with 50 ms left is refused
-   * at once (DEADLINE), one with 150 ms left waits and times out at its deadline, not at maxWait;
-   * a deadline that cannot be read is answered 400.
+   * Deadlines on the manual clock: a learned hold of 100 ms, so a wait of 100 ms and then 100 ms
+   * of work; a request with 150 ms left is refused at once (DEADLINE), one with 250 ms left waits
+   * what leaves time for its work, 150 ms, not maxWait; a deadline that cannot be read is
+   * answered 400.
    */
   @Test
   void deadlines_refuseHopelessWaits_andBoundTheWait() {
@@ -137,16 +138,18 @@ class SluiceConcurrencyWebFilterTest {
     first.tryEmitEmpty();   // the limiter learns: a permit is held 100 ms
     Sinks.Empty<Void> busy = Sinks.empty();
     f.filter(get("/x"), pending(busy)).subscribe();
-    MockServerWebExchange hopeless = get("/x", "grpc-timeout", "50m");
+    MockServerWebExchange hopeless = get("/x", "grpc-timeout", "150m");
     f.filter(hopeless, DONE).block(Duration.ofSeconds(5));
     assertThat(hopeless.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
     assertThat(hopeless.getResponse().getBodyAsString().block())
         .contains("the expected wait is longer than the request's deadline");
-    MockServerWebExchange hopeful = get("/x", "grpc-timeout", "150m");
+    MockServerWebExchange hopeful = get("/x", "grpc-timeout", "250m");
     Mono<Void> waits = f.filter(hopeful, DONE).cache();
     waits.subscribe();
     assertThat(backend.waiting("global")).isEqualTo(1);
-    clock.advance(Duration.ofMillis(150));   // its deadline, far before maxWait
+    clock.advance(Duration.ofMillis(149));
+    assertThat(backend.waiting("global")).isEqualTo(1);
+    clock.advance(Duration.ofMillis(1));   // its deadline less its work, far before maxWait
     waits.block(Duration.ofSeconds(5));
     assertThat(hopeful.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
     assertThat(hopeful.getResponse().getBodyAsString().block())

@@ -1,0 +1,343 @@
+package dev.sluice.benchmarks;
+
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.GradientLimit;
+import dev.sluice.servlet.ConcurrencyRule;
+import dev.sluice.servlet.SluiceConcurrencyFilter;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * The overload experiment with real processes' parts (issue 28, item 5): a real HTTP backend
+ * (Jetty 12 on loopback) whose work runs on a pool of workers with log-normal service times, the
+ * servlet filter with a concurrency limit in front of it, and an open-loop load generator (JDK
+ * HttpClient, Poisson arrivals, each request with a deadline it sends as {@code grpc-timeout}
+ * and gives up at). The backend's capacity is cut while it runs, by the same admin calls an
+ * operator would make ({@code POST /admin?workers=N}, {@code POST /admin?slow=F}): half the
+ * workers die, or each call takes twice as long, then it comes back.
+ *
+ * <p>Per strategy (no limit; a fixed limit set generously; a fixed limit sized by Little's law for
+ * the healthy backend; Sluice's gradient limit) and per phase (healthy, degraded from 5 s after
+ * the cut, restored from 5 s after the return) it prints: goodput (answers within their deadline
+ * per second, as a share of the smaller of offered load and the backend's capacity of the moment),
+ * p50 and p99 latency of admitted requests (a request the client gave up on counts at its
+ * deadline), and the share refused (503).
+ *
+ * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
+ * dev.sluice.benchmarks.OverloadLoad [healthySeconds degradedSeconds restoredSeconds]}.
+ */
+public final class OverloadLoad {
+  private static final int WORKERS = 8;
+  private static final double MEDIAN_MS = 20;
+  private static final double SIGMA = 0.5;
+  private static final double LOAD = 0.7;
+  private static final Duration DEADLINE = Duration.ofMillis(250);
+
+  private OverloadLoad() {}
+
+  /** The mean of the log-normal service time, in ms, at slow factor 1. */
+  static double meanServiceMillis() {
+    return MEDIAN_MS * Math.exp(SIGMA * SIGMA / 2);
+  }
+
+  /** The backend: a worker pool whose size and speed the admin path changes while it runs. */
+  static final class Backend implements AutoCloseable {
+    final ThreadPoolExecutor workers = new ThreadPoolExecutor(WORKERS, WORKERS, 1,
+        TimeUnit.MINUTES, new LinkedBlockingQueue<>());
+    volatile double slow = 1;
+    final Server server;
+    final int port;
+
+    Backend(ConcurrencyLimiter limiter, Duration maxWait) throws Exception {
+      QueuedThreadPool threads = new QueuedThreadPool(400);
+      threads.setName("backend");
+      server = new Server(threads);
+      ServerConnector connector = new ServerConnector(server);
+      connector.setHost("127.0.0.1");
+      connector.setPort(0);
+      connector.setAcceptQueueSize(4096);
+      server.addConnector(connector);
+      ServletContextHandler context = new ServletContextHandler("/");
+      if (limiter != null) {
+        SluiceConcurrencyFilter filter = SluiceConcurrencyFilter.builder()
+            .rule(ConcurrencyRule.path("/work/**").limiter(limiter).global()
+                .maxWait(maxWait).build())
+            .build();
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setAsyncSupported(true);
+        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+      }
+      ServletHolder work = new ServletHolder(new HttpServlet() {
+        @Override
+        protected void service(HttpServletRequest req, HttpServletResponse resp) {
+          AsyncContext ctx = req.startAsync();
+          ctx.setTimeout(60_000);
+          double factor = slow;
+          workers.execute(() -> {
+            double ms = MEDIAN_MS * Math.exp(SIGMA * random().nextGaussian()) * factor;
+            LockSupport.parkNanos((long) (ms * 1e6));
+            try {
+              ctx.getResponse().setContentType("text/plain");
+              ctx.getResponse().getWriter().write("ok");
+            } catch (IOException | RuntimeException gone) {
+              // the client gave up: the work was done for nobody
+            }
+            ctx.complete();
+          });
+        }
+      });
+      work.setAsyncSupported(true);
+      context.addServlet(work, "/work/*");
+      context.addServlet(new ServletHolder(new HttpServlet() {
+        @Override
+        protected void doPost(HttpServletRequest req, HttpServletResponse resp) {
+          if (req.getParameter("workers") != null) {
+            int n = Integer.parseInt(req.getParameter("workers"));
+            if (n < workers.getCorePoolSize()) {
+              workers.setCorePoolSize(n);
+              workers.setMaximumPoolSize(n);
+            } else {
+              workers.setMaximumPoolSize(n);
+              workers.setCorePoolSize(n);
+            }
+          }
+          if (req.getParameter("slow") != null) {
+            slow = Double.parseDouble(req.getParameter("slow"));
+          }
+          resp.setStatus(204);
+        }
+      }), "/admin");
+      server.setHandler(context);
+      server.start();
+      port = connector.getLocalPort();
+    }
+
+    @Override
+    public void close() {
+      try {
+        server.stop();
+      } catch (Exception e) {
+        throw new IllegalStateException("the backend did not stop", e);
+      } finally {
+        workers.shutdownNow();
+      }
+    }
+  }
+
+  private static final ThreadLocal<Random> RANDOM = ThreadLocal.withInitial(Random::new);
+
+  static Random random() {
+    return RANDOM.get();
+  }
+
+  /** A limit in front of the backend (none: a null limiter) and how long a request may wait. */
+  record Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait) {}
+
+  /** One request's fate. */
+  record Outcome(long startNanos, long latencyNanos, int status) {}
+
+  /** How each phase's figures are read. */
+  record Phase(String name, double from, double to, double capacityPerSecond) {}
+
+  /**
+   * Runs one strategy on one variant; returns the rows to print.
+   *
+   * @param halveWorkers true: half the workers die; false: each call takes twice as long
+   */
+  static List<String> run(Strategy strategy, boolean halveWorkers, int healthy, int degraded,
+      int restored) throws Exception {
+    double capacity = WORKERS / (meanServiceMillis() / 1000);
+    double rate = LOAD * capacity;
+    ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+    ExecutorService clientThreads = Executors.newCachedThreadPool();
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
+        .executor(clientThreads).build();
+    try (Backend backend = new Backend(strategy.limiter().get(), strategy.maxWait())) {
+      URI work = URI.create("http://127.0.0.1:" + backend.port + "/work/x");
+      URI admin = URI.create("http://127.0.0.1:" + backend.port + "/admin?"
+          + (halveWorkers ? "workers=" : "slow="));
+      // warm up: a second at the same load, not counted
+      drive(http, work, rate, 1, null);
+      long start = System.nanoTime();
+      Random arrivals = new Random(42);
+      int total = healthy + degraded + restored;
+      long cut = start + TimeUnit.SECONDS.toNanos(healthy);
+      long back = cut + TimeUnit.SECONDS.toNanos(degraded);
+      long end = start + TimeUnit.SECONDS.toNanos(total);
+      boolean cutDone = false;
+      boolean backDone = false;
+      long next = start;
+      while (next < end) {
+        long now = System.nanoTime();
+        if (!cutDone && now >= cut) {
+          cutDone = true;
+          call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS / 2) : "2")));
+        }
+        if (!backDone && now >= back) {
+          backDone = true;
+          call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS) : "1")));
+        }
+        if (now < next) {
+          LockSupport.parkNanos(next - now);
+          continue;
+        }
+        send(http, work, next, outcomes);
+        next += (long) (-Math.log(1 - arrivals.nextDouble()) / rate * 1e9);
+      }
+      // every request ends within its deadline on the client
+      Thread.sleep(DEADLINE.toMillis() + 500);
+      double degradedCapacity = capacity / 2;
+      List<Phase> phases = List.of(
+          new Phase("healthy", 2, healthy, capacity),
+          new Phase("degraded", healthy + 5, healthy + degraded, degradedCapacity),
+          new Phase("restored", healthy + degraded + 5, total, capacity));
+      List<String> rows = new ArrayList<>();
+      for (Phase p : phases) {
+        rows.add(row(strategy.name(), halveWorkers, p, outcomes, start, rate));
+      }
+      return rows;
+    } finally {
+      clientThreads.shutdownNow();
+    }
+  }
+
+  private static void drive(HttpClient http, URI work, double rate, int seconds,
+      ConcurrentLinkedQueue<Outcome> outcomes) {
+    long start = System.nanoTime();
+    long end = start + TimeUnit.SECONDS.toNanos(seconds);
+    long next = start;
+    Random r = new Random(7);
+    while (next < end) {
+      long now = System.nanoTime();
+      if (now < next) {
+        LockSupport.parkNanos(next - now);
+        continue;
+      }
+      send(http, work, next, outcomes);
+      next += (long) (-Math.log(1 - r.nextDouble()) / rate * 1e9);
+    }
+  }
+
+  private static void send(HttpClient http, URI work, long at,
+      ConcurrentLinkedQueue<Outcome> outcomes) {
+    HttpRequest req = HttpRequest.newBuilder(work).timeout(DEADLINE)
+        .header("grpc-timeout", (DEADLINE.toMillis() - 10) + "m").build();
+    http.sendAsync(req, HttpResponse.BodyHandlers.discarding()).whenComplete((resp, failure) -> {
+      if (outcomes != null) {
+        long latency = System.nanoTime() - at;
+        outcomes.add(new Outcome(at, latency, failure != null ? -1 : resp.statusCode()));
+      }
+    });
+  }
+
+  private static void call(HttpClient http, URI uri) throws Exception {
+    http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.discarding());
+  }
+
+  private static String row(String strategy, boolean halveWorkers, Phase p,
+      ConcurrentLinkedQueue<Outcome> outcomes, long start, double rate) {
+    long from = start + (long) (p.from() * 1e9);
+    long to = start + (long) (p.to() * 1e9);
+    long deadline = DEADLINE.toNanos();
+    int sent = 0;
+    int good = 0;
+    int refused = 0;
+    int late = 0;
+    List<Long> admitted = new ArrayList<>();
+    for (Outcome o : outcomes) {
+      if (o.startNanos() < from || o.startNanos() >= to) {
+        continue;
+      }
+      sent++;
+      if (o.status() == 503) {
+        refused++;
+        continue;
+      }
+      if (o.status() == 200 && o.latencyNanos() <= deadline) {
+        good++;
+      } else {
+        late++;
+      }
+      // admitted: answered 200, or given up on by its client (counted at its deadline)
+      admitted.add(o.status() == 200 ? Math.min(o.latencyNanos(), deadline) : deadline);
+    }
+    double seconds = p.to() - p.from();
+    double servable = Math.min(rate, p.capacityPerSecond()) * seconds;
+    long[] lat = admitted.stream().mapToLong(Long::longValue).sorted().toArray();
+    return String.format(Locale.ROOT, "%-30s %-11s %-9s %6d %7.1f%% %7.1f %7.1f %7.1f%% %7.1f%%",
+        strategy, halveWorkers ? "workers-die" : "slower", p.name(), sent,
+        100.0 * good / servable, percentile(lat, 0.50) / 1e6, percentile(lat, 0.99) / 1e6,
+        sent == 0 ? 0 : 100.0 * refused / sent, sent == 0 ? 0 : 100.0 * late / sent);
+  }
+
+  private static double percentile(long[] sorted, double q) {
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)];
+  }
+
+  public static void main(String[] args) throws Exception {
+    int healthy = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+    int degraded = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    int restored = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+    double capacity = WORKERS / (meanServiceMillis() / 1000);
+    int sized = 2 * WORKERS;
+    System.out.printf(Locale.ROOT, "backend: %d workers, log-normal service (median %.0f ms,"
+        + " sigma %.1f, mean %.1f ms): %.0f requests/s; offered %.0f/s (%.0f%%), deadline %d ms;"
+        + " %d s healthy, %d s degraded, %d s restored; %d cores%n", WORKERS, MEDIAN_MS, SIGMA,
+        meanServiceMillis(), capacity, LOAD * capacity, LOAD * 100, DEADLINE.toMillis(), healthy,
+        degraded, restored, Runtime.getRuntime().availableProcessors());
+    System.out.printf(Locale.ROOT, "%-30s %-11s %-9s %6s %8s %7s %7s %8s %8s%n", "strategy",
+        "variant", "phase", "sent", "goodput", "p50 ms", "p99 ms", "refused", "late");
+    Supplier<ConcurrencyLimiter> gradient = () -> ConcurrencyLimiter.builder()
+        .adaptive(() -> GradientLimit.builder().max(1000).build()).build();
+    List<Strategy> strategies = List.of(
+        new Strategy("no limit", () -> null, Duration.ZERO),
+        new Strategy("fixed 100 (generous)", () -> ConcurrencyLimiter.builder().limit(100)
+            .build(), Duration.ZERO),
+        new Strategy("fixed " + sized + " (Little's law)", () -> ConcurrencyLimiter.builder()
+            .limit(sized).build(), Duration.ZERO),
+        new Strategy("gradient", gradient, Duration.ZERO),
+        new Strategy("gradient, wait to deadline", gradient, DEADLINE),
+        new Strategy("gradient, wait, CoDel", () -> ConcurrencyLimiter.builder()
+            .adaptive(() -> GradientLimit.builder().max(1000).build())
+            .codel(Duration.ofMillis(5), Duration.ofMillis(100)).build(), DEADLINE));
+    for (boolean halve : new boolean[] {true, false}) {
+      for (Strategy s : strategies) {
+        for (String row : run(s, halve, healthy, degraded, restored)) {
+          System.out.println(row);
+        }
+      }
+    }
+  }
+}
