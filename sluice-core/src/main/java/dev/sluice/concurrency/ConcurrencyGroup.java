@@ -112,6 +112,31 @@ public final class ConcurrencyGroup {
         Objects.requireNonNull(groupOfKey, "groupOfKey"));
   }
 
+  /**
+   * Groups keys by their part before the first {@code separator}: with {@code "/"},
+   * {@code "acme/live"} and {@code "acme/batch"} are partitions of group {@code "acme"}. A key
+   * without the separator, or with nothing before it, has no group: its acquisitions are refused
+   * with an {@link IllegalArgumentException} naming it.
+   *
+   * @throws IllegalArgumentException if the separator is empty
+   */
+  public ConcurrencyGroup byPrefix(String separator) {
+    Objects.requireNonNull(separator, "separator");
+    if (separator.isEmpty()) {
+      throw new IllegalArgumentException("a group's key separator must not be empty");
+    }
+    return new ConcurrencyGroup(limit, assured, reserve, new Prefix(separator));
+  }
+
+  /** {@link #byPrefix}'s function, which {@link #groupOf} answers for with its own message. */
+  private record Prefix(String separator) implements Function<String, String> {
+    @Override
+    public String apply(String key) {
+      int at = key.indexOf(separator);
+      return at <= 0 ? null : key.substring(0, at);
+    }
+  }
+
   /** The permits in flight the group's keys hold at most, together. */
   public int limit() {
     return limit;
@@ -152,6 +177,14 @@ public final class ConcurrencyGroup {
   public String groupOf(String key) {
     if (by == null) {
       return DEFAULT_GROUP;
+    }
+    if (by instanceof Prefix p) {
+      String g = p.apply(key);
+      if (g == null) {
+        throw new IllegalArgumentException("key '" + key + "' has no group: its groups are the"
+            + " part before '" + p.separator() + "', as in 'acme" + p.separator() + "live'");
+      }
+      return g;
     }
     String g;
     try {

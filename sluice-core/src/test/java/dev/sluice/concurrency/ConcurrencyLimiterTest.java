@@ -306,6 +306,24 @@ class ConcurrencyLimiterTest {
     p.close();
   }
 
+  @Test
+  void byPrefix_groupsKeysByTheirPartBeforeTheSeparator_andNamesAKeyWithout() {
+    ConcurrencyGroup g = ConcurrencyGroup.sharing(4).byPrefix("::");
+    assertThat(g.groupOf("acme::live")).isEqualTo("acme");
+    assertThat(g.groupOf("acme::batch::x")).isEqualTo("acme");
+    for (String bad : new String[] {"acme", "::live"}) {
+      assertThatThrownBy(() -> g.groupOf(bad)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("key '" + bad + "' has no group: its groups are the part before '::', as in"
+              + " 'acme::live'");
+    }
+    assertThatThrownBy(() -> ConcurrencyGroup.sharing(4).byPrefix(""))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be empty");
+    ConcurrencyLimiter l = builder(4).group(g).build();
+    assertThat(l.tryAcquire("acme::live").isAcquired()).isTrue();
+    assertThatThrownBy(() -> l.tryAcquire("nogroup")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("key 'nogroup' has no group");
+  }
+
   /** An adaptive limit a test moves by hand; it records what it was told. */
   private static final class Dial implements AdaptiveLimit {
     volatile int limit = 2;

@@ -24,11 +24,13 @@ import java.util.Collections;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -98,7 +100,14 @@ final class PermitEndpoint {
             .max(spec.maxLimit()).initial(spec.initialLimit()).build());
         case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(spec.minLimit())
             .max(spec.maxLimit()).initial(spec.initialLimit()).build());
-        default -> b.limit(spec.limit());
+        default -> {
+          if (spec.limit() > 0) {
+            b.limit(spec.limit());
+          }
+        }
+      }
+      if (spec.group() != null) {
+        b.group(spec.group());
       }
       spec.shares().forEach(b::share);
       if (spec.codelTarget() != null) {
@@ -225,10 +234,22 @@ final class PermitEndpoint {
             + " permits");
       }
     }
-    Priority p = priority;
-    limiter.acquireAsync(key, weight, p, Duration.ofMillis(waitMs)).whenComplete((a, failure) -> {
+    CompletableFuture<Acquisition> asked;
+    try {
+      asked = limiter.acquireAsync(key, weight, priority, Duration.ofMillis(waitMs));
+    } catch (IllegalArgumentException e) {   // a key its limit cannot place (a group's prefix)
+      heldCount.decrementAndGet();
+      throw new Refusal(Problem.INVALID_PERMIT_REQUEST, e.getMessage());
+    }
+    asked.whenComplete((a, failure) -> {
       if (failure != null) {
         heldCount.decrementAndGet();
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure;
+        if (cause instanceof IllegalArgumentException) {
+          responses.problem(x, 400, Problem.INVALID_PERMIT_REQUEST, cause.getMessage());
+          return;
+        }
         LOG.log(System.Logger.Level.ERROR, "unexpected failure acquiring a permit", failure);
         responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
       } else {
@@ -266,6 +287,9 @@ final class PermitEndpoint {
         g.writeNumberField("inFlight", a.inFlight());
         g.writeNumberField("max", a.limit());
         g.writeNumberField("leaseMs", leaseMillis);
+        if (a.isBorrowed()) {
+          g.writeBooleanField("borrowed", true);
+        }
         g.writeEndObject();
       });
       return;

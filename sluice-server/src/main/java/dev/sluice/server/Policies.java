@@ -5,6 +5,7 @@ import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.Priority;
 import java.io.IOException;
 import java.io.Reader;
@@ -287,14 +288,18 @@ public final class Policies {
    * @param initialLimit an adaptive limit's start
    * @param codelTarget CoDel's target wait for each key's queue; null when CoDel is off
    * @param codelInterval CoDel's interval; null when CoDel is off
+   * @param group the groups the keys are partitions of; null when none
    */
   public record ConcurrencySpec(int limit, Duration lease, int maxWaiters,
       Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
-      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval) {}
+      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval,
+      ConcurrencyGroup group) {}
 
   private static final Set<String> CONCURRENCY_KEYS = Set.of("limit", "lease", "maxWaiters",
       "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit", "codelTarget",
-      "codelInterval");
+      "codelInterval", "group");
+  private static final Set<String> CONCURRENCY_GROUP_KEYS = Set.of("limit", "assured",
+      "assuredKeys", "reserve", "key", "separator");
 
   private static Map<String, ConcurrencySpec> concurrency(String source, Node node,
       List<String> problems) {
@@ -329,6 +334,7 @@ public final class Policies {
       double initialLimit = 20;
       Duration codelTarget = null;
       Duration codelInterval = null;
+      Node groupNode = null;
       for (NodeTuple f : settings.getValue()) {
         String k = scalar(f.getKeyNode());
         Node v = f.getValueNode();
@@ -363,6 +369,7 @@ public final class Policies {
               lease = d;
             }
           }
+          case "group" -> groupNode = v;
           case "codelTarget" -> codelTarget = duration(source, what, k, v, problems);
           case "codelInterval" -> codelInterval = duration(source, what, k, v, problems);
           default -> shares(source, what, v, shares, problems);
@@ -380,7 +387,15 @@ public final class Policies {
       }
       boolean fixed = settings.getValue().stream()
           .anyMatch(f -> "limit".equals(scalar(f.getKeyNode())));
-      if (adaptive.equals("none") && !fixed) {
+      ConcurrencyGroup group = null;
+      if (groupNode != null) {
+        group = concurrencyGroup(source, what, groupNode, problems);
+        if (!adaptive.equals("none")) {
+          problems.add(at(source, groupNode) + what + ": adaptive limits and groups do not"
+              + " combine yet (a group's keys share a fixed limit)");
+        }
+      }
+      if (adaptive.equals("none") && !fixed && groupNode == null) {
         problems.add(at(source, t.getKeyNode()) + what + ": 'limit' is missing (the most"
             + " permits in flight per key, or adaptive: gradient)");
       } else if (!adaptive.equals("none") && fixed) {
@@ -402,7 +417,7 @@ public final class Policies {
       if (problems.size() == before) {
         out.put(name, new ConcurrencySpec(fixed ? (int) limit : 0, lease, (int) maxWaiters,
             Map.copyOf(shares), (long) maximumKeys, adaptive, (int) minLimit, (int) maxLimit,
-            (int) initialLimit, codelTarget, codelInterval));
+            (int) initialLimit, codelTarget, codelInterval, group));
       }
     }
     return Collections.unmodifiableMap(out);
@@ -421,6 +436,97 @@ public final class Policies {
       return Double.NaN;
     }
     return n;
+  }
+
+  /** A concurrency limit's {@code group:}, checked; null (and problems) if it is not one. */
+  private static ConcurrencyGroup concurrencyGroup(String source, String limitWhat, Node node,
+      List<String> problems) {
+    String what = limitWhat + " group";
+    if (!(node instanceof MappingNode m)) {
+      problems.add(at(source, node) + what + ": must be a mapping such as {limit: 100, assured:"
+          + " 10, key: prefix}");
+      return null;
+    }
+    int before = problems.size();
+    double limit = Double.NaN;
+    double assured = 0;
+    double reserve = -1;
+    String key = "all";
+    String separator = null;
+    Map<String, Node> assuredKeys = new LinkedHashMap<>();
+    for (NodeTuple f : m.getValue()) {
+      String k = scalar(f.getKeyNode());
+      Node v = f.getValueNode();
+      if (k == null || !CONCURRENCY_GROUP_KEYS.contains(k)) {
+        problems.add(at(source, f.getKeyNode()) + what + ": unknown key '" + k
+            + "' (expected one of " + String.join(", ", new TreeSet<>(CONCURRENCY_GROUP_KEYS))
+            + ")");
+        continue;
+      }
+      switch (k) {
+        case "limit" -> limit = whole(source, what, k, v, 1, 1_000_000, problems);
+        case "assured" -> assured = whole(source, what, k, v, 0, 1_000_000, problems);
+        case "reserve" -> reserve = whole(source, what, k, v, 0, 1_000_000, problems);
+        case "key" -> {
+          key = scalar(v);
+          if (!"all".equals(key) && !"prefix".equals(key)) {
+            problems.add(at(source, v) + what + ": 'key' must be all or prefix but was '" + key
+                + "'");
+          }
+        }
+        case "separator" -> {
+          separator = scalar(v);
+          if (separator == null || separator.isEmpty()) {
+            problems.add(at(source, v) + what + ": 'separator' must be a non-empty string");
+          }
+        }
+        default -> {
+          if (!(v instanceof MappingNode keys)) {
+            problems.add(at(source, v) + what + ": 'assuredKeys' must map keys to their assured"
+                + " shares");
+          } else {
+            keys.getValue().forEach(t -> assuredKeys.put(scalar(t.getKeyNode()), t.getValueNode()));
+          }
+        }
+      }
+    }
+    if (separator != null && !"prefix".equals(key)) {
+      problems.add(at(source, node) + what + ": 'separator' applies with key: prefix");
+    }
+    if (!m.getValue().stream().anyMatch(f -> "limit".equals(scalar(f.getKeyNode())))) {
+      problems.add(at(source, node) + what + ": 'limit' is missing (the permits in flight the"
+          + " group's keys hold at most, together)");
+    }
+    if (problems.size() != before) {
+      return null;
+    }
+    long max = (long) limit;
+    Map<String, Integer> named = new LinkedHashMap<>();
+    assuredKeys.forEach((k, v) -> {
+      double a = whole(source, what, "assuredKeys." + k, v, 0, max, problems);
+      if (!Double.isNaN(a)) {
+        named.put(k, (int) a);
+      }
+    });
+    if (assured > limit) {
+      problems.add(at(source, node) + what + ": 'assured' (" + (long) assured + ") is above its"
+          + " 'limit' (" + max + ")");
+    }
+    if (reserve > limit) {
+      problems.add(at(source, node) + what + ": 'reserve' (" + (long) reserve + ") is above its"
+          + " 'limit' (" + max + ")");
+    }
+    if (problems.size() != before) {
+      return null;
+    }
+    int everyKey = (int) assured;
+    Map<String, Integer> shares = Map.copyOf(named);
+    ConcurrencyGroup g = ConcurrencyGroup.sharing((int) limit)
+        .assured(k -> shares.getOrDefault(k, everyKey));
+    if (reserve >= 0) {
+      g = g.reserve((int) reserve);
+    }
+    return "prefix".equals(key) ? g.byPrefix(separator == null ? "/" : separator) : g;
   }
 
   private static void shares(String source, String what, Node node, Map<Priority, Double> shares,

@@ -49,6 +49,7 @@ class PermitEndpointTest {
           api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
         concurrency:
           db: {limit: 2, lease: %s, shares: {sheddable: 0.5}}
+          tenants: {group: {limit: 3, assuredKeys: {acme/live: 2}, reserve: 2, key: prefix}}
         """.formatted(lease));
     server = SluiceServer.start(options.port(0).config(file));
   }
@@ -193,7 +194,7 @@ class PermitEndpointTest {
   void badRequests_areNamed() throws Exception {
     start("30s");
     assertThat(problem(acquire("{\"limit\":\"nope\",\"key\":\"k\"}"), 400))
-        .contains("no concurrency limit 'nope'").contains("[db]");
+        .contains("no concurrency limit 'nope'").contains("[db, tenants]");
     assertThat(problem(acquire("{\"limit\":\"db\"}"), 400)).contains("'key' must be a non-empty");
     assertThat(problem(acquire("{\"limit\":\"db\",\"key\":\"k\",\"cost\":2}"), 400))
         .contains("unknown field 'cost'");
@@ -323,6 +324,49 @@ class PermitEndpointTest {
               + " as 5ms and 100ms)",
           "p.yaml:5: concurrency 'b': CoDel needs 0 < codelTarget <= codelInterval <= 1m but"
               + " codelTarget was PT1S and codelInterval PT0.1S");
+    }
+  }
+
+  /**
+   * A concurrency limit whose keys are partitions of groups (by prefix): acme/live is assured 2,
+   * acme/batch borrows up to limit - reserve = 1 and says so; a key with no group is a 400 naming
+   * it; bad group settings are named by line.
+   */
+  @Test
+  void aGroupedConcurrencyLimit_assuresAndLends_overHttp() throws Exception {
+    start("30s");
+    JsonNode batch = json(acquire("{\"limit\":\"tenants\",\"key\":\"acme/batch\"}"));
+    assertThat(batch.get("acquired").asBoolean()).isTrue();
+    assertThat(batch.get("borrowed").asBoolean()).isTrue();
+    assertThat(acquire("{\"limit\":\"tenants\",\"key\":\"acme/batch\"}").statusCode())
+        .as("a second borrow would pass limit - reserve").isEqualTo(429);
+    for (int i = 0; i < 2; i++) {
+      JsonNode live = json(acquire("{\"limit\":\"tenants\",\"key\":\"acme/live\"}"));
+      assertThat(live.get("acquired").asBoolean()).isTrue();
+      assertThat(live.has("borrowed")).isFalse();
+    }
+    HttpResponse<String> none = acquire("{\"limit\":\"tenants\",\"key\":\"nogroup\"}");
+    assertThat(none.statusCode()).isEqualTo(400);
+    assertThat(json(none).get("detail").asText()).contains("key 'nogroup' has no group");
+    assertThat(get("/metrics")).contains("sluice_concurrency_permits_held 3");
+    try {
+      Policies.parse("p.yaml", """
+          policies:
+            api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+          concurrency:
+            a: {group: {assured: 2}}
+            b: {group: {limit: 4, assured: 5, key: hash, separator: ":"}}
+            c: {adaptive: gradient, group: {limit: 4}}
+          """);
+      throw new AssertionError("a bad group was accepted");
+    } catch (ConfigException e) {
+      assertThat(e.problems()).containsExactlyInAnyOrder(
+          "p.yaml:4: concurrency 'a' group: 'limit' is missing (the permits in flight the"
+              + " group's keys hold at most, together)",
+          "p.yaml:5: concurrency 'b' group: 'key' must be all or prefix but was 'hash'",
+          "p.yaml:5: concurrency 'b' group: 'separator' applies with key: prefix",
+          "p.yaml:6: concurrency 'c': adaptive limits and groups do not combine yet (a group's"
+              + " keys share a fixed limit)");
     }
   }
 }

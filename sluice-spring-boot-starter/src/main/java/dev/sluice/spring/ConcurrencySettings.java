@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import dev.sluice.concurrency.AimdLimit;
+import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Priority;
@@ -29,7 +30,8 @@ final class ConcurrencySettings {
   /** A checked limit: the builder's settings, less the store. */
   record LimitSpec(String name, int limit, Duration lease, int maxWaiters, QueueOrder order,
       Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
-      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval) {
+      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval,
+      ConcurrencyGroup group) {
     /** A builder with these settings. */
     ConcurrencyLimiter.Builder builder() {
       ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().lease(lease)
@@ -39,7 +41,14 @@ final class ConcurrencySettings {
             .initial(initialLimit).build());
         case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(minLimit).max(maxLimit)
             .initial(initialLimit).build());
-        default -> b.limit(limit);
+        default -> {
+          if (limit > 0) {
+            b.limit(limit);
+          }
+        }
+      }
+      if (group != null) {
+        b.group(group);
       }
       shares.forEach(b::share);
       if (codelTarget != null) {
@@ -121,10 +130,10 @@ final class ConcurrencySettings {
         problems.add(at + ".limit: a fixed limit and adaptive: " + adaptive + " exclude each"
             + " other (bound an adaptive limit with min-limit and max-limit)");
       }
-    } else if (l.getLimit() == null) {
+    } else if (l.getLimit() == null && l.getGroup() == null) {
       problems.add(at + ".limit: is missing (the most requests in flight per key, or set"
           + " adaptive: gradient)");
-    } else if (l.getLimit() < 1) {
+    } else if (l.getLimit() != null && l.getLimit() < 1) {
       problems.add(at + ".limit: must be at least 1 but was " + l.getLimit());
     }
     Duration lease = l.getLease();
@@ -184,10 +193,61 @@ final class ConcurrencySettings {
       problems.add(at + ".codel-interval: CoDel needs 0 < codel-target <= codel-interval <= 1m"
           + " but codel-target was " + codelTarget + " and codel-interval " + codelInterval);
     }
+    ConcurrencyGroup group = l.getGroup() == null ? null
+        : group(at + ".group", l.getGroup(), !adaptive.equals("none"), problems);
     return problems.size() == before ? new LimitSpec(name,
         l.getLimit() == null ? 0 : l.getLimit(), lease, l.getMaxWaiters(), order,
         Map.copyOf(shares), l.getMaximumKeys(), adaptive, l.getMinLimit(), l.getMaxLimit(),
-        l.getInitialLimit(), codelTarget, codelInterval) : null;
+        l.getInitialLimit(), codelTarget, codelInterval, group) : null;
+  }
+
+  /** A limit's group, checked; null (and problems) when it cannot be built. */
+  private static ConcurrencyGroup group(String at, SluiceProperties.ConcurrencyGroupSettings g,
+      boolean adaptive, List<String> problems) {
+    int before = problems.size();
+    if (adaptive) {
+      problems.add(at + ": adaptive limits and groups do not combine yet (a group's keys share"
+          + " a fixed limit)");
+    }
+    Integer limit = g.getLimit();
+    if (limit == null || limit < 1) {
+      problems.add(at + ".limit: " + (limit == null ? "is missing (the permits in flight the"
+          + " group's keys hold at most, together)" : "must be at least 1 but was " + limit));
+      return null;
+    }
+    if (g.getAssured() < 0 || g.getAssured() > limit) {
+      problems.add(at + ".assured: must be from 0 to the group's limit (" + limit + ") but was "
+          + g.getAssured());
+    }
+    Map<String, Integer> named = g.getAssuredKeys() == null ? Map.of() : g.getAssuredKeys();
+    named.forEach((key, a) -> {
+      if (a == null || a < 0 || a > limit) {
+        problems.add(at + ".assured-keys." + key + ": must be from 0 to the group's limit ("
+            + limit + ") but was " + a);
+      }
+    });
+    Integer reserve = g.getReserve();
+    if (reserve != null && (reserve < 0 || reserve > limit)) {
+      problems.add(at + ".reserve: must be from 0 to the group's limit (" + limit + ") but was "
+          + reserve);
+    }
+    String key = lower(g.getKey());
+    if (!key.equals("all") && !key.equals("prefix")) {
+      problems.add(at + ".key: must be all or prefix but was '" + g.getKey() + "'");
+    } else if (key.equals("prefix") && (g.getSeparator() == null || g.getSeparator().isEmpty())) {
+      problems.add(at + ".separator: must not be empty with key: prefix");
+    }
+    if (problems.size() != before) {
+      return null;
+    }
+    int assured = g.getAssured();
+    Map<String, Integer> assuredKeys = Map.copyOf(named);
+    ConcurrencyGroup group = ConcurrencyGroup.sharing(limit)
+        .assured(k -> assuredKeys.getOrDefault(k, assured));
+    if (reserve != null) {
+      group = group.reserve(reserve);
+    }
+    return key.equals("prefix") ? group.byPrefix(g.getSeparator()) : group;
   }
 
   private static RuleSpec rule(String at, SluiceProperties.ConcurrencyRule r,

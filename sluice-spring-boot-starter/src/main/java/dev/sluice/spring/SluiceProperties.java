@@ -386,6 +386,11 @@ public class SluiceProperties {
     private Duration codelInterval;
     /** The share of each key's permits a priority may hold (critical, normal, sheddable: 0 to 1). */
     private Map<String, Double> shares = new LinkedHashMap<>();
+    /**
+     * Makes the keys partitions of groups that share a limit and borrow each other's idle
+     * permits (unset: no group); limit is then each key's ceiling, and defaults to the group's.
+     */
+    private ConcurrencyGroupSettings group;
     /** Keys held at once (in memory; on a store, keys with waiters here). */
     private long maximumKeys = 100_000;
     /**
@@ -480,6 +485,14 @@ public class SluiceProperties {
       this.queueOrder = queueOrder;
     }
 
+    public ConcurrencyGroupSettings getGroup() {
+      return group;
+    }
+
+    public void setGroup(ConcurrencyGroupSettings group) {
+      this.group = group;
+    }
+
     public Map<String, Double> getShares() {
       return shares;
     }
@@ -494,6 +507,70 @@ public class SluiceProperties {
 
     public void setMaximumKeys(long maximumKeys) {
       this.maximumKeys = maximumKeys;
+    }
+  }
+
+  /** Groups of a concurrency limit's keys: a shared limit, assured shares, borrowing. */
+  public static class ConcurrencyGroupSettings {
+    /** The permits in flight a group's keys hold at most, together (at least 1). */
+    private Integer limit;
+    /** Each key's assured share (default 0: everything it holds is borrowed). */
+    private int assured;
+    /** Assured shares of named keys, above the default. */
+    private Map<String, Integer> assuredKeys = new LinkedHashMap<>();
+    /** Permits only assured traffic fills (default: half the group's limit). */
+    private Integer reserve;
+    /** all: every key in one group (default); prefix: a key's group is the key up to the separator. */
+    private String key = "all";
+    /** With key: prefix, what ends a key's group (default "/": "acme/live" is in group "acme"). */
+    private String separator = "/";
+
+    public Integer getLimit() {
+      return limit;
+    }
+
+    public void setLimit(Integer limit) {
+      this.limit = limit;
+    }
+
+    public int getAssured() {
+      return assured;
+    }
+
+    public void setAssured(int assured) {
+      this.assured = assured;
+    }
+
+    public Map<String, Integer> getAssuredKeys() {
+      return assuredKeys;
+    }
+
+    public void setAssuredKeys(Map<String, Integer> assuredKeys) {
+      this.assuredKeys = assuredKeys;
+    }
+
+    public Integer getReserve() {
+      return reserve;
+    }
+
+    public void setReserve(Integer reserve) {
+      this.reserve = reserve;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    public String getSeparator() {
+      return separator;
+    }
+
+    public void setSeparator(String separator) {
+      this.separator = separator;
     }
   }
 

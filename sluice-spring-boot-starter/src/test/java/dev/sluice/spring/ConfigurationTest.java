@@ -1,9 +1,11 @@
 package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -170,6 +172,56 @@ class ConfigurationTest {
               "sluice.concurrency.limits.g.initial-limit: must be at least 1 but was 0",
               "sluice.concurrency.limits.g.limit: a fixed limit and adaptive: gradient exclude"
                   + " each other (bound an adaptive limit with min-limit and max-limit)");
+        });
+  }
+
+  /**
+   * Groups from YAML: keys "tenant/partition" grouped by prefix share the group's 4 permits; live
+   * is assured 3, everything else borrows up to limit - reserve; bad settings are named.
+   */
+  @Test
+  void concurrencyGroups_areRead_andBadOnesNamed() {
+    runner.withPropertyValues("sluice.concurrency.limits.db.group.limit=4",
+        "sluice.concurrency.limits.db.group.assured-keys.[acme/live]=3",
+        "sluice.concurrency.limits.db.group.reserve=3",
+        "sluice.concurrency.limits.db.group.key=prefix")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          ConcurrencyLimiter db = context.getBean(SluiceLimiters.class)
+              .concurrency("db");
+          var batch = db.tryAcquire("acme/batch");
+          assertThat(batch.isAcquired()).isTrue();
+          assertThat(batch.isBorrowed()).isTrue();
+          assertThat(db.tryAcquire("acme/batch").isAcquired())
+              .as("a second borrow would pass limit - reserve = 1").isFalse();
+          for (int i = 0; i < 3; i++) {
+            assertThat(db.tryAcquire("acme/live").isAcquired()).as("live's assured 3").isTrue();
+          }
+          assertThat(db.tryAcquire("acme/live").isAcquired()).as("the group's 4").isFalse();
+          assertThat(db.tryAcquire("other/live").isAcquired()).as("another group").isTrue();
+          assertThatThrownBy(() -> db.tryAcquire("nogroup"))
+              .isInstanceOf(IllegalArgumentException.class)
+              .hasMessageContaining("key 'nogroup' has no group");
+        });
+    runner.withPropertyValues("sluice.concurrency.limits.a.group.assured=2",
+        "sluice.concurrency.limits.b.group.limit=4", "sluice.concurrency.limits.b.group.assured=5",
+        "sluice.concurrency.limits.b.group.assured-keys.live=-1",
+        "sluice.concurrency.limits.b.group.reserve=9", "sluice.concurrency.limits.b.group.key=hash",
+        "sluice.concurrency.limits.c.adaptive=gradient", "sluice.concurrency.limits.c.group.limit=4")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
+              "sluice.concurrency.limits.a.group.limit: is missing (the permits in flight the"
+                  + " group's keys hold at most, together)",
+              "sluice.concurrency.limits.b.group.assured: must be from 0 to the group's limit (4)"
+                  + " but was 5",
+              "sluice.concurrency.limits.b.group.assured-keys.live: must be from 0 to the group's"
+                  + " limit (4) but was -1",
+              "sluice.concurrency.limits.b.group.reserve: must be from 0 to the group's limit (4)"
+                  + " but was 9",
+              "sluice.concurrency.limits.b.group.key: must be all or prefix but was 'hash'",
+              "sluice.concurrency.limits.c.group: adaptive limits and groups do not combine yet"
+                  + " (a group's keys share a fixed limit)");
         });
   }
 
