@@ -572,6 +572,9 @@ class ConfigurationTest {
     assertThat(metadata).contains("\"name\": \"sluice.store.type\"", "\"name\": \"sluice.policies\"",
         "\"name\": \"sluice.rules\"", "\"name\": \"sluice.dry-run\"",
         "\"name\": \"sluice.store.redis.uri\"", "\"value\": \"sliding-window\"",
-        "\"value\": \"header:X-Api-Key\"");
+        "\"value\": \"header:X-Api-Key\"",
+        "\"name\": \"sluice.concurrency.limits.values.adaptive\"", "\"value\": \"gradient\"",
+        "\"name\": \"sluice.concurrency.rules[].per\"", "\"value\": \"sheddable\"",
+        "\"name\": \"sluice.concurrency.limits.values.group.key\"");
   }
 }
