@@ -43,6 +43,8 @@ public class ConcurrencyBenchmark {
   private static final int LIMIT = 64;
 
   private final ConcurrencyLimiter sluice = ConcurrencyLimiter.builder().limit(LIMIT).build();
+  private final dev.sluice.concurrency.Bulkhead sluiceBulkhead =
+      dev.sluice.concurrency.Bulkhead.builder(LIMIT).build();
   private final Limiter<Void> netflix = SimpleLimiter.newBuilder()
       .limit(FixedLimit.of(LIMIT)).build();
   private final Bulkhead resilience4j = Bulkhead.of("bench", BulkheadConfig.custom()
@@ -77,6 +79,17 @@ public class ConcurrencyBenchmark {
     long h = sluice.tryAcquireHandle("backend");
     if (h >= 0) {
       sluice.release("backend", h, Outcome.SUCCESS);
+      return true;
+    }
+    return false;
+  }
+
+  /** Like with like: one limit, lock-free, a permit as a number, no key. */
+  @Benchmark
+  public boolean sluiceBulkhead() {
+    long h = sluiceBulkhead.tryAcquire();
+    if (h >= 0) {
+      sluiceBulkhead.release(h);
       return true;
     }
     return false;

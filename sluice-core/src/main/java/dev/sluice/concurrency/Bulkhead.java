@@ -1,0 +1,239 @@
+package dev.sluice.concurrency;
+
+import dev.sluice.Clock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * One limit of permits in flight, in memory and lock-free: the bare bulkhead, for a hot path that
+ * guards one resource (a connection pool, a downstream service) and needs neither keys, waiting,
+ * priorities nor a shared store ({@link ConcurrencyLimiter} has all of those).
+ *
+ * <pre>{@code
+ * Bulkhead db = Bulkhead.builder(64).lease(Duration.ofSeconds(30)).build();
+ * long permit = db.tryAcquire();
+ * if (permit == Bulkhead.NO_PERMIT) {
+ *   return overloaded();
+ * }
+ * try {
+ *   return query();
+ * } finally {
+ *   db.release(permit);
+ * }
+ * }</pre>
+ *
+ * <p><b>How.</b> The permits are {@code limit} slots, each on its own cache line, holding a
+ * generation and a held bit. An acquisition takes a free slot by one compare-and-set, starting
+ * from a slot chosen by its thread (so that threads rarely meet on one line); a release gives it
+ * back by one compare-and-set that also moves the generation on. A permit is a number (the slot
+ * and its generation), so nothing is allocated, and it is released exactly once: a second release,
+ * or one after its lease ended, finds another generation and changes nothing. There are exactly
+ * {@code limit} slots, so more than {@code limit} permits are never held at once.
+ *
+ * <p><b>Leases without a clock on the hot path.</b> Acquiring and releasing read no clock. When an
+ * acquisition finds every slot held, it reads the clock and looks at the held slots: a slot seen
+ * held in the same generation for a whole lease comes back (ended as expired). So a permit whose
+ * holder died or forgot it is held at most one lease past the first time the bulkhead was found
+ * full with it: a lost release costs at most one lease of refusals (plus the time between two full
+ * acquisitions), and nothing while the bulkhead has room.
+ *
+ * <p><b>Counts</b> come from the generations, not from counters on the hot path:
+ * {@link #acquired()} and {@link #inFlight()} read every slot. Generations count modulo 2^43: a
+ * handle kept through 2^43 uses of its slot (a day at 100 million a second) could release
+ * another's permit.
+ *
+ * <p>Thread-safe.
+ */
+public final class Bulkhead {
+  /** What {@link #tryAcquire} answers when every permit is held. */
+  public static final long NO_PERMIT = -1;
+  /** The most permits a bulkhead holds: a slot's index fits in 20 bits of a handle. */
+  public static final int MAX_LIMIT = 1 << 20;
+
+  private static final int SLOT_BITS = 20;
+  private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
+  private static final long GENERATION_MASK = (1L << (63 - SLOT_BITS)) - 1;
+  /** Longs per slot: 64 bytes, a cache line, so that two threads' slots never share one. */
+  private static final int STRIDE = 8;
+  private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
+
+  private final int limit;
+  private final long leaseNanos;
+  private final Clock clock;
+  /** Slot i at [i * STRIDE]: generation (modulo 2^43) << 1 | held. */
+  private final long[] slots;
+  /** Under this object's monitor: each slot's word when a full acquisition last saw it held. */
+  private final long[] seenWord;
+  /** Under the monitor: when it was first seen so. */
+  private final long[] seenAt;
+  /** Under the monitor: permits that came back when their lease ended. */
+  private long expired;
+
+  private Bulkhead(Builder b) {
+    this.limit = b.limit;
+    this.leaseNanos = b.lease.toNanos();
+    this.clock = b.clock;
+    this.slots = new long[limit * STRIDE];
+    this.seenWord = new long[limit];
+    this.seenAt = new long[limit];
+  }
+
+  /** A builder for a bulkhead of {@code limit} permits (1 to {@link #MAX_LIMIT}). */
+  public static Builder builder(int limit) {
+    return new Builder(limit);
+  }
+
+  /** A permit if one is free, else {@link #NO_PERMIT}; never waits, allocates nothing. */
+  public long tryAcquire() {
+    long h = take();
+    if (h == NO_PERMIT && reclaimExpired()) {
+      h = take();
+    }
+    return h;
+  }
+
+  private long take() {
+    int n = limit;
+    // the thread's own starting slot: Lemire's multiply-shift range reduction, no division
+    long mixed = (Thread.currentThread().getId() * 0x9E3779B97F4A7C15L) >>> 32;
+    int start = (int) ((mixed * n) >>> 32);
+    long[] s = slots;
+    for (int i = 0, idx = start; i < n; i++) {
+      long w = (long) SLOT.getAcquire(s, idx * STRIDE);
+      if ((w & 1) == 0 && SLOT.compareAndSet(s, idx * STRIDE, w, w | 1)) {
+        return ((w >>> 1) << SLOT_BITS) | idx;
+      }
+      if (++idx == n) {
+        idx = 0;
+      }
+    }
+    return NO_PERMIT;
+  }
+
+  /**
+   * Ends the permit {@code handle} names. Exactly once: true for the call that ended it; false for
+   * a handle already released, whose lease ended, or that was never this bulkhead's.
+   */
+  public boolean release(long handle) {
+    if (handle < 0) {
+      return false;
+    }
+    long idx = handle & SLOT_MASK;
+    if (idx >= limit) {
+      return false;
+    }
+    long generation = handle >>> SLOT_BITS;
+    // one compare-and-set: held in the handle's generation, then free in the next
+    return SLOT.compareAndSet(slots, (int) idx * STRIDE, (generation << 1) | 1,
+        next(generation));
+  }
+
+  /** The free word after generation {@code g}: generations count modulo 2^43. */
+  private static long next(long g) {
+    return ((g + 1) & GENERATION_MASK) << 1;
+  }
+
+  /**
+   * Every slot is held: the slots seen held in the same generation for a whole lease come back.
+   * Reads the clock; true if a slot came back.
+   */
+  private synchronized boolean reclaimExpired() {
+    long now = clock.nanoTime();
+    boolean freed = false;
+    for (int idx = 0; idx < limit; idx++) {
+      int at = idx * STRIDE;
+      long w = (long) SLOT.getAcquire(slots, at);
+      if ((w & 1) == 0) {
+        continue;
+      }
+      if (seenWord[idx] != w) {
+        seenWord[idx] = w;   // first seen held in this generation: its lease is measured from now
+        seenAt[idx] = now;
+      } else if (now - seenAt[idx] >= leaseNanos
+          && SLOT.compareAndSet(slots, at, w, next(w >>> 1))) {
+        expired++;
+        freed = true;
+      }
+    }
+    return freed;
+  }
+
+  /** The most permits held at once. */
+  public int limit() {
+    return limit;
+  }
+
+  /** Permits held now (reads every slot). */
+  public int inFlight() {
+    int held = 0;
+    for (int idx = 0; idx < limit; idx++) {
+      held += (int) ((long) SLOT.getAcquire(slots, idx * STRIDE) & 1);
+    }
+    return held;
+  }
+
+  /**
+   * Permits acquired since the bulkhead was built (reads every slot; a slot's generations count
+   * modulo 2^43, about a day of one slot taken and given back 100 million times a second).
+   */
+  public long acquired() {
+    long total = 0;
+    for (int idx = 0; idx < limit; idx++) {
+      long w = (long) SLOT.getAcquire(slots, idx * STRIDE);
+      total += (w >>> 1) + (w & 1);   // every generation is an acquisition that ended
+    }
+    return total;
+  }
+
+  /** Permits that came back because their lease ended. */
+  public synchronized long expired() {
+    return expired;
+  }
+
+  @Override
+  public String toString() {
+    return "Bulkhead[" + inFlight() + " of " + limit + " in flight]";
+  }
+
+  /** Settings of a {@link Bulkhead}. */
+  public static final class Builder {
+    private final int limit;
+    private Duration lease = Duration.ofSeconds(30);
+    private Clock clock = Clock.system();
+
+    private Builder(int limit) {
+      if (limit < 1 || limit > MAX_LIMIT) {
+        throw new IllegalArgumentException("a bulkhead's limit must be between 1 and "
+            + MAX_LIMIT + " but was " + limit);
+      }
+      this.limit = limit;
+    }
+
+    /**
+     * How long a permit may stay held once the bulkhead is found full with it (default 30 s; at
+     * least 1 ms, at most 1 day).
+     */
+    public Builder lease(Duration lease) {
+      Objects.requireNonNull(lease, "lease");
+      if (lease.toMillis() < 1 || lease.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("lease must be between 1 ms and 1 day but was "
+            + lease);
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /** The clock leases are measured on (tests pass a manual one). */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The bulkhead. */
+    public Bulkhead build() {
+      return new Bulkhead(this);
+    }
+  }
+}
