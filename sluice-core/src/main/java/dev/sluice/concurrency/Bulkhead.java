@@ -33,11 +33,11 @@ import java.util.Objects;
  * {@code limit} slots, so more than {@code limit} permits are never held at once.
  *
  * <p><b>Leases without a clock on the hot path.</b> Acquiring and releasing read no clock. When an
- * acquisition finds every slot held, it reads the clock and looks at the held slots: a slot seen
- * held in the same generation for a whole lease comes back (ended as expired). So a permit whose
- * holder died or forgot it is held at most one lease past the first time the bulkhead was found
- * full with it: a lost release costs at most one lease of refusals (plus the time between two full
- * acquisitions), and nothing while the bulkhead has room.
+ * acquisition finds every slot held, it reads the clock and, at most once an eighth of a lease,
+ * looks at the held slots: a slot seen held in the same generation for a whole lease comes back
+ * (ended as expired). So a permit whose holder died or forgot it is held at most a lease and an
+ * eighth past the first time the bulkhead was found full with it: a lost release costs at most
+ * that much of refusals, and nothing while the bulkhead has room.
  *
  * <p><b>Counts</b> come from the generations, not from counters on the hot path:
  * {@link #acquired()} and {@link #inFlight()} read every slot. Generations count modulo 2^43: a
@@ -70,6 +70,10 @@ public final class Bulkhead {
   private final long[] seenAt;
   /** Under the monitor: permits that came back when their lease ended. */
   private long expired;
+  /** The earliest clock reading at which a full acquisition looks at the slots again. */
+  private volatile long nextScan = Long.MIN_VALUE / 2;
+  /** An eighth of the lease: how often the slots are looked at while the bulkhead is full. */
+  private final long scanEvery;
 
   private Bulkhead(Builder b) {
     this.limit = b.limit;
@@ -78,6 +82,7 @@ public final class Bulkhead {
     this.slots = new long[limit * STRIDE];
     this.seenWord = new long[limit];
     this.seenAt = new long[limit];
+    this.scanEvery = Math.max(1, leaseNanos / 8);
   }
 
   /** A builder for a bulkhead of {@code limit} permits (1 to {@link #MAX_LIMIT}). */
@@ -137,10 +142,25 @@ public final class Bulkhead {
 
   /**
    * Every slot is held: the slots seen held in the same generation for a whole lease come back.
-   * Reads the clock; true if a slot came back.
+   * Reads the clock, and looks at the slots at most once an eighth of a lease (so that refusals
+   * under overload do not each scan every slot, one after the other); true if a slot came back.
    */
-  private synchronized boolean reclaimExpired() {
+  private boolean reclaimExpired() {
     long now = clock.nanoTime();
+    if (now - nextScan < 0) {
+      return false;
+    }
+    synchronized (this) {
+      if (now - nextScan < 0) {
+        return false;
+      }
+      nextScan = now + scanEvery;
+      return scan(now);
+    }
+  }
+
+  /** Under the monitor: marks the held slots, and takes back those held a whole lease. */
+  private boolean scan(long now) {
     boolean freed = false;
     for (int idx = 0; idx < limit; idx++) {
       int at = idx * STRIDE;

@@ -44,8 +44,9 @@ class BulkheadTest {
 
   /**
    * Forgotten permits come back a lease after the bulkhead is first found full with them: the
-   * first full acquisition marks them, one a lease later takes them back; their handles then
-   * release nothing.
+   * first full acquisition marks them, the first look at the slots a lease later takes them back
+   * (the slots are looked at once an eighth of a lease, 1.25 s here); their handles then release
+   * nothing.
    */
   @Test
   void forgottenPermits_comeBackALeaseAfterTheBulkheadIsFoundFull() {
@@ -54,8 +55,10 @@ class BulkheadTest {
     long lost2 = b.tryAcquire();
     time.advance(Duration.ofMinutes(5).toNanos());   // room was never needed: no lease running
     assertThat(b.tryAcquire()).as("full: the held permits are marked").isEqualTo(Bulkhead.NO_PERMIT);
-    time.advance(Duration.ofSeconds(10).toNanos() - 1);
-    assertThat(b.tryAcquire()).isEqualTo(Bulkhead.NO_PERMIT);
+    time.advance(Duration.ofMillis(8_750).toNanos());
+    assertThat(b.tryAcquire()).as("looked at, 8.75 s held").isEqualTo(Bulkhead.NO_PERMIT);
+    time.advance(Duration.ofMillis(1_250).toNanos() - 1);
+    assertThat(b.tryAcquire()).as("not looked at again yet").isEqualTo(Bulkhead.NO_PERMIT);
     time.advance(1);
     long back = b.tryAcquire();
     assertThat(back).as("a lease after they were found").isNotNegative();
@@ -77,6 +80,8 @@ class BulkheadTest {
     long second = b.tryAcquire();
     time.advance(Duration.ofSeconds(10).toNanos());
     assertThat(b.tryAcquire()).as("second was only now found held").isEqualTo(Bulkhead.NO_PERMIT);
+    time.advance(Duration.ofSeconds(9).toNanos());
+    assertThat(b.tryAcquire()).as("9 s since it was found").isEqualTo(Bulkhead.NO_PERMIT);
     assertThat(b.release(second)).isTrue();
     assertThat(b.expired()).isZero();
   }
