@@ -55,15 +55,37 @@ public final class Bulkhead {
   private static final int SLOT_BITS = 20;
   private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
   private static final long GENERATION_MASK = (1L << (63 - SLOT_BITS)) - 1;
-  /** Longs per slot: 64 bytes, a cache line, so that two threads' slots never share one. */
-  private static final int STRIDE = 8;
-  private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
+  private static final VarHandle WORD;
+
+  static {
+    try {
+      WORD = MethodHandles.lookup().findVarHandle(Slot.class, "word", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Padding before a slot's word, so that two slots never share a cache line. */
+  @SuppressWarnings("unused")
+  private static class SlotPadBefore {
+    long p1, p2, p3, p4, p5, p6, p7;
+  }
+
+  /** A slot's word: generation (modulo 2^43) << 1 | held. */
+  private static class SlotWord extends SlotPadBefore {
+    volatile long word;
+  }
+
+  /** A slot, padded after its word too. */
+  @SuppressWarnings("unused")
+  private static final class Slot extends SlotWord {
+    long q1, q2, q3, q4, q5, q6, q7;
+  }
 
   private final int limit;
   private final long leaseNanos;
   private final Clock clock;
-  /** Slot i at [i * STRIDE]: generation (modulo 2^43) << 1 | held. */
-  private final long[] slots;
+  private final Slot[] slots;
   /** Under this object's monitor: each slot's word when a full acquisition last saw it held. */
   private final long[] seenWord;
   /** Under the monitor: when it was first seen so. */
@@ -79,7 +101,10 @@ public final class Bulkhead {
     this.limit = b.limit;
     this.leaseNanos = b.lease.toNanos();
     this.clock = b.clock;
-    this.slots = new long[limit * STRIDE];
+    this.slots = new Slot[limit];
+    for (int i = 0; i < limit; i++) {
+      slots[i] = new Slot();
+    }
     this.seenWord = new long[limit];
     this.seenAt = new long[limit];
     this.scanEvery = Math.max(1, leaseNanos / 8);
@@ -104,10 +129,11 @@ public final class Bulkhead {
     // the thread's own starting slot: Lemire's multiply-shift range reduction, no division
     long mixed = (Thread.currentThread().getId() * 0x9E3779B97F4A7C15L) >>> 32;
     int start = (int) ((mixed * n) >>> 32);
-    long[] s = slots;
+    Slot[] s = slots;
     for (int i = 0, idx = start; i < n; i++) {
-      long w = (long) SLOT.getAcquire(s, idx * STRIDE);
-      if ((w & 1) == 0 && SLOT.compareAndSet(s, idx * STRIDE, w, w | 1)) {
+      Slot slot = s[idx];
+      long w = slot.word;
+      if ((w & 1) == 0 && WORD.compareAndSet(slot, w, w | 1)) {
         return ((w >>> 1) << SLOT_BITS) | idx;
       }
       if (++idx == n) {
@@ -131,8 +157,7 @@ public final class Bulkhead {
     }
     long generation = handle >>> SLOT_BITS;
     // one compare-and-set: held in the handle's generation, then free in the next
-    return SLOT.compareAndSet(slots, (int) idx * STRIDE, (generation << 1) | 1,
-        next(generation));
+    return WORD.compareAndSet(slots[(int) idx], (generation << 1) | 1, next(generation));
   }
 
   /** The free word after generation {@code g}: generations count modulo 2^43. */
@@ -163,8 +188,8 @@ public final class Bulkhead {
   private boolean scan(long now) {
     boolean freed = false;
     for (int idx = 0; idx < limit; idx++) {
-      int at = idx * STRIDE;
-      long w = (long) SLOT.getAcquire(slots, at);
+      Slot slot = slots[idx];
+      long w = slot.word;
       if ((w & 1) == 0) {
         continue;
       }
@@ -172,7 +197,7 @@ public final class Bulkhead {
         seenWord[idx] = w;   // first seen held in this generation: its lease is measured from now
         seenAt[idx] = now;
       } else if (now - seenAt[idx] >= leaseNanos
-          && SLOT.compareAndSet(slots, at, w, next(w >>> 1))) {
+          && WORD.compareAndSet(slot, w, next(w >>> 1))) {
         expired++;
         freed = true;
       }
@@ -189,7 +214,7 @@ public final class Bulkhead {
   public int inFlight() {
     int held = 0;
     for (int idx = 0; idx < limit; idx++) {
-      held += (int) ((long) SLOT.getAcquire(slots, idx * STRIDE) & 1);
+      held += (int) (slots[idx].word & 1);
     }
     return held;
   }
@@ -201,7 +226,7 @@ public final class Bulkhead {
   public long acquired() {
     long total = 0;
     for (int idx = 0; idx < limit; idx++) {
-      long w = (long) SLOT.getAcquire(slots, idx * STRIDE);
+      long w = slots[idx].word;
       total += (w >>> 1) + (w & 1);   // every generation is an acquisition that ended
     }
     return total;
