@@ -584,9 +584,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return instance + "-" + Long.toString(id, 36);
   }
 
-  private static void check(String key, int weight, Priority priority) {
+  private void check(String key, int weight, Priority priority) {
     InMemoryConcurrencyLimiter.check(key, weight, priority);
     StoreKeys.check(key);
+    if (store instanceof GroupedPermits grouped) {
+      grouped.terms(key);   // a key its group cannot place is the caller's error, not the store's
+    }
   }
 
   /** The store's count of the key's weight in flight (a store failure is thrown). */

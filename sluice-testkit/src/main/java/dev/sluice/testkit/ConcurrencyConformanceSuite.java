@@ -785,6 +785,18 @@ public abstract class ConcurrencyConformanceSuite {
     assertThatThrownBy(() -> l.tryAcquire("k"))
         .hasMessageContaining("the assured share of key 'k' must be between 0 and the group's"
             + " limit 4 but was 9");
+    // a key its group function cannot place is the caller's error, named, and no store failure
+    ConcurrencyLimiter byPrefix = limiter(b -> b.group(ConcurrencyGroup.sharing(4).byPrefix("/")));
+    for (int i = 0; i < 10; i++) {
+      assertThatThrownBy(() -> byPrefix.tryAcquire("nogroup"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("key 'nogroup' has no group");
+      assertThatThrownBy(() -> byPrefix.acquireAsync("nogroup", 1, Duration.ofSeconds(1)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("key 'nogroup' has no group");
+    }
+    assertThat(byPrefix.stats().storeErrors()).isZero();
+    assertThat(byPrefix.tryAcquire("acme/live").isAcquired()).as("no breaker opened").isTrue();
   }
 
   // ------------------------------------------------------------------------------ the store's calls
