@@ -1,5 +1,7 @@
 package dev.sluice.concurrency;
 
+import java.util.function.Supplier;
+
 /**
  * A concurrency limit that follows the backend: it learns from the permits that end (their
  * latency, their outcome, how many were in flight when they started) and answers the limit to use
@@ -21,4 +23,20 @@ public interface AdaptiveLimit {
    * {@link Outcome#DROPPED} and {@link Outcome#EXPIRED} are signs of overload.
    */
   void onEnd(PermitEnd end, long nowNanos);
+
+  /**
+   * A factory of the algorithm configuration names ({@code gradient} or {@code aimd}) with its
+   * defaults and these bounds, one limit per key, for {@link ConcurrencyLimiter.Builder#adaptive}:
+   * what the Spring starter and the service build from their settings.
+   *
+   * @throws IllegalArgumentException naming an unknown algorithm
+   */
+  static Supplier<AdaptiveLimit> named(String algorithm, int min, int max, int initial) {
+    return switch (algorithm) {
+      case "gradient" -> () -> GradientLimit.builder().min(min).max(max).initial(initial).build();
+      case "aimd" -> () -> AimdLimit.builder().min(min).max(max).initial(initial).build();
+      default -> throw new IllegalArgumentException("an adaptive limit is gradient or aimd but"
+          + " was '" + algorithm + "'");
+    };
+  }
 }

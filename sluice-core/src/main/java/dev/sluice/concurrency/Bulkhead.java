@@ -261,12 +261,7 @@ public final class Bulkhead {
      * least 1 ms, at most 1 day).
      */
     public Builder lease(Duration lease) {
-      Objects.requireNonNull(lease, "lease");
-      if (lease.toMillis() < 1 || lease.compareTo(Duration.ofDays(1)) > 0) {
-        throw new IllegalArgumentException("lease must be between 1 ms and 1 day but was "
-            + lease);
-      }
-      this.lease = lease;
+      this.lease = ConcurrencyLimiter.Builder.checkLease(lease);
       return this;
     }
 

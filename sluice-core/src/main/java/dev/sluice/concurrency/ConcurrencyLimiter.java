@@ -201,12 +201,17 @@ public interface ConcurrencyLimiter extends AutoCloseable {
      * 1 ms): a holder that dies costs at most this.
      */
     public Builder lease(Duration lease) {
+      this.lease = checkLease(lease);
+      return this;
+    }
+
+    /** A lease from 1 ms to 1 day, or an exception naming it. */
+    static Duration checkLease(Duration lease) {
       Objects.requireNonNull(lease, "lease");
       if (lease.toMillis() < 1 || lease.compareTo(Duration.ofDays(1)) > 0) {
         throw new IllegalArgumentException("lease must be between 1 ms and 1 day but was " + lease);
       }
-      this.lease = lease;
-      return this;
+      return lease;
     }
 
     /** Acquisitions that may wait on one key (default 100; 0: none waits). */

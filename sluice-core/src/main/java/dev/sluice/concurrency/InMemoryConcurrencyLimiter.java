@@ -93,11 +93,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (s == null) {
       return deadline;
     }
-    double mean;
     synchronized (s.lock) {
-      mean = s.meanHoldNanos;
+      return s.holdTime.usefulWait(deadline);
     }
-    return mean <= 0 ? deadline : deadline.minusNanos((long) mean);
   }
 
   @Override
@@ -549,8 +547,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     final WaitQueues<Waiter> queue = settings.waitQueue(counters.waiting);
     long lastUsed;
     boolean dead;
-    /** The mean time a permit of the key is held, in nanoseconds (EWMA); negative: none yet. */
-    double meanHoldNanos = -1;
+    /** How long the key's permits are held: deadline-aware waits read it. */
+    final HoldTime holdTime = new HoldTime();
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
     long nextExpiry = Long.MAX_VALUE;
 
@@ -634,13 +632,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Under the monitor: whether the key holds more than its assured share (a borrow). */
     boolean borrowed() {
       return group != null && inFlight > terms.assured();
-    }
-
-    /** Under the monitor: a permit of the key ended with {@code outcome}, held {@code nanos}. */
-    private void learnHold(long nanos, Outcome outcome) {
-      if (outcome == Outcome.SUCCESS || outcome == Outcome.DROPPED) {
-        meanHoldNanos = meanHoldNanos < 0 ? nanos : 0.9 * meanHoldNanos + 0.1 * nanos;
-      }
     }
 
     /** Under the monitor: a lease of this key ends at {@code expires}. */
@@ -818,8 +809,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (queue.shedding()) {
         return refusal(Refusal.OVERLOADED, 0);   // CoDel: a standing queue takes nobody more
       }
-      if (deadlineAware && meanHoldNanos > 0
-          && meanHoldNanos * (queue.sizeAtOrAbove(p) + weight) / limit > timeoutNanos) {
+      if (deadlineAware
+          && holdTime.hopeless(queue.sizeAtOrAbove(p) + weight, limit, timeoutNanos)) {
         return refusal(Refusal.DEADLINE, 0);   // it would time out waiting: refused now
       }
       if (queue.size() >= maxWaiters) {
@@ -944,7 +935,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         add(-p.weight());
         now = clock.nanoTime();
         lastUsed = now;
-        learnHold(now - p.acquiredAtNanos(), outcome);
+        holdTime.learn(now - p.acquiredAtNanos(), outcome);
         serve(now);
         after = takeLater();
       }

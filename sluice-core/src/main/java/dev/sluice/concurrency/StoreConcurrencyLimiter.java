@@ -80,7 +80,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    * SUCCESS or DROPPED; null when off. At most maximumKeys keys: a full map is cleared and
    * learned again (a key without an estimate waits as asked).
    */
-  private final ConcurrentHashMap<String, double[]> meanHold;
+  private final ConcurrentHashMap<String, HoldTime> holdTimes;
 
   StoreConcurrencyLimiter(ConcurrencyLimiter.Builder b) {
     this.store = b.group == null ? b.store : new GroupedPermits(b.store, b.group);
@@ -99,7 +99,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     this.listener = counters.counting(b.onPermitEnd);
     this.onFailure = b.onStoreFailure;
     this.breakers = new Breakers(b.breaker, b.clock);
-    this.meanHold = b.deadlineAware ? new ConcurrentHashMap<>() : null;
+    this.holdTimes = b.deadlineAware ? new ConcurrentHashMap<>() : null;
     this.fallback = b.onStoreFailure == StoreFailure.FALLBACK_IN_MEMORY
         ? new InMemoryConcurrencyLimiter(b) : null;
     byte[] random = new byte[8];
@@ -287,48 +287,47 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   /**
    * Whether a wait for {@code ahead} weight (the waiters before it here, and its own) on a key of
-   * {@code limit} would outlast {@code timeoutNanos}: the key's mean hold time in this JVM times
-   * {@code ahead} over the limit, as in memory. Permits held elsewhere in the fleet turn over
-   * at the same pace, and other instances' waiters also compete for them, so the estimate is
-   * short of the real wait, never past it: what it refuses would have timed out.
+   * {@code limit} would outlast {@code timeoutNanos}, from the key's mean hold time in this JVM,
+   * as in memory. Permits held elsewhere in the fleet turn over at the same pace, and other
+   * instances' waiters also compete for them, so the estimate is short of the real wait, never
+   * past it: what it refuses would have timed out.
    */
   private boolean hopeless(String key, int ahead, int limit, long timeoutNanos) {
-    if (meanHold == null || timeoutNanos == Long.MAX_VALUE || limit <= 0) {
+    HoldTime h = holdTimes == null ? null : holdTimes.get(key);
+    if (h == null) {
       return false;
     }
-    double[] mean = meanHold.get(key);
-    double m = mean == null ? -1 : mean[0];
-    return m > 0 && m * ahead / limit > timeoutNanos;
+    synchronized (h) {
+      return h.hopeless(ahead, limit, timeoutNanos);
+    }
   }
 
   @Override
   public Duration usefulWait(String key, Duration deadline) {
     Objects.requireNonNull(deadline, "deadline");
-    double[] mean = meanHold == null ? null : meanHold.get(Objects.requireNonNull(key, "key"));
-    if (mean == null) {
+    HoldTime h = holdTimes == null ? null : holdTimes.get(Objects.requireNonNull(key, "key"));
+    if (h == null) {
       return deadline;
     }
-    double m;
-    synchronized (mean) {
-      m = mean[0];
+    synchronized (h) {
+      return h.usefulWait(deadline);
     }
-    return m <= 0 ? deadline : deadline.minusNanos((long) m);
   }
 
   /** Learns how long the key's permits are held, from one that ended {@code outcome}. */
   private void learnHold(String key, long nanos, Outcome outcome) {
-    if (meanHold == null || (outcome != Outcome.SUCCESS && outcome != Outcome.DROPPED)) {
+    if (holdTimes == null) {
       return;
     }
-    double[] mean = meanHold.get(key);
-    if (mean == null) {
-      if (meanHold.size() >= maximumKeys) {
-        meanHold.clear();   // bounded: estimates are learned again
+    HoldTime h = holdTimes.get(key);
+    if (h == null) {
+      if (holdTimes.size() >= maximumKeys) {
+        holdTimes.clear();   // bounded: estimates are learned again
       }
-      mean = meanHold.computeIfAbsent(key, k -> new double[] {-1});
+      h = holdTimes.computeIfAbsent(key, k -> new HoldTime());
     }
-    synchronized (mean) {
-      mean[0] = mean[0] < 0 ? nanos : 0.9 * mean[0] + 0.1 * nanos;
+    synchronized (h) {
+      h.learn(nanos, outcome);
     }
   }
 
@@ -365,15 +364,14 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           continue;
         }
         int p = w.priority.ordinal();
-        if (ws.queue.shedding()) {   // CoDel: a standing queue takes nobody more
-          refused = new Acquisition(null, Refusal.OVERLOADED, w.limit, ws.lastInFlight,
-              ws.queue.size(), clock.nanoTime() - w.since);
-          ws.forgetIfIdle();
-          break;
-        }
-        if (hopeless(key, ws.queue.sizeAtOrAbove(p) + w.weight, w.limit, timeoutNanos)) {
-          refused = new Acquisition(null, Refusal.DEADLINE, w.limit, ws.lastInFlight,
-              ws.queue.size(), clock.nanoTime() - w.since);
+        // CoDel: a standing queue takes nobody more; a wait that would outlast its timeout is
+        // refused now
+        Refusal now = ws.queue.shedding() ? Refusal.OVERLOADED
+            : hopeless(key, ws.queue.sizeAtOrAbove(p) + w.weight, w.limit, timeoutNanos)
+            ? Refusal.DEADLINE : null;
+        if (now != null) {
+          refused = new Acquisition(null, now, w.limit, ws.lastInFlight, ws.queue.size(),
+              clock.nanoTime() - w.since);
           ws.forgetIfIdle();
           break;
         }
@@ -420,8 +418,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    */
   private void pump(Waiters ws) {
     Waiter next;
-    List<Acquisition> shedAnswers = null;
-    List<Waiter> shed = null;
+    List<Runnable> shed = new ArrayList<>(0);
     synchronized (ws) {
       if (ws.pumping) {
         ws.again = true;
@@ -436,13 +433,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           break;
         }
         ws.remove(next);
-        if (shed == null) {
-          shed = new ArrayList<>();
-          shedAnswers = new ArrayList<>();
-        }
-        shed.add(next);
-        shedAnswers.add(new Acquisition(null, Refusal.OVERLOADED, next.limit, ws.lastInFlight,
-            ws.queue.size(), now - next.since));
+        Waiter refused = next;
+        Acquisition a = new Acquisition(null, Refusal.OVERLOADED, next.limit, ws.lastInFlight,
+            ws.queue.size(), now - next.since);
+        shed.add(() -> refused.future.complete(a));
       }
       if (next == null) {
         ws.forgetIfIdle();
@@ -451,9 +445,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         ws.again = false;
       }
     }
-    for (int i = 0; shed != null && i < shed.size(); i++) {
-      shed.get(i).future.complete(shedAnswers.get(i));
-    }
+    shed.forEach(Runnable::run);
     if (next == null) {
       return;
     }

@@ -107,9 +107,10 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
   /**
    * Headers that carry a request's deadline, read in this order, the first present winning
    * (default: {@code grpc-timeout}; none turns deadlines off). A request waits for a permit at
-   * most the smaller of {@link #maxWait} and its deadline, so a deadline-aware limiter refuses it
-   * at once when its expected wait is longer ({@code Refusal.DEADLINE}); a value that is not a
-   * deadline is answered 400 (formats: {@link Deadlines}).
+   * most the smaller of {@link #maxWait} and its deadline less what its work is expected to take
+   * ({@link ConcurrencyRuleSettings#waitFor}), so a deadline-aware limiter refuses it at once
+   * when its expected wait is longer ({@code Refusal.DEADLINE}); a value that is not a deadline is
+   * answered 400 (formats: {@link Deadlines}).
    *
    * @throws IllegalArgumentException naming a name that is not an HTTP header name
    */

@@ -37,6 +37,14 @@ public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
 
   /** The key of a route or global rule ({@code route:<pattern>}, {@code global}); null for CLIENT. */
   public String sharedKey() {
+    return sharedKey(scope, pattern);
+  }
+
+  /**
+   * The key every request of a rule of {@code scope} for {@code pattern} counts under
+   * ({@code route:<pattern>}, {@code global}); null for {@link ConcurrencyScope#CLIENT}.
+   */
+  public static String sharedKey(ConcurrencyScope scope, String pattern) {
     return scope == ConcurrencyScope.ROUTE ? "route:" + pattern
         : scope == ConcurrencyScope.GLOBAL ? GLOBAL_KEY : null;
   }

@@ -5,9 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
-import dev.sluice.concurrency.AimdLimit;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
-import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
@@ -30,7 +29,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -95,16 +93,11 @@ final class PermitEndpoint {
     policies.concurrency().forEach((name, spec) -> {
       ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder()
           .lease(spec.lease()).maxWaiters(spec.maxWaiters()).maximumKeys(spec.maximumKeys());
-      switch (spec.adaptive()) {
-        case "gradient" -> b.adaptive(() -> GradientLimit.builder().min(spec.minLimit())
-            .max(spec.maxLimit()).initial(spec.initialLimit()).build());
-        case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(spec.minLimit())
-            .max(spec.maxLimit()).initial(spec.initialLimit()).build());
-        default -> {
-          if (spec.limit() > 0) {
-            b.limit(spec.limit());
-          }
-        }
+      if (!spec.adaptive().equals("none")) {
+        b.adaptive(AdaptiveLimit.named(spec.adaptive(), spec.minLimit(), spec.maxLimit(),
+            spec.initialLimit()));
+      } else if (spec.limit() > 0) {
+        b.limit(spec.limit());
       }
       if (spec.group() != null) {
         b.group(spec.group());
@@ -244,12 +237,6 @@ final class PermitEndpoint {
     asked.whenComplete((a, failure) -> {
       if (failure != null) {
         heldCount.decrementAndGet();
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure;
-        if (cause instanceof IllegalArgumentException) {
-          responses.problem(x, 400, Problem.INVALID_PERMIT_REQUEST, cause.getMessage());
-          return;
-        }
         LOG.log(System.Logger.Level.ERROR, "unexpected failure acquiring a permit", failure);
         responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
       } else {

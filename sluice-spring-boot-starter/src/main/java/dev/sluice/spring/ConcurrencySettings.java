@@ -1,9 +1,8 @@
 package dev.sluice.spring;
 
-import dev.sluice.concurrency.AimdLimit;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
-import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.QueueOrder;
 import dev.sluice.http.ConcurrencyScope;
@@ -36,16 +35,10 @@ final class ConcurrencySettings {
     ConcurrencyLimiter.Builder builder() {
       ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder().lease(lease)
           .maxWaiters(maxWaiters).queueOrder(order).maximumKeys(maximumKeys);
-      switch (adaptive) {
-        case "gradient" -> b.adaptive(() -> GradientLimit.builder().min(minLimit).max(maxLimit)
-            .initial(initialLimit).build());
-        case "aimd" -> b.adaptive(() -> AimdLimit.builder().min(minLimit).max(maxLimit)
-            .initial(initialLimit).build());
-        default -> {
-          if (limit > 0) {
-            b.limit(limit);
-          }
-        }
+      if (!adaptive.equals("none")) {
+        b.adaptive(AdaptiveLimit.named(adaptive, minLimit, maxLimit, initialLimit));
+      } else if (limit > 0) {
+        b.limit(limit);
       }
       if (group != null) {
         b.group(group);

@@ -6,7 +6,6 @@ import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.http.ConcurrencyRuleSettings;
-import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.PermitStore;
@@ -187,9 +186,9 @@ public class SluiceAutoConfiguration {
   static String[] sharedKeys(ConcurrencySettings concurrency, String limit) {
     Set<String> keys = new LinkedHashSet<>();
     for (ConcurrencySettings.RuleSpec r : concurrency.rules) {
-      if (r.limit().equals(limit) && r.scope() != ConcurrencyScope.CLIENT) {
-        keys.add(r.scope() == ConcurrencyScope.ROUTE ? "route:" + r.path()
-            : ConcurrencyRuleSettings.GLOBAL_KEY);
+      String key = ConcurrencyRuleSettings.sharedKey(r.scope(), r.path());
+      if (r.limit().equals(limit) && key != null) {
+        keys.add(key);
       }
     }
     return keys.toArray(new String[0]);
