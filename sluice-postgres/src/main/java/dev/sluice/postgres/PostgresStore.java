@@ -1,5 +1,8 @@
 package dev.sluice.postgres;
 
+import dev.sluice.jdbc.AsyncCalls;
+import dev.sluice.jdbc.DeadlineConnections;
+import dev.sluice.jdbc.RecoveryConnections;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
 import dev.sluice.spi.PermitGroup;
@@ -85,7 +88,8 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
     this.connections = new DeadlineConnections(dataSource, b.recoveryDataSource == null ? null
-        : new RecoveryConnections(b.recoveryDataSource), b.table, b.timeout.toMillis());
+        : new RecoveryConnections(b.recoveryDataSource), "PostgreSQL decision on table " + b.table,
+        b.timeout.toMillis());
     this.table = b.table;
     this.prefix = b.prefix;
     this.micros = b.micros;

@@ -1,4 +1,4 @@
-package dev.sluice.postgres;
+package dev.sluice.jdbc;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,7 +21,7 @@ import java.util.concurrent.locks.LockSupport;
  * finishes first (the watchdog then leaves it alone), or WAITING -> FIRING -> FIRED when the
  * watchdog wins; the caller then waits for FIRED and clears the interrupt it caused.
  */
-final class Deadline {
+public final class Deadline {
   private static final int WAITING = 0;
   private static final int DONE = 1;
   private static final int FIRING = 2;
@@ -31,7 +31,7 @@ final class Deadline {
   private static final Set<Deadline> ARMED = ConcurrentHashMap.newKeySet();
 
   static {
-    Thread watchdog = new Thread(Deadline::watch, "sluice-postgres-deadline");
+    Thread watchdog = new Thread(Deadline::watch, "sluice-jdbc-deadline");
     watchdog.setDaemon(true);
     watchdog.start();
   }
@@ -45,7 +45,7 @@ final class Deadline {
   }
 
   /** Interrupts the calling thread in {@code nanos} unless {@link #disarm()} comes first. */
-  static Deadline arm(long nanos) {
+  public static Deadline arm(long nanos) {
     Deadline d = new Deadline(System.nanoTime() + Math.max(0, nanos));
     ARMED.add(d);
     return d;
@@ -77,7 +77,7 @@ final class Deadline {
    * Called by the armed thread when its call returns or fails; true if the deadline interrupted
    * it (the interrupt is then cleared).
    */
-  boolean disarm() {
+  public boolean disarm() {
     ARMED.remove(this);
     if (state.compareAndSet(WAITING, DONE)) {
       return false;

@@ -1,4 +1,4 @@
-package dev.sluice.postgres;
+package dev.sluice.jdbc;
 
 import dev.sluice.spi.StoreUnavailableException;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +17,8 @@ import java.util.function.Supplier;
  * threads hand calls over at once: no lock is taken on the way in (no worker is created, and the
  * queue is a {@code LinkedTransferQueue}).
  */
-final class AsyncCalls implements AutoCloseable {
-  static final int QUEUE = 10_000;
+public final class AsyncCalls implements AutoCloseable {
+  public static final int QUEUE = 10_000;
 
   private final int threads;
   /** Names the store in failures. */
@@ -27,14 +27,14 @@ final class AsyncCalls implements AutoCloseable {
   private final AtomicInteger waiting = new AtomicInteger();
   private volatile ThreadPoolExecutor executor;
 
-  AsyncCalls(int threads, String what, String threadName) {
+  public AsyncCalls(int threads, String what, String threadName) {
     this.threads = threads;
     this.what = what;
     this.threadName = threadName;
   }
 
   /** {@code call} on one of these threads; failed at once when too many wait or after close. */
-  <T> CompletableFuture<T> call(Supplier<T> call) {
+  public <T> CompletableFuture<T> call(Supplier<T> call) {
     if (waiting.incrementAndGet() > QUEUE) {
       waiting.decrementAndGet();
       return CompletableFuture.failedFuture(new StoreUnavailableException(

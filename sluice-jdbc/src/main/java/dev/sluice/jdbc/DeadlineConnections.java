@@ -1,4 +1,4 @@
-package dev.sluice.postgres;
+package dev.sluice.jdbc;
 
 import dev.sluice.spi.StoreUnavailableException;
 import java.lang.reflect.Method;
@@ -14,7 +14,7 @@ import javax.sql.DataSource;
  * from {@link RecoveryConnections}; and statement timeouts in milliseconds where the driver has
  * them.
  */
-final class DeadlineConnections implements AutoCloseable {
+public final class DeadlineConnections implements AutoCloseable {
   private static final ClassValue<Method> MILLIS_TIMEOUT = new ClassValue<>() {
     @Override
     protected Method computeValue(Class<?> type) {
@@ -29,14 +29,15 @@ final class DeadlineConnections implements AutoCloseable {
   private final DataSource dataSource;
   /** Connections for decisions while the pool is stuck after an outage; null: none. */
   private final RecoveryConnections recovery;
-  private final String table;
+  /** Names the store in failures, e.g. "PostgreSQL decision on table t". */
+  private final String what;
   private final long timeoutMillis;
 
-  DeadlineConnections(DataSource dataSource, RecoveryConnections recovery, String table,
+  public DeadlineConnections(DataSource dataSource, RecoveryConnections recovery, String what,
       long timeoutMillis) {
     this.dataSource = dataSource;
     this.recovery = recovery;
-    this.table = table;
+    this.what = what;
     this.timeoutMillis = timeoutMillis;
   }
 
@@ -44,10 +45,10 @@ final class DeadlineConnections implements AutoCloseable {
    * A connection from the pool by {@code deadline}: the pool's own wait (HikariCP's
    * connectionTimeout) is cut short there.
    */
-  Connection get(long deadline) {
+  public Connection get(long deadline) {
     long left = deadline - System.nanoTime();
     if (left <= 0) {
-      throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no time"
+      throw new StoreUnavailableException(what + ": no time"
           + " left within the store's timeout (" + timeoutMillis + " ms) to get a connection", null);
     }
     Connection c = null;
@@ -86,12 +87,12 @@ final class DeadlineConnections implements AutoCloseable {
     if (c != null) {
       return c;
     }
-    throw new StoreUnavailableException("PostgreSQL decision on table " + table + ": no"
+    throw new StoreUnavailableException(what + ": no"
         + " connection within the store's timeout (" + timeoutMillis + " ms): "
         + (failure == null ? "the pool gave none" : failure.getMessage()), failure);
   }
 
-  static void timeout(PreparedStatement p, long millisLeft) throws SQLException {
+  public static void timeout(PreparedStatement p, long millisLeft) throws SQLException {
     Statement raw = p.isWrapperFor(Statement.class) ? p.unwrap(Statement.class) : p;
     Method millis = MILLIS_TIMEOUT.get(raw.getClass());
     if (millis != null) {

@@ -1,4 +1,4 @@
-package dev.sluice.postgres;
+package dev.sluice.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.sluice.postgres;
+package dev.sluice.jdbc;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -11,20 +11,20 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /*
- * Decisions while the pool is stuck after an outage (PostgresStore.Builder.recoveryDataSource).
+ * Decisions while the pool is stuck after an outage (the recoveryDataSource of the PostgreSQL and MySQL stores' builders).
  *
  * A pool that failed to connect during an outage waits out its own back-off before it tries again
  * (HikariCP 5: doubling to 5 s, not configurable), so the database may accept connections for
  * seconds before the pool hands one out. From the first decision the pool fails ("stalled") until
  * the pool hands out a connection again, decisions take one of a few connections opened from the
- * recovery DataSource (one fresh connection per getConnection, e.g. PGSimpleDataSource) and kept
+ * recovery DataSource (one fresh connection per getConnection, e.g. PGSimpleDataSource or MariaDbDataSource) and kept
  * while stalled; one decision every PROBE_NANOS tries the pool first, for PROBE_WAIT_NANOS at
  * most, and the first that gets a connection from it ends the stall and closes the recovery
  * connections.
  */
-final class RecoveryConnections {
+public final class RecoveryConnections {
   /** Connections opened from the recovery DataSource at most, per store. */
-  static final int MOST = 2;
+  public static final int MOST = 2;
   private static final long PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   /** How long a probe of a stalled pool waits for a connection before it takes a recovery one. */
   static final long PROBE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -35,7 +35,7 @@ final class RecoveryConnections {
   private final AtomicLong nextProbe = new AtomicLong();
   private volatile boolean stalled;
 
-  RecoveryConnections(DataSource direct) {
+  public RecoveryConnections(DataSource direct) {
     this.direct = direct;
   }
 
