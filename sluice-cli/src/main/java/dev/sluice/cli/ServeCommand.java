@@ -93,6 +93,10 @@ final class ServeCommand implements Callable<Integer> {
       description = "share limits through PostgreSQL (jdbc:postgresql://host/db?user=...&password=...)")
   String postgres;
 
+  @Option(names = "--mysql", paramLabel = "JDBC-URL",
+      description = "share limits through MySQL or MariaDB (jdbc:mariadb://host/db?user=...&password=... or jdbc:mysql://...)")
+  String mysql;
+
   @Option(names = "--leases",
       description = "fleet mode: answer hot keys from leases of the shared bucket, without a store call per decision (docs/fleet.md)")
   boolean leases;
@@ -170,6 +174,10 @@ final class ServeCommand implements Callable<Integer> {
       description = "connections in the PostgreSQL pool (default: ${DEFAULT-VALUE})")
   int postgresPoolSize;
 
+  @Option(names = "--mysql-pool-size", paramLabel = "N",
+      description = "connections in the MySQL pool (default: ${DEFAULT-VALUE})")
+  int mysqlPoolSize;
+
   @Option(names = "--print-heap", hidden = true,
       description = "print the -Xmx the policies need and exit (used by ./sluice)")
   boolean printHeap;
@@ -246,8 +254,9 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   private int serve() throws Exception {
-    if ((redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0) + (postgres != null ? 1 : 0) > 1) {
-      throw new InputException("choose one of --redis, --redis-cluster and --postgres");
+    if ((redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0) + (postgres != null ? 1 : 0)
+        + (mysql != null ? 1 : 0) > 1) {
+      throw new InputException("choose one of --redis, --redis-cluster, --postgres and --mysql");
     }
     StoreFailure failure = !given("--store-failure") ? null : switch (storeFailure) {
       case "closed" -> StoreFailure.FAIL_CLOSED;
@@ -268,7 +277,7 @@ final class ServeCommand implements Callable<Integer> {
     Options o;
     try {
       o = new Options().host(host).port(port).config(config).redis(redis)
-          .redisCluster(redisCluster).postgres(postgres).storeFailure(failure)
+          .redisCluster(redisCluster).postgres(postgres).mysql(mysql).storeFailure(failure)
           .token(token == null || token.isEmpty() ? null : token)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
           .storeTimeout(given("--store-timeout") ? duration("--store-timeout", storeTimeout) : null)
@@ -277,6 +286,7 @@ final class ServeCommand implements Callable<Integer> {
           .requestTimeout(duration("--request-timeout", requestTimeout))
           .idleTimeout(duration("--idle-timeout", idleTimeout))
           .maxConnections(maxConnections).maxThreads(maxThreads).postgresPoolSize(postgresPoolSize)
+          .mysqlPoolSize(mysqlPoolSize)
           .reloadEvery(duration("--reload-every", reloadEvery))
           .shutdownGrace(duration("--shutdown-grace", shutdownGrace))
           .leases(leases ? leaseSettings() : null);

@@ -129,7 +129,7 @@ class CommandsTest {
     assertThat(err.toString()).contains("--reload-every must be a duration such as 250ms, 5s or 1m but was 'soon'");
     assertThat(run("serve", "--port", "0", "--redis", "redis://a", "--redis-cluster",
         "redis://b:7000,redis://c:7000")).isEqualTo(2);
-    assertThat(err.toString()).contains("choose one of --redis, --redis-cluster and --postgres");
+    assertThat(err.toString()).contains("choose one of --redis, --redis-cluster, --postgres and --mysql");
     assertThat(run("serve", "--port", "0", "--grpc-port", "0", "--envoy-algorithm", "leaky"))
         .isEqualTo(2);
     assertThat(err.toString()).contains("envoyAlgorithm must be leaky-bucket, token-bucket, gcra,"

@@ -125,11 +125,7 @@ final class MysqlSchema {
             List<String> files = now == 0 ? MysqlStore.SCHEMA_RESOURCES
                 : MysqlStore.SCHEMA_RESOURCES.subList(Math.max(0, now),
                     MysqlStore.SCHEMA_VERSION);
-            for (String file : files) {
-              for (String statement : statements(migration(file, table))) {
-                s.execute(statement);
-              }
-            }
+            apply(c, table, files);
           } finally {
             s.execute("DO RELEASE_LOCK('sluice schema " + table + "')");
           }
@@ -156,26 +152,48 @@ final class MysqlSchema {
                 + " from the jar (Flyway or Liquibase run them in order), or call"
                 + " createIfMissing(true) on the builder" : ""));
       }
-      try (PreparedStatement p = c.prepareStatement("SELECT COUNT(*) FROM"
-          + " information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME IN"
-          + " (?, ?, ?, ?, ?)")) {
-        String[] routines = {"_decide", "_decide_group", "_live_instances", "_permit",
-            "_group_permit"};
-        for (int i = 0; i < routines.length; i++) {
-          p.setString(i + 1, table + routines[i]);
+      if (!proceduresPresent(c, table)) {
+        if (createIfMissing) {
+          // the table is there but a procedure is not (dropped by hand): the schema again
+          apply(c, table, MysqlStore.SCHEMA_RESOURCES);
         }
-        try (ResultSet rs = p.executeQuery()) {
-          rs.next();
-          if (rs.getInt(1) != routines.length) {
-            throw new IllegalStateException("table " + table + " in " + where + " has schema"
-                + " version " + found + " but some of its procedures (" + table + "_decide and"
-                + " the others) are missing: run the schema SQL again (it is idempotent)");
-          }
+        if (!proceduresPresent(c, table)) {
+          throw new IllegalStateException("table " + table + " in " + where + " has schema"
+              + " version " + found + " but some of its procedures (" + table + "_decide and"
+              + " the others) are missing: run the schema SQL again (it is idempotent), or call"
+              + " createIfMissing(true) on the builder");
         }
       }
     } catch (SQLException e) {
       throw new IllegalStateException("MySQL refused the store (table " + table + "): "
           + e.getMessage(), e);
+    }
+  }
+
+  private static final String[] PROCEDURES = {"_decide", "_decide_group", "_live_instances",
+      "_permit", "_group_permit"};
+
+  private static boolean proceduresPresent(Connection c, String table) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement("SELECT COUNT(*) FROM"
+        + " information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME IN"
+        + " (?, ?, ?, ?, ?)")) {
+      for (int i = 0; i < PROCEDURES.length; i++) {
+        p.setString(i + 1, table + PROCEDURES[i]);
+      }
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) == PROCEDURES.length;
+      }
+    }
+  }
+
+  private static void apply(Connection c, String table, List<String> files) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      for (String file : files) {
+        for (String statement : statements(migration(file, table))) {
+          s.execute(statement);
+        }
+      }
     }
   }
 

@@ -18,13 +18,16 @@
 -- Every decision is one CALL of a procedure below, one round trip, one atomic step on the
 -- database clock (UTC_TIMESTAMP(6), read once the key is held): the procedure takes a named lock
 -- on the key (GET_LOCK, on a hash of the table and key: decisions on one key run one at a time,
--- other keys are not held up) for the microseconds of the computation, reads the row, computes
--- the next state as core's engine does, writes it only if it changed (deleting the row once it
--- holds nothing), releases the lock and answers {now, state before} as one line of integers
--- separated by commas: core rebuilds the decision and all its figures from that. A row lock
--- (SELECT ... FOR UPDATE in a transaction) would serialize the same way, but under REPEATABLE
--- READ two first decisions on neighbouring new keys deadlock on gap locks, and it holds the row
--- until a commit: docs/operations.md gives the measurement.
+-- other keys are not held up), starts a READ COMMITTED transaction, reads the row with a locking
+-- read, computes the next state as core's engine does, writes it only if it changed (deleting
+-- the row once it holds nothing), releases the named lock, commits, and answers {now, state
+-- before} as one line of integers separated by commas: core rebuilds the decision and all its
+-- figures from that. The named lock is released before the commit so that the next decision on
+-- the key computes while this one's commit is flushed (commits are flushed in groups); its
+-- locking read waits for this row until the commit, so it never reads the state before it. The
+-- named lock is what a missing row cannot give: a row lock alone lets two first decisions on a
+-- new key both find nothing (READ COMMITTED), or deadlock on gap locks (REPEATABLE READ).
+-- docs/operations.md gives the measurements.
 --
 -- Every number of the protocol is named once per procedure, with the name of StoreProtocol's
 -- constant (c_ and lower case: c_arg_quantum is ARG_QUANTUM); offsets count from 0 as Java's, and
@@ -229,6 +232,7 @@ BEGIN
   DECLARE got INT;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
+    ROLLBACK;
     DO RELEASE_LOCK(lk);
     RESIGNAL;
   END;
@@ -237,6 +241,10 @@ BEGIN
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
+  -- READ COMMITTED: locking reads take no gap locks (first decisions on new keys never
+  -- deadlock); they wait for the row a decision before this one wrote and has not committed
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
 
   -- The common case, one bucket (leaky, token or GCRA) of scale 1 without a penalty, asked to
   -- admit or to check: the same decision as the general path below, by the same bucket rule
@@ -244,7 +252,8 @@ BEGIN
   -- as it takes (each costs microseconds in a procedure).
   IF p_layout = 'b' AND p_op <= c_check
       AND sluice_my1_at(p_args, 1 + c_arg_penalty) = 0 THEN
-    SELECT b.state INTO stored FROM sluice_buckets b WHERE b.k = p_key AND b.layout = 'b';
+    SELECT b.state INTO stored FROM sluice_buckets b WHERE b.k = p_key AND b.layout = 'b'
+      FOR UPDATE;
     -- The clock is read once the key is held: decisions on one key take effect in clock order.
     SET now = COALESCE(p_now, sluice_my1_now()),
       departure = IF(stored IS NULL OR LOCATE(',', stored) > 0, c_script_none,
@@ -267,6 +276,7 @@ BEGIN
         ON DUPLICATE KEY UPDATE layout = 'b', state = CONCAT(stop_), expires_at = stop_;
     END IF;
     DO RELEASE_LOCK(lk);
+    COMMIT;
     SELECT CONCAT(now, ',', departure);
   ELSE BEGIN
     DECLARE c_script_big BIGINT DEFAULT 4503599627370496;
@@ -319,7 +329,7 @@ BEGIN
     DECLARE want BIGINT; DECLARE granted BIGINT; DECLARE room BIGINT;
 
       SELECT b.layout, b.state INTO stored_layout, stored
-        FROM sluice_buckets b WHERE b.k = p_key;
+        FROM sluice_buckets b WHERE b.k = p_key FOR UPDATE;
       SET have_row = stored IS NOT NULL;
       -- The clock is read once the key is held: decisions on one key take effect in clock order.
       SET now = COALESCE(p_now, sluice_my1_now());
@@ -612,6 +622,7 @@ BEGIN
         END IF;
       END IF;
       DO RELEASE_LOCK(lk);
+      COMMIT;
       SELECT CONCAT(now, ',', s);
   END; END IF;
 END $$
@@ -685,11 +696,13 @@ BEGIN
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
   SELECT g.layout, g.state INTO g_layout, g_state
-    FROM sluice_buckets_groups g WHERE g.grp = p_group AND g.k = '';
+    FROM sluice_buckets_groups g WHERE g.grp = p_group AND g.k = '' FOR UPDATE;
   SET have_g = g_state IS NOT NULL;
   SELECT g.layout, g.state INTO k_layout, k_state
-    FROM sluice_buckets_groups g WHERE g.grp = p_group AND g.k = p_key;
+    FROM sluice_buckets_groups g WHERE g.grp = p_group AND g.k = p_key FOR UPDATE;
   SET have_k = k_state IS NOT NULL;
   -- The clock is read once the group is held: its decisions take effect in clock order.
   SET now = COALESCE(p_now, sluice_my1_now());
@@ -754,7 +767,6 @@ BEGIN
       SET i = i + 1;
     END WHILE;
 
-    START TRANSACTION;
     -- the key's row (BucketRules.resetAfter: idle once every bucket is empty)
     IF sluice_my1_slice(nx, 1, ks) <> sluice_my1_slice(s, 1, ks) THEN
       SET idle = 0;
@@ -787,9 +799,9 @@ BEGIN
             state = sluice_my1_slice(nx, ks + 1, total), expires_at = now + idle;
       END IF;
     END IF;
-    COMMIT;
   END IF;
   DO RELEASE_LOCK(lk);
+  COMMIT;
   SELECT CONCAT(now, ',', s);   -- a check or a rejection changes nothing
 END $$
 
@@ -833,6 +845,7 @@ BEGIN
   DECLARE got INT;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
+    ROLLBACK;
     DO RELEASE_LOCK(lk);
     RESIGNAL;
   END;
@@ -840,9 +853,14 @@ BEGIN
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
+  -- READ COMMITTED: locking reads take no gap locks (first decisions on new keys never
+  -- deadlock); they wait for the row a decision before this one wrote and has not committed
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
   SET now_ms = FLOOR(COALESCE(p_now, sluice_my1_now()) / 1000);
   DELETE FROM sluice_buckets_permits WHERE k = p_key AND expires_at <= now_ms;
-  SELECT COALESCE(SUM(weight), 0) INTO n FROM sluice_buckets_permits WHERE k = p_key;
+  SELECT COALESCE(SUM(weight), 0) INTO n FROM sluice_buckets_permits WHERE k = p_key
+    FOR UPDATE;
   IF p_op = op_acquire THEN
     -- a resent call finds its permit held and takes nothing twice
     SELECT weight INTO held FROM sluice_buckets_permits WHERE k = p_key AND id = p_id;
@@ -867,6 +885,7 @@ BEGIN
     END IF;
   END IF;
   DO RELEASE_LOCK(lk);
+  COMMIT;
   SELECT CONCAT(done_, ',', n, ',', now_ms);
 END $$
 
@@ -898,6 +917,7 @@ BEGIN
   DECLARE got INT;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
+    ROLLBACK;
     DO RELEASE_LOCK(lk);
     RESIGNAL;
   END;
@@ -905,10 +925,12 @@ BEGIN
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  START TRANSACTION;
   SET now_ms = FLOOR(COALESCE(p_now, sluice_my1_now()) / 1000);
   DELETE FROM sluice_buckets_group_permits WHERE grp = p_group AND expires_at <= now_ms;
   SELECT COALESCE(SUM(weight), 0), COALESCE(SUM(IF(k = p_key, weight, 0)), 0) INTO g, n
-    FROM sluice_buckets_group_permits WHERE grp = p_group;
+    FROM sluice_buckets_group_permits WHERE grp = p_group FOR UPDATE;
   IF p_key IS NULL THEN
     SET n = g;
   ELSEIF p_op = op_acquire THEN
@@ -938,6 +960,7 @@ BEGIN
     END IF;
   END IF;
   DO RELEASE_LOCK(lk);
+  COMMIT;
   SELECT CONCAT(done_, ',', n, ',', now_ms);
 END $$
 

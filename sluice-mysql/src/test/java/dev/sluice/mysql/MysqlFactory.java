@@ -15,23 +15,39 @@ import java.util.concurrent.atomic.AtomicLong;
  * start empty.
  */
 final class MysqlFactory implements LimiterFactory {
+  private final javax.sql.DataSource dataSource;
+
+  /** Limiters on the shared test pool (MariaDB Connector/J). */
+  MysqlFactory() {
+    this(TestMysql.dataSource());
+  }
+
+  /** Limiters on {@code dataSource}. */
+  MysqlFactory(javax.sql.DataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
   static MysqlStore store(String prefix, ManualClock clock) {
+    return store(TestMysql.dataSource(), prefix, clock);
+  }
+
+  static MysqlStore store(javax.sql.DataSource dataSource, String prefix, ManualClock clock) {
     AtomicLong last = new AtomicLong(Long.MIN_VALUE);
-    return MysqlStore.builder(TestMysql.dataSource()).createIfMissing(true).prefix(prefix)
+    return MysqlStore.builder(dataSource).createIfMissing(true).prefix(prefix)
         .timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
         .build();
   }
 
   @Override
   public RateLimiter create(ManualClock clock, List<Limit> limits) {
-    MysqlStore store = store("test:" + UUID.randomUUID() + ":", clock);
+    MysqlStore store = store(dataSource, "test:" + UUID.randomUUID() + ":", clock);
     return Sluice.builder().limits(limits.toArray(new Limit[0])).store(store).clock(clock)
         .scheduler(clock).build();
   }
 
   @Override
   public RateLimiter createGroup(ManualClock clock, dev.sluice.Group group) {
-    MysqlStore store = store("test:" + UUID.randomUUID() + ":", clock);
+    MysqlStore store = store(dataSource, "test:" + UUID.randomUUID() + ":", clock);
     return Sluice.builder().group(group).store(store).clock(clock).scheduler(clock).build();
   }
 

@@ -30,6 +30,8 @@ public final class Options {
   List<String> redisCluster;
   String postgresUrl;
   int postgresPoolSize = 16;
+  String mysqlUrl;
+  int mysqlPoolSize = 16;
   String token;
   int maxBodyBytes = 64 * 1024;
   int maxBatch = 100;
@@ -68,6 +70,7 @@ public final class Options {
     m.put("max-connections", String.valueOf(d.maxConnections));
     m.put("maximum-keys", String.valueOf(d.maximumKeys));
     m.put("postgres-pool-size", String.valueOf(d.postgresPoolSize));
+    m.put("mysql-pool-size", String.valueOf(d.mysqlPoolSize));
     m.put("request-timeout", text(d.requestTimeout));
     m.put("idle-timeout", text(d.idleTimeout));
     m.put("reload-every", text(d.reloadEvery));
@@ -269,6 +272,21 @@ public final class Options {
     return this;
   }
 
+  /**
+   * Share limits through MySQL or MariaDB at this JDBC URL ({@code jdbc:mariadb:} or
+   * {@code jdbc:mysql:}, naming the database; the tables are created if missing). The service
+   * connects with MariaDB Connector/J, which takes both.
+   */
+  public Options mysql(String jdbcUrl) {
+    if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:mariadb:")
+        && !jdbcUrl.startsWith("jdbc:mysql:")) {
+      throw new IllegalArgumentException("a MySQL or MariaDB JDBC URL starts with jdbc:mysql: or"
+          + " jdbc:mariadb: but was '" + jdbcUrl + "'");
+    }
+    this.mysqlUrl = jdbcUrl;
+    return this;
+  }
+
   /** Require {@code Authorization: Bearer <token>} on /v1/ (default: no authentication). */
   public Options token(String token) {
     if (token != null && (token.isBlank() || token.length() < 16)) {
@@ -400,6 +418,15 @@ public final class Options {
     return this;
   }
 
+  /** Connections in the MySQL pool (default 16). */
+  public Options mysqlPoolSize(int n) {
+    if (n < 1 || n > 1_000) {
+      throw new IllegalArgumentException("mysqlPoolSize must be between 1 and 1000 but was " + n);
+    }
+    this.mysqlPoolSize = n;
+    return this;
+  }
+
   /**
    * Keys each policy holds in memory (default 100,000; a policy's {@code maximumKeys} in the
    * file wins): with the in-memory store, or the in-memory fallback of a shared one. The heap
@@ -431,9 +458,9 @@ public final class Options {
   public Options validate() {
     List<String> problems = new ArrayList<>();
     int stores = (redisUri != null ? 1 : 0) + (redisCluster != null ? 1 : 0)
-        + (postgresUrl != null ? 1 : 0);
+        + (postgresUrl != null ? 1 : 0) + (mysqlUrl != null ? 1 : 0);
     if (stores > 1) {
-      problems.add("choose one shared store: Redis, a Redis Cluster or PostgreSQL");
+      problems.add("choose one shared store: Redis, a Redis Cluster, PostgreSQL or MySQL");
     }
     if (stores == 0) {
       for (String[] set : new String[][] {
@@ -443,7 +470,7 @@ public final class Options {
           {leases != null ? "y" : null, "leases (--leases)"}}) {
         if (set[0] != null) {
           problems.add(set[1] + " applies to a shared store, and none was chosen (--redis,"
-              + " --redis-cluster or --postgres)");
+              + " --redis-cluster, --postgres or --mysql)");
         }
       }
     }

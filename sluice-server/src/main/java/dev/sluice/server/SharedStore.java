@@ -2,14 +2,17 @@ package dev.sluice.server;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.mysql.MysqlStore;
 import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.DecisionStore;
 import java.time.Duration;
+import java.sql.SQLException;
+import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The shared store the options choose (Redis, a Redis Cluster or PostgreSQL), with what must be
+ * The shared store the options choose (Redis, a Redis Cluster, PostgreSQL or MySQL), with what must be
  * closed with it (a connection pool). The policies' limiters share it under a prefix each.
  */
 final class SharedStore {
@@ -51,6 +54,31 @@ final class SharedStore {
         pg.close();
         ds.close();
       });
+    } else if (options.mysqlUrl != null) {
+      String url = mariaDbUrl(options.mysqlUrl);
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(url);
+      config.setMaximumPoolSize(options.mysqlPoolSize);
+      config.setPoolName("sluice-server");
+      config.setConnectionTimeout(Math.max(250, storeTimeout.toMillis()));
+      HikariDataSource ds = new HikariDataSource(config);
+      MysqlStore my;
+      try {
+        // connections of their own while the pool waits out its back-off after an outage
+        MariaDbDataSource direct = new MariaDbDataSource(url
+            + (url.contains("?") ? "&" : "?") + "connectTimeout=1000");
+        my = MysqlStore.builder(ds).createIfMissing(true).statementTimeout(storeTimeout)
+            .pruneEvery(Duration.ofMinutes(1)).recoveryDataSource(direct).build();
+      } catch (SQLException | RuntimeException e) {
+        ds.close();
+        throw e instanceof RuntimeException r ? r
+            : new IllegalArgumentException("the MySQL URL is not one MariaDB Connector/J takes: "
+                + e.getMessage(), e);
+      }
+      return new SharedStore(my, () -> {
+        my.close();
+        ds.close();
+      });
     }
     return null;
   }
@@ -58,8 +86,19 @@ final class SharedStore {
   /** The resolution of a store's clock: nanoseconds in memory, microseconds shared. */
   static long ticksPerSecond(Options options) {
     boolean shared = options.redisUri != null || options.redisCluster != null
-        || options.postgresUrl != null;
+        || options.postgresUrl != null || options.mysqlUrl != null;
     return shared ? 1_000_000L : 1_000_000_000L;
+  }
+
+  /**
+   * The URL as MariaDB Connector/J (the driver the service ships) takes it: a {@code jdbc:mysql:}
+   * URL with {@code permitMysqlScheme} added.
+   */
+  static String mariaDbUrl(String url) {
+    if (!url.startsWith("jdbc:mysql:")) {
+      return url;
+    }
+    return url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme";
   }
 
   DecisionStore store() {

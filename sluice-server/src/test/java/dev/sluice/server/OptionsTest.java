@@ -15,7 +15,7 @@ class OptionsTest {
     Options o = new Options().redis("redis://127.0.0.1:1").postgres("jdbc:postgresql://x/y")
         .idleTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofSeconds(5));
     assertThatThrownBy(o::validate).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("choose one shared store: Redis, a Redis Cluster or PostgreSQL\n"
+        .hasMessage("choose one shared store: Redis, a Redis Cluster, PostgreSQL or MySQL\n"
             + "idleTimeout (PT1S) must be at least requestTimeout (PT5S): an idle connection would"
             + " be closed before a slow request's deadline answers it");
   }
@@ -49,5 +49,21 @@ class OptionsTest {
         .hasMessage("reloadEvery must not be negative but was PT-1S");
     assertThatThrownBy(() -> new Options().shutdownGrace(Duration.ofSeconds(-1)))
         .hasMessage("shutdownGrace must not be negative but was PT-1S");
+  }
+
+  @Test
+  void aMysqlUrl_isOneOfMysqlOrMariaDb_andTheServiceTakesBothSchemes() {
+    assertThatThrownBy(() -> new Options().mysql("jdbc:postgresql://db/app"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("a MySQL or MariaDB JDBC URL starts with jdbc:mysql: or jdbc:mariadb: but was"
+            + " 'jdbc:postgresql://db/app'");
+    assertThatThrownBy(() -> new Options().mysqlPoolSize(0))
+        .hasMessage("mysqlPoolSize must be between 1 and 1000 but was 0");
+    org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mysql://db/app?user=u"))
+        .isEqualTo("jdbc:mysql://db/app?user=u&permitMysqlScheme");
+    org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mysql://db/app"))
+        .isEqualTo("jdbc:mysql://db/app?permitMysqlScheme");
+    org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mariadb://db/app"))
+        .isEqualTo("jdbc:mariadb://db/app");
   }
 }

