@@ -24,6 +24,7 @@ module dev.sluice.spring {
   requires static dev.sluice.webflux;
   requires static dev.sluice.redis;
   requires static dev.sluice.postgres;
+  requires static dev.sluice.mysql;
   requires static java.sql;
   requires static jakarta.servlet;
   requires static spring.web;

@@ -12,6 +12,8 @@ import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.PrefixedPermitStore;
 import dev.sluice.spi.PrefixedStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -32,6 +34,7 @@ import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -67,6 +70,7 @@ public class SluiceAutoConfiguration {
     ClassLoader loader = context.getClassLoader();
     boolean redisModule = ClassUtils.isPresent("dev.sluice.redis.RedisStore", loader);
     boolean postgresModule = ClassUtils.isPresent("dev.sluice.postgres.PostgresStore", loader);
+    boolean mysqlModule = ClassUtils.isPresent("dev.sluice.mysql.MysqlStore", loader);
     boolean redisSettings = s.getRedis().getUri() != null || !s.getRedis().getCluster().isEmpty();
     Object lettuceClient = redisModule ? bean(context, loader, "io.lettuce.core.RedisClient") : null;
     Object springRedis = redisModule && lettuceClient == null ? bean(context, loader,
@@ -74,7 +78,8 @@ public class SluiceAutoConfiguration {
     DataSource ds = dataSource.getIfUnique();
     if (type.equals("auto")) {
       type = redisModule && (redisSettings || lettuceClient != null || springRedis != null) ? "redis"
-          : postgresModule && ds != null ? "postgres" : "memory";
+          : ds == null ? "memory"
+          : databaseStore(ds, context.getEnvironment(), postgresModule, mysqlModule);
     }
     DecisionStore store = null;
     AutoCloseable resources = null;
@@ -133,6 +138,19 @@ public class SluiceAutoConfiguration {
             context.getEnvironment());
         store = pg;
         resources = pg;
+      }
+      case "mysql" -> {
+        if (!mysqlModule) {
+          throw new SluiceConfigurationException(List.of("sluice.store.type: mysql needs"
+              + " dev.sluice:sluice-mysql on the classpath"));
+        }
+        if (ds == null) {
+          throw new SluiceConfigurationException(List.of("sluice.store.type: mysql needs one"
+              + " DataSource bean (spring.datasource.*)"));
+        }
+        var my = MysqlStores.open(ds, s.getMysql(), s.getTimeout(), context.getEnvironment());
+        store = my;
+        resources = my;
       }
       default -> { }
     }
@@ -203,6 +221,33 @@ public class SluiceAutoConfiguration {
   }
 
   /** The one bean of the class named, or null when there is none, several, or no such class. */
+  /**
+   * The store for the application's DataSource, by its database: MySQL or MariaDB with
+   * sluice-mysql, else PostgreSQL with sluice-postgres (as before sluice-mysql existed), else
+   * memory. The database is the one {@code spring.datasource.url} names or, without it, the one
+   * the DataSource's connection says.
+   */
+  static String databaseStore(DataSource ds, Environment env,
+      boolean postgresModule, boolean mysqlModule) {
+    if (!mysqlModule) {
+      return postgresModule ? "postgres" : "memory";
+    }
+    String url = env.getProperty("spring.datasource.url");
+    boolean mysql;
+    if (url != null) {
+      mysql = MysqlStores.isMysql(url);
+    } else {
+      try (Connection c = ds.getConnection()) {
+        String product = c.getMetaData().getDatabaseProductName();
+        mysql = product != null && (product.contains("MySQL") || product.contains("MariaDB"));
+      } catch (SQLException e) {
+        // the chosen store's build says what is wrong with the database
+        mysql = !postgresModule;
+      }
+    }
+    return mysql ? "mysql" : postgresModule ? "postgres" : "memory";
+  }
+
   private static Object bean(ApplicationContext context, ClassLoader loader, String className) {
     if (!ClassUtils.isPresent(className, loader)) {
       return null;

@@ -674,7 +674,10 @@ public class SluiceProperties {
 
   /** The store the limiters share. */
   public static class Store {
-    /** auto (Redis or PostgreSQL when the application has one, else memory), memory, redis or postgres. */
+    /**
+     * auto (Redis when the application has one, else PostgreSQL or MySQL as its DataSource's
+     * database is, else memory), memory, redis, postgres or mysql.
+     */
     private String type = "auto";
     /** The longest one decision may take on a shared store. */
     private Duration timeout = Duration.ofMillis(250);
@@ -684,6 +687,8 @@ public class SluiceProperties {
     private Redis redis = new Redis();
     /** PostgreSQL settings (the DataSource is the application's). */
     private Postgres postgres = new Postgres();
+    /** MySQL and MariaDB settings (the DataSource is the application's). */
+    private Mysql mysql = new Mysql();
     /** When decisions stop calling a failing store (unset: Sluice's defaults). */
     private CircuitBreaker circuitBreaker = new CircuitBreaker();
     /**
@@ -747,6 +752,14 @@ public class SluiceProperties {
 
     public void setPostgres(Postgres postgres) {
       this.postgres = postgres;
+    }
+
+    public Mysql getMysql() {
+      return mysql;
+    }
+
+    public void setMysql(Mysql mysql) {
+      this.mysql = mysql;
     }
   }
 
@@ -848,6 +861,40 @@ public class SluiceProperties {
 
     public void setPrefix(String prefix) {
       this.prefix = prefix;
+    }
+  }
+
+  /** MySQL and MariaDB settings. */
+  public static class Mysql {
+    /** The table of buckets (the others are named after it). */
+    private String table = "sluice_buckets";
+    /** Create the tables and procedures when they are missing. */
+    private boolean createSchema = true;
+    /** How often expired rows are deleted. */
+    private Duration pruneEvery = Duration.ofMinutes(1);
+
+    public String getTable() {
+      return table;
+    }
+
+    public void setTable(String table) {
+      this.table = table;
+    }
+
+    public boolean isCreateSchema() {
+      return createSchema;
+    }
+
+    public void setCreateSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+    }
+
+    public Duration getPruneEvery() {
+      return pruneEvery;
+    }
+
+    public void setPruneEvery(Duration pruneEvery) {
+      this.pruneEvery = pruneEvery;
     }
   }
 

@@ -84,7 +84,7 @@ final class SluiceSettings {
   }
 
   /** The store types {@code sluice.store.type} takes. */
-  static final List<String> STORE_TYPES = List.of("auto", "memory", "redis", "postgres");
+  static final List<String> STORE_TYPES = List.of("auto", "memory", "redis", "postgres", "mysql");
 
   /**
    * Checks the properties; {@code ticksPerSecond} is the resolution of the chosen store's clock
@@ -125,7 +125,7 @@ final class SluiceSettings {
     SluiceProperties.Store store = p.getStore();
     String storeType = lower(store.getType());
     if (!STORE_TYPES.contains(storeType)) {
-      problems.add("sluice.store.type: must be auto, memory, redis or postgres but was '"
+      problems.add("sluice.store.type: must be auto, memory, redis, postgres or mysql but was '"
           + store.getType() + "'");
     }
     StoreFailure failure = LimitSpec.storeFailure(store.getFailure());

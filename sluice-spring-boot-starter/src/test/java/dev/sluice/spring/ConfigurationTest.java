@@ -442,7 +442,7 @@ class ConfigurationTest {
         .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
         .withPropertyValues("sluice.store.type=etcd")
         .run(context -> assertThat(context.getStartupFailure()).rootCause()
-            .hasMessageContaining("sluice.store.type: must be auto, memory, redis or postgres but was 'etcd'"));
+            .hasMessageContaining("sluice.store.type: must be auto, memory, redis, postgres or mysql but was 'etcd'"));
   }
 
   @Test

