@@ -195,6 +195,14 @@ CREATE FUNCTION sluice_my1_ticks_up(st BIGINT, sc BIGINT) RETURNS BIGINT
   DETERMINISTIC NO SQL
   RETURN (st + sc - 1) DIV sc $$
 
+-- GET_LOCK's timeout for a wait of ms milliseconds (0: no end): MariaDB takes fractions of a
+-- second; MySQL counts whole seconds, so there it is rounded up (the store's network timeout
+-- still ends the call at its deadline).
+DROP FUNCTION IF EXISTS sluice_my1_lock_wait $$
+CREATE FUNCTION sluice_my1_lock_wait(ms INT) RETURNS DECIMAL(12, 3)
+  NOT DETERMINISTIC NO SQL
+  RETURN IF(ms <= 0, -1, IF(VERSION() LIKE '%MariaDB%', ms / 1000, CEIL(ms / 1000))) $$
+
 -- The database clock, in microseconds since the epoch (UTC, whatever the session's time zone).
 DROP FUNCTION IF EXISTS sluice_my1_now $$
 CREATE FUNCTION sluice_my1_now() RETURNS BIGINT
@@ -237,7 +245,7 @@ BEGIN
     RESIGNAL;
   END;
 
-  SET got = GET_LOCK(lk, IF(p_lock_ms > 0, p_lock_ms / 1000, -1));
+  SET got = GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms));
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
@@ -692,7 +700,7 @@ BEGIN
   SET ks = sluice_my1_at(offsets, n) - 1;
   SET reserve_ = sluice_my1_at(p_args, c_args_per_limit * n + 1 + c_after_limits_reserve);
 
-  SET got = GET_LOCK(lk, IF(p_lock_ms > 0, p_lock_ms / 1000, -1));
+  SET got = GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms));
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;
@@ -849,7 +857,7 @@ BEGIN
     DO RELEASE_LOCK(lk);
     RESIGNAL;
   END;
-  SET got = GET_LOCK(lk, IF(p_lock_ms > 0, p_lock_ms / 1000, -1));
+  SET got = GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms));
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
@@ -921,7 +929,7 @@ BEGIN
     DO RELEASE_LOCK(lk);
     RESIGNAL;
   END;
-  SET got = GET_LOCK(lk, IF(p_lock_ms > 0, p_lock_ms / 1000, -1));
+  SET got = GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms));
   IF got IS NULL OR got <> 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;

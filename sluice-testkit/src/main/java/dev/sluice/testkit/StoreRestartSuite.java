@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The fault-load harness every shared store runs: a dedicated real server stopped under load from
  * four threads and started again. While it is down, every decision is answered (degraded), fail
- * closed admits nothing, and no call takes much longer than the store's timeout; once it answers,
+ * closed admits nothing, the circuit breaker opens, and no call takes much longer than the
+ * store's timeout; once it answers,
  * decisions reach it again within a bound; a server that keeps its data still holds what was
  * decided before. A store module extends this class.
  */
@@ -192,6 +193,14 @@ public abstract class StoreRestartSuite {
       assertThat(degradedAdmitted.get()).as("fail closed admits nothing while down").isZero();
       assertThat(slowest.get()).as("no call takes much past the store's timeout")
           .isLessThan(slowestAllowed().toNanos());
+      AtomicBoolean opened = new AtomicBoolean();
+      waitUntil(() -> {
+        if (busy.stats().breakerOpen()) {
+          opened.set(true);
+        }
+        return opened.get();
+      }, 10);
+      assertThat(opened.get()).as("the circuit breaker opens while the store is down").isTrue();
       startServer();
       long answering = System.nanoTime();
       while (busy.tryAcquire("probe").isDegraded()
