@@ -23,6 +23,10 @@ java -cp "$J" dev.sluice.benchmarks.RedisMemoryPerKey 2>/dev/null | tee "$OUT/re
 java -cp "$J" dev.sluice.benchmarks.RedisLoad "" 5 2>/dev/null | tee "$OUT/redis-load.txt"
 # PostgreSQL: starts its own PostgreSQL 14 on loopback.
 java -cp "$J" dev.sluice.benchmarks.PostgresLoad "" 5 2>/dev/null | tee "$OUT/postgres-load.txt"
+# MySQL / MariaDB: starts its own MariaDB 10.11 on loopback, durable commits, then relaxed ones.
+{ java -cp "$J" dev.sluice.benchmarks.MysqlLoad "" 5 2>/dev/null
+  java -cp "$J" dev.sluice.benchmarks.MysqlLoad "" 5 --innodb-flush-log-at-trx-commit=2 2>/dev/null
+} | tee "$OUT/mysql-load.txt"
 # HTTP: the service under wrk (Debian: apt-get install wrk), /healthz beside /v1/check.
 if command -v wrk >/dev/null; then
   sluice-benchmarks/http/run.sh 10 64 | tee "$OUT/http-load.txt"
