@@ -1,7 +1,9 @@
 package dev.sluice.mysql;
 
 import dev.sluice.jdbc.AsyncCalls;
+import dev.sluice.jdbc.BatchPruning;
 import dev.sluice.jdbc.DeadlineConnections;
+import dev.sluice.jdbc.JdbcSettings;
 import dev.sluice.jdbc.RecoveryConnections;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
@@ -66,7 +68,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   /** setNetworkTimeout's executor: the drivers close the socket on the calling thread. */
   private static final Executor DIRECT = Runnable::run;
   private final DataSource dataSource;
-  private final Pruning pruning;
+  private final BatchPruning pruning;
   private final DeadlineConnections connections;
   private final String table;
   private final String decideSql;
@@ -104,7 +106,9 @@ public final class MysqlStore implements DecisionStore, PermitStore {
     this.groupPermitSql = "CALL " + table + "_group_permit(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     this.liveSql = "CALL " + table + "_live_instances(?, ?, ?, ?)";
     MysqlSchema.prepare(dataSource, table, b.createIfMissing);
-    this.pruning = new Pruning(dataSource, table, micros, b.pruneBatch, b.pruneEvery);
+    this.pruning = new BatchPruning(dataSource, Pruning.statements(table), micros, b.pruneBatch,
+        b.pruneEvery, "sluice-mysql-prune-" + table, Pruning.READ_COMMITTED,
+        e -> new MysqlStoreException("MySQL pruning of table " + table + " failed: " + e.getMessage(), e));
   }
 
   /** A builder for a store on {@code dataSource}. */
@@ -688,13 +692,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
      * times out when the time left runs out.
      */
     public Builder statementTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "timeout");
-      if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() < 1
-          || timeout.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("statementTimeout must be between 1 ms and 1 hour but was "
-            + timeout);
-      }
-      this.timeout = timeout;
+      this.timeout = JdbcSettings.statementTimeout(timeout);
       return this;
     }
 
@@ -709,11 +707,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
      * when {@link MysqlStore#pruneExpired()} is called).
      */
     public Builder pruneEvery(Duration every) {
-      Objects.requireNonNull(every, "every");
-      if (every.toMillis() < 1) {
-        throw new IllegalArgumentException("pruneEvery must be at least 1 ms but was " + every);
-      }
-      this.pruneEvery = every;
+      this.pruneEvery = JdbcSettings.pruneEvery(every);
       return this;
     }
 
@@ -733,20 +727,13 @@ public final class MysqlStore implements DecisionStore, PermitStore {
      * connection while it runs a call.
      */
     public Builder asyncThreads(int threads) {
-      if (threads < 1 || threads > 256) {
-        throw new IllegalArgumentException("asyncThreads must be between 1 and 256 but was " + threads);
-      }
-      this.asyncThreads = threads;
+      this.asyncThreads = JdbcSettings.asyncThreads(threads);
       return this;
     }
 
     /** Rows deleted per pruning statement (default 1000). */
     public Builder pruneBatchSize(int rows) {
-      if (rows < 1 || rows > 1_000_000) {
-        throw new IllegalArgumentException("pruneBatchSize must be between 1 and 1000000 but was "
-            + rows);
-      }
-      this.pruneBatch = rows;
+      this.pruneBatch = JdbcSettings.pruneBatchSize(rows);
       return this;
     }
 

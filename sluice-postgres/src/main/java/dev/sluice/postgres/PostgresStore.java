@@ -1,7 +1,9 @@
 package dev.sluice.postgres;
 
 import dev.sluice.jdbc.AsyncCalls;
+import dev.sluice.jdbc.BatchPruning;
 import dev.sluice.jdbc.DeadlineConnections;
+import dev.sluice.jdbc.JdbcSettings;
 import dev.sluice.jdbc.RecoveryConnections;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
@@ -60,7 +62,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   private static final int IN_FLIGHT_PER_KEY = 4;
   private final DataSource dataSource;
   /** Deletes expired rows in batches: on a schedule, and when asked. */
-  private final Pruning pruning;
+  private final BatchPruning pruning;
   /** Connections for decisions, by their deadline, from the pool or the recovery path. */
   private final DeadlineConnections connections;
   private final String table;
@@ -112,7 +114,9 @@ public final class PostgresStore implements DecisionStore, PermitStore {
     this.resetGroupMemberPermitsSql = "DELETE FROM " + table
         + "_group_permits WHERE grp = ? AND key = ?";
     PostgresSchema.prepare(dataSource, table, b.createIfMissing, b.unlogged);
-    this.pruning = new Pruning(dataSource, table, micros, b.pruneBatch, b.pruneEvery);
+    this.pruning = new BatchPruning(dataSource, Pruning.statements(table), micros, b.pruneBatch,
+        b.pruneEvery, "sluice-postgres-prune-" + table, Pruning.READ_COMMITTED,
+        e -> new PostgresStoreException("PostgreSQL pruning of table " + table + " failed: " + e.getMessage(), e));
   }
 
   /** A builder for a store on {@code dataSource}. */
@@ -652,13 +656,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
      * PostgreSQL ends when the time left runs out.
      */
     public Builder statementTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "timeout");
-      if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() < 1
-          || timeout.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException("statementTimeout must be between 1 ms and 1 hour but was "
-            + timeout);
-      }
-      this.timeout = timeout;
+      this.timeout = JdbcSettings.statementTimeout(timeout);
       return this;
     }
 
@@ -673,11 +671,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
      * when {@link PostgresStore#pruneExpired()} is called).
      */
     public Builder pruneEvery(Duration every) {
-      Objects.requireNonNull(every, "every");
-      if (every.toMillis() < 1) {
-        throw new IllegalArgumentException("pruneEvery must be at least 1 ms but was " + every);
-      }
-      this.pruneEvery = every;
+      this.pruneEvery = JdbcSettings.pruneEvery(every);
       return this;
     }
 
@@ -697,20 +691,13 @@ public final class PostgresStore implements DecisionStore, PermitStore {
      * connection while it runs a call.
      */
     public Builder asyncThreads(int threads) {
-      if (threads < 1 || threads > 256) {
-        throw new IllegalArgumentException("asyncThreads must be between 1 and 256 but was " + threads);
-      }
-      this.asyncThreads = threads;
+      this.asyncThreads = JdbcSettings.asyncThreads(threads);
       return this;
     }
 
     /** Rows deleted per pruning statement (default 1000). */
     public Builder pruneBatchSize(int rows) {
-      if (rows < 1 || rows > 1_000_000) {
-        throw new IllegalArgumentException("pruneBatchSize must be between 1 and 1000000 but was "
-            + rows);
-      }
-      this.pruneBatch = rows;
+      this.pruneBatch = JdbcSettings.pruneBatchSize(rows);
       return this;
     }
 
