@@ -1,97 +1,15 @@
 package dev.sluice.postgres;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import dev.sluice.Limit;
-import dev.sluice.Rate;
-import dev.sluice.RateLimiter;
-import dev.sluice.Sluice;
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.testkit.FrozenClockContentionSuite;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
-import org.junit.jupiter.api.Test;
+import java.util.function.LongSupplier;
 
-/**
- * Many threads over a pool of connections: time is frozen through the test hook, so the exact
- * number each key may admit is known; every admitted request is counted, nothing more is
- * admitted, nothing fails (no deadlock, no serialization failure reaches a caller).
- */
-class PostgresConcurrencyTest {
-  private static final int THREADS = 16;
-  private static final long T0 = 1_700_000_000_000_000L;
-
-  private static RateLimiter limiter(Limit... limits) {
-    PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).createIfMissing(true)
-        .prefix("conc:" + UUID.randomUUID() + ":").timeSourceMicros(() -> T0)
-        .statementTimeout(Duration.ofSeconds(10)).build();
-    return Sluice.builder().limits(limits).store(store).build();
-  }
-
-  /** Runs {@code perThread} calls on each thread; returns admissions per key index. */
-  private static AtomicLongArray run(RateLimiter l, int keys, int perThread) throws Exception {
-    AtomicLongArray admitted = new AtomicLongArray(keys);
-    ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-    CountDownLatch start = new CountDownLatch(1);
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      for (int t = 0; t < THREADS; t++) {
-        int id = t;
-        futures.add(pool.submit(() -> {
-          start.await();
-          for (int i = 0; i < perThread; i++) {
-            int k = (id * 7919 + i * 31) % keys;
-            if (l.tryAcquire("key:" + k).isAllowed()) {
-              admitted.incrementAndGet(k);
-            }
-          }
-          return null;
-        }));
-      }
-      start.countDown();
-      for (Future<?> f : futures) {
-        f.get(120, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
-    return admitted;
-  }
-
-  @Test
-  void hotKey_exactAccounting() throws Exception {
-    RateLimiter l = limiter(Limit.leakyBucket(1000, Rate.perHour(1)));
-    AtomicLongArray admitted = run(l, 1, 150);   // 2,400 calls on one key
-    assertThat(admitted.get(0)).isEqualTo(1000);
-    assertThat(l.stats().storeErrors()).isZero();
-    assertThat(l.check("key:0").remaining()).isZero();
-  }
-
-  @Test
-  void manyKeys_exactAccounting_firstWritesRaceSafely() throws Exception {
-    RateLimiter l = limiter(Limit.leakyBucket(20, Rate.perHour(1)));
-    int keys = 100;
-    AtomicLongArray admitted = run(l, keys, 200);   // 3,200 calls, 32 per key, many racing on new rows
-    for (int k = 0; k < keys; k++) {
-      assertThat(admitted.get(k)).as("key " + k).isEqualTo(20);
-    }
-    assertThat(l.stats().storeErrors()).isZero();
-  }
-
-  @Test
-  void severalLimits_hotKey_allOrNothing() throws Exception {
-    RateLimiter l = limiter(Limit.leakyBucket(300, Rate.perHour(1)),
-        Limit.fixedWindow(200, Duration.ofHours(1)));
-    AtomicLongArray admitted = run(l, 1, 40);
-    assertThat(admitted.get(0)).isEqualTo(200);
-    // every admission charged both limits: the bucket holds 200 of 300
-    assertThat(l.check("key:0").perLimit().get(0).remaining()).isEqualTo(100.0);
-    assertThat(l.stats().storeErrors()).isZero();
+/** 16 threads on one hot key, on 100 new keys and with two limits on one key, on a real PostgreSQL. */
+class PostgresConcurrencyTest extends FrozenClockContentionSuite {
+  @Override
+  protected DecisionStore store(String prefix, LongSupplier micros) {
+    return PostgresStore.builder(TestPostgres.dataSource()).createIfMissing(true).prefix(prefix)
+        .timeSourceMicros(micros).statementTimeout(Duration.ofSeconds(10)).build();
   }
 }
