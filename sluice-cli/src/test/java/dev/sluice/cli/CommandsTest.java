@@ -119,6 +119,14 @@ class CommandsTest {
     assertThat(err.toString()).contains("port must be between 0 and 65535 but was 70000");
     assertThat(run("serve", "--port", "0", "--postgres", "postgres://x")).isEqualTo(2);
     assertThat(err.toString()).contains("jdbc:postgresql:");
+    assertThat(run("serve", "--port", "0", "--mysql", "mysql://db/app")).isEqualTo(2);
+    assertThat(err.toString()).contains("a MySQL or MariaDB JDBC URL starts with jdbc:mysql: or"
+        + " jdbc:mariadb: but was 'mysql://db/app'");
+    assertThat(run("serve", "--port", "0", "--postgres", "jdbc:postgresql://x/y", "--mysql",
+        "jdbc:mysql://x/y")).isEqualTo(2);
+    assertThat(err.toString()).contains("choose one of --redis, --redis-cluster, --postgres and --mysql");
+    assertThat(run("serve", "--port", "0", "--mysql-pool-size", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("mysqlPoolSize must be between 1 and 1000 but was 0");
     // settings that depend on one another: every problem at once
     assertThat(run("serve", "--port", "0", "--store-timeout", "100ms", "--idle-timeout", "1s"))
         .isEqualTo(2);
