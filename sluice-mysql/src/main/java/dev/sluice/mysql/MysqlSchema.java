@@ -96,9 +96,11 @@ final class MysqlSchema {
    * applying the migrations it lacks when {@code createIfMissing}; several instances starting at
    * once take turns under a named lock.
    *
+   * @return whether the server is MariaDB (its {@code GET_LOCK} takes fractions of a second;
+   *     MySQL's counts whole seconds)
    * @throws IllegalStateException saying what is wrong and how to fix it
    */
-  static void prepare(DataSource dataSource, String table, boolean createIfMissing) {
+  static boolean prepare(DataSource dataSource, String table, boolean createIfMissing) {
     try (Connection c = dataSource.getConnection()) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
@@ -163,6 +165,11 @@ final class MysqlSchema {
               + " the others) are missing: run the schema SQL again (it is idempotent), or call"
               + " createIfMissing(true) on the builder");
         }
+      }
+      try (Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("SELECT VERSION() LIKE '%MariaDB%'")) {
+        rs.next();
+        return rs.getBoolean(1);
       }
     } catch (SQLException e) {
       throw new IllegalStateException("MySQL refused the store (table " + table + "): "

@@ -81,6 +81,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private final long timeoutMillis;
   private final long timeoutNanos;
   private final AsyncCalls async;
+  /** MariaDB's GET_LOCK waits fractions of a second; MySQL's whole seconds. */
+  private final boolean fractionalLockWaits;
   /** Decisions on one key from this JVM go to the database a few at a time (by key hash). */
   private final Semaphore[] stripes;
 
@@ -105,7 +107,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
     this.permitSql = "CALL " + table + "_permit(?, ?, ?, ?, ?, ?, ?, ?)";
     this.groupPermitSql = "CALL " + table + "_group_permit(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     this.liveSql = "CALL " + table + "_live_instances(?, ?, ?, ?)";
-    MysqlSchema.prepare(dataSource, table, b.createIfMissing);
+    this.fractionalLockWaits = MysqlSchema.prepare(dataSource, table, b.createIfMissing);
     this.pruning = new BatchPruning(dataSource, Pruning.statements(table), micros, b.pruneBatch,
         b.pruneEvery, "sluice-mysql-prune-" + table, Pruning.READ_COMMITTED,
         e -> new MysqlStoreException("MySQL pruning of table " + table + " failed: " + e.getMessage(), e));
@@ -311,7 +313,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
 
   /**
    * One call by {@code deadline}: the leading arguments, the time (NULL: the database's clock),
-   * the trailing ones, then the time left for the key's lock in milliseconds. Answers the one
+   * the trailing ones, then the time left for the key's lock in milliseconds (rounded up to
+   * whole seconds on MySQL, whose {@code GET_LOCK} counts no fractions). Answers the one
    * value of its one row. Bounded by the deadline on the network too, so a server that stops
    * answering fails the call in time (the driver then closes the connection).
    */
@@ -331,7 +334,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
           p.setLong(at++, micros.getAsLong());
         }
         at = trailing.bind(p, at);
-        p.setInt(at, (int) Math.min(Integer.MAX_VALUE, leftMillis));
+        p.setInt(at, (int) Math.min(Integer.MAX_VALUE, fractionalLockWaits ? leftMillis
+            : (leftMillis + 999) / 1000 * 1000));
         try (ResultSet rs = p.executeQuery()) {
           if (!rs.next()) {
             throw new SQLException(sql + " answered no row");

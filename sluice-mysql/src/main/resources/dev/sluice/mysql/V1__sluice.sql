@@ -195,14 +195,6 @@ CREATE FUNCTION sluice_my1_ticks_up(st BIGINT, sc BIGINT) RETURNS BIGINT
   DETERMINISTIC NO SQL
   RETURN (st + sc - 1) DIV sc $$
 
--- GET_LOCK's timeout for a wait of ms milliseconds (0: no end): MariaDB takes fractions of a
--- second; MySQL counts whole seconds, so there it is rounded up (the store's network timeout
--- still ends the call at its deadline).
-DROP FUNCTION IF EXISTS sluice_my1_lock_wait $$
-CREATE FUNCTION sluice_my1_lock_wait(ms INT) RETURNS DECIMAL(12, 3)
-  NOT DETERMINISTIC NO SQL
-  RETURN IF(ms <= 0, -1, IF(VERSION() LIKE '%MariaDB%', ms / 1000, CEIL(ms / 1000))) $$
-
 -- The database clock, in microseconds since the epoch (UTC, whatever the session's time zone).
 DROP FUNCTION IF EXISTS sluice_my1_now $$
 CREATE FUNCTION sluice_my1_now() RETURNS BIGINT
@@ -218,7 +210,8 @@ CREATE FUNCTION sluice_my1_now() RETURNS BIGINT
 --   p_args    per limit c_args_per_limit arguments (c_arg_*: kind, capacity, window, penalty,
 --             quantum, scale), then (c_after_limits_count) the count of grains a lease asks for
 --             or a release gives back (1 otherwise), all separated by commas
---   p_lock_ms the longest to wait for the key, in milliseconds
+--   p_lock_ms the longest to wait for the key, in milliseconds (whole seconds on MySQL, whose
+--             GET_LOCK counts no fractions: the store rounds up; MariaDB takes fractions)
 -- Answers one row, one column: 'now,slot,slot,...', the state as it was before.
 DROP PROCEDURE IF EXISTS sluice_buckets_decide $$
 CREATE PROCEDURE sluice_buckets_decide(p_key VARBINARY(1536), p_op INT, p_now BIGINT,
@@ -249,7 +242,7 @@ BEGIN
   -- The transaction starts before the key is held, so that holding it takes fewer statements.
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
-  IF GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms)) IS NOT TRUE THEN
+  IF GET_LOCK(lk, p_lock_ms / 1000) IS NOT TRUE THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
 
@@ -271,13 +264,11 @@ BEGIN
         sluice_my1_add(now, sluice_my1_ticks_up(
           sluice_my1_add(bl, sluice_my1_at(p_args, 1 + c_arg_quantum)), 1)),
         departure);   -- a check or a rejection changes nothing
-    IF stop_ = departure THEN
-      SET stop_ = stop_;   -- unchanged
-    ELSEIF stop_ <= now THEN
+    IF stop_ <> departure AND stop_ <= now THEN
       IF stored IS NOT NULL THEN
         DELETE FROM sluice_buckets WHERE k = p_key;
       END IF;
-    ELSE
+    ELSEIF stop_ <> departure THEN
       INSERT INTO sluice_buckets (k, layout, state, expires_at)
         VALUES (p_key, 'b', CONCAT(stop_), stop_)
         ON DUPLICATE KEY UPDATE layout = 'b', state = CONCAT(stop_), expires_at = stop_;
@@ -703,7 +694,7 @@ BEGIN
   -- The transaction starts before the key is held, so that holding it takes fewer statements.
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
-  IF GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms)) IS NOT TRUE THEN
+  IF GET_LOCK(lk, p_lock_ms / 1000) IS NOT TRUE THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;
   SELECT g.layout, g.state INTO g_layout, g_state
@@ -861,7 +852,7 @@ BEGIN
   -- The transaction starts before the key is held, so that holding it takes fewer statements.
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
-  IF GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms)) IS NOT TRUE THEN
+  IF GET_LOCK(lk, p_lock_ms / 1000) IS NOT TRUE THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the key';
   END IF;
   SET now_ms = FLOOR(COALESCE(p_now, sluice_my1_now()) / 1000);
@@ -932,7 +923,7 @@ BEGIN
   -- The transaction starts before the key is held, so that holding it takes fewer statements.
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
   START TRANSACTION;
-  IF GET_LOCK(lk, sluice_my1_lock_wait(p_lock_ms)) IS NOT TRUE THEN
+  IF GET_LOCK(lk, p_lock_ms / 1000) IS NOT TRUE THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'sluice: timed out waiting for the group';
   END IF;
   SET now_ms = FLOOR(COALESCE(p_now, sluice_my1_now()) / 1000);
