@@ -37,7 +37,7 @@ final class BucketRules extends Rules {
   /**
    * The admit rule, the one copy in Java: a bucket holding {@code backlog} steps admits {@code q}
    * more when they fit below its capacity. Every path calls it: {@link #fits}, the meter
-   * (Engine.meterBuckets), the queue (Engine.decide's reserve) and the lock-free path
+   * (Engine.meterInPlace), the queue (Engine.decide's reserve) and the lock-free path
    * (LockFreeBucket, whose backlog is counted from its cell's origin).
    */
   static boolean admits(long backlog, long q, long capacity) {

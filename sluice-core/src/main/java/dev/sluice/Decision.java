@@ -14,7 +14,7 @@ import java.util.List;
  * the limit that asks for the longest wait; when admitted, the one with the least share of its
  * capacity left. {@link #perLimit()} has every limit's own figures.
  */
-public final class Decision {
+public sealed class Decision permits Engine.Metered {
   private final boolean allowed;
   private final boolean reachedCapacity;
   private final double remaining;
@@ -84,18 +84,18 @@ public final class Decision {
    * the bucket stayed below capacity ({@code !reachedCapacity()}). For {@code check}, whether a
    * {@code tryAcquire} would have been admitted.
    */
-  public boolean isAllowed() {
+  public final boolean isAllowed() {
     return allowed;
   }
 
   /** Whether a {@code fillUp} reached capacity at that instant ("full" is an event, not a state). */
-  public boolean reachedCapacity() {
+  public final boolean reachedCapacity() {
     return reachedCapacity;
   }
 
   /** Whether this cost can never be admitted, because it exceeds the capacity. */
-  public boolean isNeverAdmissible() {
-    return !allowed && retryAfterNanos == Long.MAX_VALUE;
+  public final boolean isNeverAdmissible() {
+    return !allowed && retryAfterNanos() == Long.MAX_VALUE;
   }
 
   /** Capacity left after the operation ({@code C - L}), in units of cost; never negative. */
@@ -104,8 +104,8 @@ public final class Decision {
   }
 
   /** The level after the operation ({@code capacity - remaining}), in units of cost. */
-  public double level() {
-    return Math.max(0, limit.capacity() - remaining);
+  public final double level() {
+    return Math.max(0, limit().capacity() - remaining());
   }
 
   /**
@@ -117,9 +117,9 @@ public final class Decision {
   }
 
   /** {@link #retryAfterNanos()} as a Duration; {@link ChronoUnit#FOREVER} when never. */
-  public Duration retryAfter() {
-    return retryAfterNanos == Long.MAX_VALUE
-        ? ChronoUnit.FOREVER.getDuration() : Duration.ofNanos(retryAfterNanos);
+  public final Duration retryAfter() {
+    long r = retryAfterNanos();
+    return r == Long.MAX_VALUE ? ChronoUnit.FOREVER.getDuration() : Duration.ofNanos(r);
   }
 
   /** Nanoseconds until the key holds nothing (the bucket is empty, the window is over). */
@@ -128,20 +128,20 @@ public final class Decision {
   }
 
   /** {@link #resetAfterNanos()} as a Duration. */
-  public Duration resetAfter() {
-    return Duration.ofNanos(resetAfterNanos);
+  public final Duration resetAfter() {
+    return Duration.ofNanos(resetAfterNanos());
   }
 
   /**
    * For {@code reserve}: nanoseconds the caller must wait before proceeding so that output runs
    * at the leak rate. Zero for every other operation.
    */
-  public long delayNanos() {
+  public final long delayNanos() {
     return delayNanos;
   }
 
   /** {@link #delayNanos()} as a Duration. */
-  public Duration delay() {
+  public final Duration delay() {
     return Duration.ofNanos(delayNanos);
   }
 
@@ -149,7 +149,7 @@ public final class Decision {
    * Whether the shared store could not be asked and the limiter's {@link StoreFailure} policy
    * answered instead (the figures are then those of the policy, not of the store).
    */
-  public boolean isDegraded() {
+  public final boolean isDegraded() {
     return degraded;
   }
 
@@ -160,7 +160,7 @@ public final class Decision {
    * fallback} limiter is {@linkplain #isDegraded() degraded} but not unavailable: a limit refused
    * it, and HTTP answers {@code 429}.
    */
-  public boolean isUnavailable() {
+  public final boolean isUnavailable() {
     return unavailable;
   }
 
@@ -185,12 +185,12 @@ public final class Decision {
     } else {
       this.allowed = other.allowed;
       this.reachedCapacity = other.reachedCapacity;
-      this.remaining = other.remaining;
-      this.retryAfterNanos = other.retryAfterNanos;
-      this.resetAfterNanos = other.resetAfterNanos;
+      this.remaining = other.remaining();
+      this.retryAfterNanos = other.retryAfterNanos();
+      this.resetAfterNanos = other.resetAfterNanos();
       this.delayNanos = other.delayNanos;
-      this.limit = other.limit;
-      this.perLimit = other.perLimit;
+      this.limit = other.limit();
+      this.perLimit = other.perLimitOrNull();
       this.degraded = other.degraded;
       this.leased = other.leased;
       this.borrowed = other.borrowed;
@@ -200,8 +200,8 @@ public final class Decision {
 
   /** This decision, marked degraded. */
   Decision degraded() {
-    return new Decision(allowed, reachedCapacity, remaining, retryAfterNanos, resetAfterNanos,
-        delayNanos, limit, perLimit, true, leased, borrowed);
+    return new Decision(allowed, reachedCapacity, remaining(), retryAfterNanos(),
+        resetAfterNanos(), delayNanos, limit(), perLimitOrNull(), true, leased, borrowed);
   }
 
   /**
@@ -209,7 +209,7 @@ public final class Decision {
    * of the shared bucket, without a store call. {@link #remaining()} is then what this instance
    * still holds of its lease, not the shared bucket's headroom.
    */
-  public boolean isLeased() {
+  public final boolean isLeased() {
     return leased;
   }
 
@@ -218,7 +218,7 @@ public final class Decision {
    * idle capacity. False when it was admitted within its assured limit, when it was rejected, and
    * for limiters without a group.
    */
-  public boolean isBorrowed() {
+  public final boolean isBorrowed() {
     return borrowed;
   }
 
@@ -232,24 +232,30 @@ public final class Decision {
    * this decision when there is one limit. A limit's {@link #isAllowed()} there says whether that
    * limit alone would have admitted.
    */
-  public List<Decision> perLimit() {
-    return perLimit == null ? List.of(this) : perLimit;
+  public final List<Decision> perLimit() {
+    List<Decision> p = perLimitOrNull();
+    return p == null ? List.of(this) : p;
   }
 
-  /** The per-limit list as kept (null when there is one limit). */
+  /**
+   * The per-limit list as kept (null when there is one limit). The one subclass, the in-memory
+   * meter's on several buckets, computes it, and the deciding limit and its figures, when asked
+   * for instead of keeping them (one object per decision, and no arithmetic a caller does
+   * not ask for).
+   */
   List<Decision> perLimitOrNull() {
     return perLimit;
   }
 
   @Override
-  public String toString() {
+  public final String toString() {
     StringBuilder b = new StringBuilder(allowed ? "allowed" : "rejected");
-    b.append(" remaining=").append(Checks.format(remaining));
+    b.append(" remaining=").append(Checks.format(remaining()));
     if (!allowed || reachedCapacity) {
       b.append(" retryAfter=").append(
-          retryAfterNanos == Long.MAX_VALUE ? "never" : Duration.ofNanos(retryAfterNanos));
+          retryAfterNanos() == Long.MAX_VALUE ? "never" : Duration.ofNanos(retryAfterNanos()));
     }
-    b.append(" resetAfter=").append(Duration.ofNanos(resetAfterNanos));
+    b.append(" resetAfter=").append(Duration.ofNanos(resetAfterNanos()));
     if (delayNanos > 0) {
       b.append(" delay=").append(Duration.ofNanos(delayNanos));
     }
@@ -265,6 +271,6 @@ public final class Decision {
     if (borrowed) {
       b.append(" borrowed");
     }
-    return b.append(" limit=").append(limit.name()).toString();
+    return b.append(" limit=").append(limit().name()).toString();
   }
 }

@@ -245,97 +245,204 @@ final class Engine {
   }
 
   /**
-   * Where {@link #meterBuckets} puts the state to keep when the decision writes one. A null sink
-   * asks for a read-only decision: one that would write returns null instead, having allocated
-   * nothing.
+   * The meter ({@code tryAcquire}, {@code check}) on limits that are all buckets, in place: the
+   * same decision and next state as {@link #decide(CompiledLimit[], long[], long, int, double,
+   * long[])} (MeterEquivalenceTest compares them), with the state {@code s} changed in place when
+   * the decision writes (an admission, or a rejection that starts a penalty). Returns the
+   * {@link Metered} decision; or, when {@code mayWrite} is false and the decision would write,
+   * null, having changed nothing.
+   *
+   * <p>The decision keeps each bucket's backlog after it, not {@code s}, so the caller may change
+   * {@code s} afterwards; nothing but the Metered object is allocated (and an array of backlogs
+   * for more than two limits), and which limit decides, and its figures, are worked out only
+   * when asked for. A read of {@code s} that races a writer may compute garbage (the caller
+   * validates and discards it): nothing here throws or loops on any values.
    */
-  interface StateSink {
-    void keep(long[] next);
-  }
-
-  /**
-   * {@link #meter} for limits that are all buckets: the same decision and next state
-   * (MeterEquivalenceTest compares them), allocating the next state only when the decision
-   * writes one (an admission, or a rejection that starts a penalty), which it hands to
-   * {@code sink}; a check or a plain rejection allocates nothing but its Decision and the lazy
-   * per-limit figures.
-   */
-  static Decision meterBuckets(CompiledLimit[] limits, long[] state, long now, int op,
-      double cost, StateSink sink) {
+  static Metered meterInPlace(CompiledLimit[] limits, long[] s, long now, int op, double cost,
+      boolean mayWrite) {
     int n = limits.length;
     boolean all = true;
     boolean penalty = false;
+    long b0 = 0;
+    long b1 = 0;
     int o = 0;
-    for (CompiledLimit l : limits) {
-      long b = BucketRules.backlog(l, state, o, now);
+    for (int i = 0; i < n; i++) {
+      CompiledLimit l = limits[i];
+      long b = BucketRules.backlog(l, s, o, now);
       long q = l.quantum(cost);
       boolean fits = BucketRules.admits(b, q, l.capacity);
       all &= fits;
       penalty |= !fits && startsPenalty(l, b, q);
+      if (i == 0) {
+        b0 = b;
+      } else if (i == 1) {
+        b1 = b;
+      }
       o += l.slots;
     }
     boolean write = op != CHECK && (all || penalty);
-    if (write && sink == null) {
-      return null;   // a read-only attempt, and this decision writes
+    if (write && !mayWrite) {
+      return null;
     }
-    long[] next = write ? new long[state.length] : state;
-    int deciding = -1;
-    double leastShare = Double.POSITIVE_INFINITY;
-    long longestRetry = -1;
-    long retryAll = 0;
-    long decidingAfter = 0;
-    o = 0;
-    for (int i = 0; i < n; i++) {
-      CompiledLimit l = limits[i];
-      long q = l.quantum(cost);
-      long b = BucketRules.backlog(l, state, o, now);
-      boolean fits = BucketRules.admits(b, q, l.capacity);
-      long after = b;
-      if (write) {
-        if (all) {
-          after = Ticks.add(b, q);
-          BucketRules.hold(l, next, o, now, after);
-        } else if (!fits && startsPenalty(l, b, q)) {
-          after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
-          BucketRules.hold(l, next, o, now, after);
-        } else {
-          next[o] = state[o];
-          if (l.slots == 2) {
-            next[o + 1] = state[o + 1];
+    long[] more = n > 2 ? new long[n] : null;
+    if (write || more != null) {
+      o = 0;
+      for (int i = 0; i < n; i++) {
+        CompiledLimit l = limits[i];
+        long b = i == 0 ? b0 : i == 1 ? b1 : BucketRules.backlog(l, s, o, now);
+        long after = b;
+        if (write) {
+          long q = l.quantum(cost);
+          if (all) {
+            after = Ticks.add(b, q);
+            BucketRules.hold(l, s, o, now, after);
+          } else if (!BucketRules.admits(b, q, l.capacity) && startsPenalty(l, b, q)) {
+            after = l.capacity + l.penalty;   // BucketRules.penalize: held full for the penalty
+            BucketRules.hold(l, s, o, now, after);
           }
         }
+        if (i == 0) {
+          b0 = after;
+        } else if (i == 1) {
+          b1 = after;
+        }
+        if (more != null) {
+          more[i] = after;
+        }
+        o += l.slots;
       }
-      if (!all) {
-        long retry = q > l.capacity ? NEVER
-            : BucketRules.ticksUp(l, Ticks.positiveDifference(Ticks.add(after, q), l.capacity));
-        retryAll = Math.max(retryAll, l.nanos(retry));
-        if (!fits) {
+    }
+    return new Metered(limits, cost, all, write, b0, b1, more);
+  }
+
+  /** Ticks until a bucket holding {@code after} steps admits {@code q} more; NEVER if it cannot. */
+  private static long retryTicks(CompiledLimit l, long after, long q) {
+    return q > l.capacity ? NEVER
+        : BucketRules.ticksUp(l, Ticks.positiveDifference(Ticks.add(after, q), l.capacity));
+  }
+
+  /**
+   * A meter decision on buckets ({@link #meterInPlace}): one object, which keeps each bucket's
+   * backlog after the decision (two in fields, more in an array) and computes the figures from
+   * them when asked for (remaining, retry and reset at each call, each limit's own figures,
+   * {@link Decision#perLimit()}, once). Immutable once computed; a race computes equal values.
+   */
+  static final class Metered extends Decision {
+    private final CompiledLimit[] limits;
+    private final double cost;
+    /** Whether the decision changed the state. */
+    final boolean wrote;
+    private final long after0;
+    private final long after1;
+    private final long[] after;
+    /** The deciding limit's index once chosen, else -1 (a race chooses the same). */
+    private int deciding = -1;
+    private List<Decision> computed;
+
+    Metered(CompiledLimit[] limits, double cost, boolean allowed, boolean wrote, long after0,
+        long after1, long[] after) {
+      super(allowed, false, 0, 0, 0, 0, null, null);
+      this.limits = limits;
+      this.cost = cost;
+      this.wrote = wrote;
+      this.after0 = after0;
+      this.after1 = after1;
+      this.after = after;
+    }
+
+    /** Limit i's backlog after the decision, in its steps. */
+    private long after(int i) {
+      return after != null ? after[i] : i == 0 ? after0 : after1;
+    }
+
+    /**
+     * The deciding limit, as {@link Engine#figures} chooses it: rejected, the one that asks for
+     * the longest wait; admitted, the one with the least share of its capacity left. A limit
+     * that admitted before the decision is one that admits after it (a rejection changes only
+     * the buckets that start a penalty, which then do not admit).
+     */
+    private int deciding() {
+      int d = deciding;
+      if (d >= 0) {
+        return d;
+      }
+      double leastShare = Double.POSITIVE_INFINITY;
+      long longestRetry = -1;
+      for (int i = 0; i < limits.length; i++) {
+        CompiledLimit l = limits[i];
+        long q = l.quantum(cost);
+        long a = after(i);
+        if (!isAllowed() && !BucketRules.admits(a, q, l.capacity)) {
+          long retry = retryTicks(l, a, q);
           if (retry > longestRetry) {
             longestRetry = retry;
-            deciding = i;
-            decidingAfter = after;
+            d = i;
           }
-          o += l.slots;
-          continue;
+        } else if (longestRetry < 0) {
+          double share = Math.max(0, l.capacity - a) / (double) l.capacity;
+          if (share < leastShare) {
+            leastShare = share;
+            d = i;
+          }
         }
       }
-      if (longestRetry < 0) {
-        double share = Math.max(0, l.capacity - after) / (double) l.capacity;
-        if (share < leastShare) {
-          leastShare = share;
-          deciding = i;
-          decidingAfter = after;
-        }
+      deciding = d;
+      return d;
+    }
+
+    @Override
+    public Limit limit() {
+      return limits[deciding()].limit;
+    }
+
+    @Override
+    public double remaining() {
+      int i = deciding();
+      CompiledLimit d = limits[i];
+      return d.units(Math.max(0, d.capacity - after(i)));
+    }
+
+    @Override
+    public long resetAfterNanos() {
+      int i = deciding();
+      CompiledLimit d = limits[i];
+      return d.nanos(BucketRules.ticksUp(d, after(i)));
+    }
+
+    /** Admitted: 0. Rejected: the longest wait any bucket asks for. */
+    @Override
+    public long retryAfterNanos() {
+      if (isAllowed()) {
+        return 0;
       }
-      o += l.slots;
+      long most = 0;
+      for (int i = 0; i < limits.length; i++) {
+        CompiledLimit l = limits[i];
+        most = Math.max(most, l.nanos(retryTicks(l, after(i), l.quantum(cost))));
+      }
+      return most;
     }
-    if (write) {
-      sink.keep(next);
+
+    @Override
+    List<Decision> perLimitOrNull() {
+      List<Decision> c = computed;
+      if (c == null) {
+        int n = limits.length;
+        Decision[] each = new Decision[n];
+        for (int i = 0; i < n; i++) {
+          CompiledLimit l = limits[i];
+          long q = l.quantum(cost);
+          long a = after(i);
+          boolean ok = isAllowed() || BucketRules.admits(a, q, l.capacity);
+          each[i] = new Decision(ok, false, l.units(Math.max(0, l.capacity - a)),
+              isAllowed() ? 0 : l.nanos(retryTicks(l, a, q)), l.nanos(BucketRules.ticksUp(l, a)),
+              0, l.limit, null);
+        }
+        c = List.of(each);
+        computed = c;
+      }
+      return c;
     }
-    CompiledLimit d = limits[deciding];
-    return new Decision(all, false, d.units(Math.max(0, d.capacity - decidingAfter)),
-        all ? 0 : retryAll, d.nanos(BucketRules.ticksUp(d, decidingAfter)), 0, d.limit,
-        n == 1 ? null : new PerLimit(limits, state, next, now, cost, all));
   }
 
   /**

@@ -14,7 +14,8 @@ import java.util.concurrent.locks.LockSupport;
  * A single bucket, at any rate, decides lock-free: one CAS on one long (LockFreeBucket). Several
  * limits or a window: the cell holds the state slots and decides under its own spin lock
  * (SlotsCell), checks and rejections of buckets without it when the clock order allows; the
- * meter builds each limit's own figures only when asked for (Engine.meter).
+ * meter on buckets changes the slots in place and allocates only its figures, from which each
+ * limit's own are computed when asked for (Engine.meterInPlace).
  *
  * A key enters the map only when a decision writes to it: checks, rejections and costs that can
  * never fit leave an unknown key unknown, so they allocate nothing.
@@ -26,7 +27,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   static final long TICKS_PER_SECOND = 1_000_000_000L;
 
   private final CompiledLimit[] compiled;
-  /** Several limits, every one a bucket: the meter takes Engine.meterBuckets. */
+  /** Several limits, every one a bucket: the meter takes Engine.meterInPlace. */
   private final boolean buckets;
   /** The lock-free path of a single bucket; null when the general path is used. */
   private final LockFreeBucket lockFree;
@@ -124,6 +125,51 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     if (lockFree != null) {
       return lockFree.decide(key, op, cost);
     }
+    if (buckets && (op == Engine.TRY_ACQUIRE || op == Engine.CHECK)) {
+      return meter(key, op, cost);
+    }
+    return decideOther(key, op, cost);
+  }
+
+  /** The meter on several buckets: the decision, one object (Engine.Metered). */
+  private Engine.Metered meter(String key, int op, double cost) {
+    for (;;) {
+      SlotsCell cell = (SlotsCell) table.get(key);
+      if (cell == null) {
+        // An absent key is an empty one: a decision that writes nothing is answered from a fresh
+        // state (linearizable at the clock reading if the key is still absent after it); one
+        // that writes publishes a new cell already locked and decides inside, clock read included.
+        long[] fresh = Engine.initialState(compiled);
+        Engine.Metered m = Engine.meterInPlace(compiled, fresh, clock.nanoTime(), op, cost, false);
+        if (m != null) {
+          if (!table.containsKey(key)) {
+            return m;
+          }
+          continue;
+        }
+        SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
+        born.lock();
+        try {
+          if (!table.insert(key, born)) {
+            continue;
+          }
+          m = born.meterLocked(op, cost);
+        } finally {
+          born.unlock();
+        }
+        table.inserted();
+        return m;
+      }
+      Engine.Metered m = cell.meter(op, cost);
+      if (m != null) {
+        return m;
+      }
+      table.remove(key, cell);
+    }
+  }
+
+  /** Every other decision: under the key's lock, on a new state array. */
+  private Decision decideOther(String key, int op, double cost) {
     for (;;) {
       SlotsCell cell = (SlotsCell) table.get(key);
       if (cell == null) {
@@ -203,27 +249,25 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
   /**
    * State slots of several limits or a window, decided under the cell's lock (the clock is read
-   * inside it, so decisions on a key commit in the order of their clock readings). Each decision
-   * writes a new array instead of changing the old one, so that a decision's per-limit figures,
-   * computed when first asked for (Engine.meter), read the states it saw.
+   * inside it, so decisions on a key commit in the order of their clock readings).
    *
-   * <p>The lock is one CAS on an int, not the cell's monitor: a decision holds it for tens of
-   * nanoseconds, and a thread that finds it taken spins briefly, then parks for the shortest time
-   * the OS allows, as a lost CAS does on the lock-free path. A monitor under contention inflates
-   * and parks its waiters in the kernel, which costs more than the decision it guards.
+   * <p>The lock is a sequence number changed by CAS (odd while held), not the cell's monitor: a
+   * decision holds it for tens of nanoseconds, and a thread that finds it taken parks for the
+   * shortest time the OS allows, as a lost CAS does on the lock-free path. A monitor under
+   * contention inflates and parks its waiters in the kernel, which costs more than the decision
+   * it guards.
+   *
+   * <p>The meter on buckets (tryAcquire, check) changes the state in place and returns figures
+   * that hold no reference to it (Engine.meterInPlace), so it allocates nothing but those; the
+   * other decisions write a new array. Reads without the lock are validated by the sequence
+   * number, as a seqlock's: a read that raced a writer is thrown away.
    */
-  static final class SlotsCell extends KeyTable.Cell implements Engine.StateSink {
-    private static final VarHandle LOCK;
-    private static final VarHandle STATE;
-    private static final VarHandle WRITTEN_AT;
-    private static final int SPINS = 64;
+  static final class SlotsCell extends KeyTable.Cell {
+    private static final VarHandle SEQ;
 
     static {
       try {
-        MethodHandles.Lookup lookup = MethodHandles.lookup();
-        LOCK = lookup.findVarHandle(SlotsCell.class, "locked", int.class);
-        STATE = lookup.findVarHandle(SlotsCell.class, "state", long[].class);
-        WRITTEN_AT = lookup.findVarHandle(SlotsCell.class, "writtenAt", long.class);
+        SEQ = MethodHandles.lookup().findVarHandle(SlotsCell.class, "seq", int.class);
       } catch (ReflectiveOperationException e) {
         throw new ExceptionInInitializerError(e);
       }
@@ -231,23 +275,15 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
     private final CompiledLimit[] limits;
     private final Clock clock;
-    /** Every limit is a bucket: the meter takes Engine.meterBuckets. */
+    /** Every limit is a bucket: the meter takes Engine.meterInPlace. */
     private final boolean buckets;
-    /** 1 while a thread holds the cell; written only through LOCK. */
+    /** Even while free, odd while a thread holds the cell; written only through SEQ. */
     @SuppressWarnings("unused")
-    private volatile int locked;
-    /**
-     * Written under the lock with release semantics, never changed in place: read without it, by
-     * read-only decisions, with acquire semantics (STATE).
-     */
+    private volatile int seq;
+    /** Under the lock: read and written; without it: read only, and validated by {@link #seq}. */
     private long[] state;
-    /**
-     * The clock reading of the decision that wrote {@link #state}, released just before it (so a
-     * reader that acquires a state sees this reading or a later one).
-     */
+    /** The clock reading of the last decision that held the lock (a write's, or later). */
     private long writtenAt = Long.MIN_VALUE;
-    /** Under the lock: the clock reading of the decision in progress. */
-    private long deciding;
     private volatile boolean dead;
     /** Whether the last meter decision rejected (a hint, racy and harmless). */
     private boolean rejecting;
@@ -260,68 +296,98 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
 
     void lock() {
-      if (LOCK.compareAndSet(this, 0, 1)) {
-        return;
+      int v = (int) SEQ.getOpaque(this);
+      if ((v & 1) != 0 || !SEQ.compareAndSet(this, v, v + 1)) {
+        lockContended();
       }
-      for (int spins = 0; ; spins++) {
-        if ((int) LOCK.getOpaque(this) == 0 && LOCK.compareAndSet(this, 0, 1)) {
+    }
+
+    /**
+     * Parks for the shortest time the OS allows between attempts, without spinning first: the
+     * holder's core then keeps the cell's cache line for many decisions (spinning up to 64 times
+     * first gave two threads on one two-limit key 13-17 decisions/us against 16-19 without,
+     * RatesBenchmark, 2026-11-27).
+     */
+    private void lockContended() {
+      for (;;) {
+        LockSupport.parkNanos(1);
+        int v = (int) SEQ.getOpaque(this);
+        if ((v & 1) == 0 && SEQ.compareAndSet(this, v, v + 1)) {
           return;
         }
-        if (spins < SPINS) {
-          Thread.onSpinWait();
-        } else {
-          LockSupport.parkNanos(1);
-        }
       }
     }
 
+    /** Only the holder writes the sequence number: one plain read, one release. */
     void unlock() {
-      LOCK.setRelease(this, 0);
+      SEQ.setRelease(this, (int) SEQ.get(this) + 1);
     }
 
-    /** Under the lock: the state the decision keeps. */
-    @Override
-    public void keep(long[] next) {
-      WRITTEN_AT.setRelease(this, deciding);
-      STATE.setRelease(this, next);
-    }
-
-    /** The state now, never changed in place; null if the cell is dead. */
+    /** A copy of the state now; null if the cell is dead. */
     long[] snapshot() {
       lock();
       try {
-        return dead ? null : state;
+        return dead ? null : state.clone();
       } finally {
         unlock();
       }
     }
 
     /**
-     * The decision, or null if the cell is dead and the caller must start over.
+     * The meter on buckets: its figures, or null if the cell is dead and the caller must start
+     * over.
      *
-     * <p>A check, and a meter decision on a key that has been rejecting, first try without the
-     * lock: read the clock (t), see the lock free, read the state and the reading it was written
-     * at (w); if w is not after t, and the decision writes nothing (a check, a rejection that
-     * starts no penalty), it is the answer, in the order of clock readings: every decision that
-     * read the clock before t has either committed before the state was read (and is in it) or
-     * held the lock when it was seen free (it takes the lock before reading the clock), which
-     * sends this one to the lock; a decision that read the clock after t comes after it. Anything
-     * else is decided under the lock. InMemorySeveralBucketsLinearizabilityTest races the clock.
+     * <p>A check, and a decision on a key that has been rejecting, first try without the lock:
+     * read the clock (t), then the sequence number (even: no writer), the state and the reading
+     * the last locked decision was made at (w); if w is not after t, the decision writes nothing
+     * (a check, a rejection that starts no penalty) and the sequence number is unchanged after
+     * the reads, it is the answer, in the order of clock readings: every decision that read the
+     * clock before t took the lock before that, so it either held it when the sequence number
+     * was read (sending this one to the lock) or committed before (and is in the state); one
+     * that took the lock after it reads the clock after t and comes after this one, unless it
+     * committed before the validation, which fails. Anything else is decided under the lock.
+     * InMemorySeveralBucketsLinearizabilityTest races the clock.
      */
-    Decision decide(int op, double cost) {
-      if (buckets && (op == Engine.CHECK || (op == Engine.TRY_ACQUIRE && rejecting))) {
+    Engine.Metered meter(int op, double cost) {
+      if (op == Engine.CHECK || rejecting) {
         long now = clock.nanoTime();
-        if ((int) LOCK.getVolatile(this) == 0) {
-          long[] s = (long[]) STATE.getAcquire(this);
-          long w = (long) WRITTEN_AT.getAcquire(this);
+        int v = (int) SEQ.getAcquire(this);
+        if ((v & 1) == 0) {
+          long[] s = state;
+          long w = writtenAt;
           if ((w == Long.MIN_VALUE || w - now <= 0) && !dead) {
-            Decision d = Engine.meterBuckets(limits, s, now, op, cost, null);
-            if (d != null) {
-              return d;
+            Engine.Metered m = Engine.meterInPlace(limits, s, now, op, cost, false);
+            VarHandle.acquireFence();   // the reads above before the validation below
+            if (m != null && (int) SEQ.getVolatile(this) == v) {
+              return m;
             }
           }
         }
       }
+      lock();
+      try {
+        return meterLocked(op, cost);
+      } finally {
+        unlock();
+      }
+    }
+
+    /** {@link #meter} with the lock held. */
+    Engine.Metered meterLocked(int op, double cost) {
+      if (dead) {
+        return null;
+      }
+      long now = clock.nanoTime();
+      writtenAt = now;
+      Engine.Metered m = Engine.meterInPlace(limits, state, now, op, cost, true);
+      if (op == Engine.TRY_ACQUIRE) {
+        rejecting = !m.isAllowed();
+      }
+      return m;
+    }
+
+    /** Any decision, on a new state array: the Decision, or null if the cell is dead. */
+    Decision decide(int op, double cost) {
       lock();
       try {
         return decideLocked(op, cost);
@@ -337,18 +403,11 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       }
       long[] s = state;
       long now = clock.nanoTime();
-      deciding = now;
-      if (buckets && (op == Engine.TRY_ACQUIRE || op == Engine.CHECK)) {
-        Decision d = Engine.meterBuckets(limits, s, now, op, cost, this);
-        if (op == Engine.TRY_ACQUIRE) {
-          rejecting = !d.isAllowed();
-        }
-        return d;
-      }
       long[] next = new long[s.length];
       Decision d = InMemoryRateLimiter.decide(limits, s, now, op, cost, next);
       if (op != Engine.CHECK) {
-        keep(next);
+        writtenAt = now;
+        state = next;
       }
       return d;
     }

@@ -104,6 +104,9 @@ public final class ApiSurface {
   private static String describe(Class<?> c) {
     StringBuilder b = new StringBuilder(Modifier.toString(c.getModifiers()
         & ~Modifier.STATIC & ~Modifier.INTERFACE & ~Modifier.ABSTRACT));
+    if (c.isSealed()) {
+      b.append(" sealed");   // not a modifier bit: closed to users' subclasses all the same
+    }
     if (c.isAnnotation()) {
       b.append(" @interface ");
     } else if (c.isInterface()) {
