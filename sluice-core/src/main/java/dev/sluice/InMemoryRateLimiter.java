@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 
 /*
  * The in-memory store.
@@ -136,29 +137,14 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     for (;;) {
       SlotsCell cell = (SlotsCell) table.get(key);
       if (cell == null) {
-        // An absent key is an empty one: a decision that writes nothing is answered from a fresh
-        // state (linearizable at the clock reading if the key is still absent after it); one
-        // that writes publishes a new cell already locked and decides inside, clock read included.
         long[] fresh = Engine.initialState(compiled);
-        Engine.Metered m = Engine.meterInPlace(compiled, fresh, clock.nanoTime(), op, cost, false);
+        Engine.Metered m = decideAbsent(key, fresh,
+            Engine.meterInPlace(compiled, fresh, clock.nanoTime(), op, cost, false),
+            born -> born.meterLocked(op, cost));
         if (m != null) {
-          if (!table.containsKey(key)) {
-            return m;
-          }
-          continue;
+          return m;
         }
-        SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
-        born.lock();
-        try {
-          if (!table.insert(key, born)) {
-            continue;
-          }
-          m = born.meterLocked(op, cost);
-        } finally {
-          born.unlock();
-        }
-        table.inserted();
-        return m;
+        continue;
       }
       Engine.Metered m = cell.meter(op, cost);
       if (m != null) {
@@ -173,30 +159,15 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     for (;;) {
       SlotsCell cell = (SlotsCell) table.get(key);
       if (cell == null) {
-        // An absent key is an empty one. A decision that writes nothing is answered from a fresh
-        // state (linearizable at the clock reading if the key is still absent after it); one that
-        // writes publishes a new cell already locked and decides inside, clock read included.
         long[] fresh = Engine.initialState(compiled);
         long[] next = new long[fresh.length];
         Decision d = decide(compiled, fresh, clock.nanoTime(), op, cost, next);
-        if (op == Engine.CHECK || Arrays.equals(fresh, next)) {
-          if (!table.containsKey(key)) {
-            return d;
-          }
-          continue;
+        d = decideAbsent(key, fresh, op == Engine.CHECK || Arrays.equals(fresh, next) ? d : null,
+            born -> born.decideLocked(op, cost));
+        if (d != null) {
+          return d;
         }
-        SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
-        born.lock();
-        try {
-          if (!table.insert(key, born)) {
-            continue;
-          }
-          d = born.decideLocked(op, cost);
-        } finally {
-          born.unlock();
-        }
-        table.inserted();
-        return d;
+        continue;
       }
       Decision d = cell.decide(op, cost);
       if (d != null) {
@@ -204,6 +175,33 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       }
       table.remove(key, cell);
     }
+  }
+
+  /**
+   * A decision on a key found absent, which is an empty one. One that writes nothing
+   * ({@code readOnly}, not null, decided on {@code fresh}) is the answer, linearizable at its clock
+   * reading if the key is still absent after it; one that writes (a null {@code readOnly})
+   * publishes a new cell holding {@code fresh}, already locked, and decides inside it
+   * ({@code inCell}), clock read included. Null when another decision got there first: the caller
+   * looks again.
+   */
+  private <T> T decideAbsent(String key, long[] fresh, T readOnly, Function<SlotsCell, T> inCell) {
+    if (readOnly != null) {
+      return table.containsKey(key) ? null : readOnly;
+    }
+    SlotsCell born = new SlotsCell(compiled, buckets, clock, fresh);
+    T d;
+    born.lock();
+    try {
+      if (!table.insert(key, born)) {
+        return null;
+      }
+      d = inCell.apply(born);
+    } finally {
+      born.unlock();
+    }
+    table.inserted();
+    return d;
   }
 
   /** Whether single buckets decide lock-free (for tests). */
