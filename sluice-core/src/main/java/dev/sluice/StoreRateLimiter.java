@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
@@ -55,6 +56,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   /** A group's limits, when this limiter decides a {@link Group}; null otherwise. */
   private final GroupLimits group;
+  /** Combines tryAcquire calls on a key (DecisionStore.combinesDecisions); null when off. */
+  private final Combiner combiner;
 
   StoreRateLimiter(List<Limit> limits, DecisionStore store, Clock clock, Scheduler scheduler,
       StoreFailure onFailure, CircuitBreakerSettings breakerSettings, long fallbackMaximumKeys,
@@ -93,6 +96,66 @@ final class StoreRateLimiter extends AbstractRateLimiter {
         : ReferenceEngine.of(limits, tps);
     compiled = reference.compiled();
     group = reference.group();
+    combiner = store.combinesDecisions() && group == null && combinable(compiled)
+        ? new Combiner(new CombinedCalls()) : null;
+  }
+
+  /**
+   * Whether tryAcquire calls on these limits may be combined into a lease: buckets (a lease
+   * takes from a leak rate) without a penalty (a rejection that starts one writes; a lease
+   * never does).
+   */
+  static boolean combinable(CompiledLimit[] limits) {
+    for (CompiledLimit l : limits) {
+      if (l.kind != CompiledLimit.BUCKET || l.penalty > 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The store calls of the combiner, and each caller's share of a batch. */
+  private final class CombinedCalls implements Combiner.Calls {
+    @Override
+    public Observation single(String key, double cost) {
+      return store.apply(key, request(Engine.TRY_ACQUIRE, cost));
+    }
+
+    @Override
+    public CompletableFuture<Observation> batch(String key, double cost, int count) {
+      return store.applyAsync(key, count == 1 ? request(Engine.TRY_ACQUIRE, cost)
+          : reference.request(StoreProtocol.Operation.LEASE, cost, count));
+    }
+
+    @Override
+    public Observation[] split(Observation seen, double cost, int count) {
+      return splitBatch(compiled, seen, cost, count);
+    }
+
+    @Override
+    public void failed(String key, Throwable failure) {
+      StoreRateLimiter.this.failed(breakerFor(key), failure);
+    }
+  }
+
+  /**
+   * Each of {@code count} tryAcquires' observations, in order, from the observation of the lease
+   * that combined them: the state before the first is the lease's, and each next one is the state
+   * the one before it left, by the engine, at the same clock reading.
+   */
+  static Observation[] splitBatch(CompiledLimit[] limits, Observation seen, double cost,
+      int count) {
+    Observation[] each = new Observation[count];
+    long[] s = seen.normalizedState();
+    for (int i = 0; i < count; i++) {
+      each[i] = new Observation(seen.now(), s);
+      if (i + 1 < count) {
+        long[] next = new long[s.length];
+        Engine.decide(limits, s, seen.now(), Engine.TRY_ACQUIRE, cost, next);
+        s = next;
+      }
+    }
+    return each;
   }
 
   @Override
@@ -147,15 +210,19 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     }
     CompletableFuture<Observation> seen;
     try {
-      StoreRequest request = request(op, cost);
-      seen = groupName != null ? store.applyGroupAsync(groupName, key, request)
-          : store.applyAsync(key, request);
+      seen = groupName != null ? store.applyGroupAsync(groupName, key, request(op, cost))
+          : combiner != null && op == Engine.TRY_ACQUIRE ? combiner.applyAsync(key, cost)
+          : store.applyAsync(key, request(op, cost));
     } catch (RuntimeException e) {
       seen = CompletableFuture.failedFuture(e);
     }
     return seen.handle((observation, failure) -> {
       if (failure != null) {
-        failed(b, failure);
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+            ? failure.getCause() : failure;
+        if (!(cause instanceof Combiner.CombinedFailure)) {
+          failed(b, failure);   // a batch's failure was counted once, by whoever sent it
+        }
         return degraded(key, op, cost, b);
       }
       b.success();
@@ -304,13 +371,21 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     Observation seen;
     try {
       seen = groupName != null ? store.applyGroup(groupName, key, request)
+          : combiner != null && op == Engine.TRY_ACQUIRE ? combiner.apply(key, cost)
           : store.apply(key, request);
+    } catch (Combiner.CombinedFailure e) {
+      return degraded(key, op, cost, b);   // its batch's call failed, and was counted once
     } catch (RuntimeException e) {
       failed(b, e);
       return degraded(key, op, cost, b);
     }
     b.success();
     return fromObservation(seen, op, cost);
+  }
+
+  /** The combiner of tryAcquire calls, or null when they are not combined (for tests). */
+  Combiner combiner() {
+    return combiner;
   }
 
   /** Fleet mode: where LOCAL_SHARE reads the number of instances. */

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class PrefixedStoreTest {
   /** Keys live on the node named by their last character; node "a" can be down. */
-  static final class TwoNodes implements DecisionStore {
+  static class TwoNodes implements DecisionStore {
     volatile boolean aDown;
     final AtomicInteger calls = new AtomicInteger();
 
@@ -56,6 +56,26 @@ class PrefixedStoreTest {
     assertThat(prefixed.failureDomain("user-a")).isEqualTo("node-a");
     assertThat(prefixed.failureDomain("user-b")).isEqualTo("node-b");
     assertThat(prefixed.groupFailureDomain("tenant-b")).isEqualTo("group-node-b");
+  }
+
+  @Test
+  void combining_isForwarded_andEveryDefaultMethodIsOverridden() throws Exception {
+    TwoNodes store = new TwoNodes();
+    assertThat(new PrefixedStore(store, "api").combinesDecisions()).isFalse();
+    DecisionStore combining = new TwoNodes() {
+      @Override
+      public boolean combinesDecisions() {
+        return true;
+      }
+    };
+    assertThat(new PrefixedStore(combining, "api").combinesDecisions()).isTrue();
+    for (java.lang.reflect.Method m : DecisionStore.class.getMethods()) {
+      if (m.isDefault() && !m.getName().equals("close")) {   // closing is the owner's (its javadoc)
+        assertThat(PrefixedStore.class.getMethod(m.getName(), m.getParameterTypes())
+            .getDeclaringClass()).as("PrefixedStore forwards %s", m.getName())
+            .isEqualTo(PrefixedStore.class);
+      }
+    }
   }
 
   @Test

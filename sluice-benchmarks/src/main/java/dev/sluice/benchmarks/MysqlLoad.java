@@ -29,7 +29,9 @@ import java.util.function.IntPredicate;
  * Decisions per second and latency against one MySQL or MariaDB: Sluice (one {@code CALL} per
  * decision) against Bucket4j's MySQL backend ({@code SELECT ... FOR UPDATE}, then the write and
  * a commit, in a transaction), with 1, 16 and 64 threads on one hot key and on 100,000 keys,
- * each limiter on its own HikariCP pool of 64 connections. Every limiter is configured so that
+ * each limiter on its own HikariCP pool of 64 connections. Sluice runs twice: as built by default
+ * ({@code sluice}: calls on a hot key combined, {@code MysqlStore.Builder.combineDecisions}) and
+ * with every call sent ({@code uncombined}), on the same pool. Every limiter is configured so that
  * (almost) every call is admitted; a call that fails is counted apart and the run goes on.
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
@@ -90,6 +92,11 @@ public final class MysqlLoad {
           .statementTimeout(Duration.ofSeconds(10)).build();
       RateLimiter sluice = Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
           .store(store).build();
+      // the same store with every call sent (combineDecisions off), as before 2026-11-27
+      MysqlStore eachCall = MysqlStore.builder(sluicePool).combineDecisions(false)
+          .statementTimeout(Duration.ofSeconds(10)).build();
+      RateLimiter uncombined = Sluice.builder()
+          .limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE))).store(eachCall).build();
       ProxyManager<String> b4j = Bucket4jMySQL.selectForUpdateBasedBuilder(b4jPool)
           .primaryKeyMapper(PrimaryKeyMapper.STRING).table("bucket4j_buckets").build();
       BucketConfiguration conf = BucketConfiguration.builder()
@@ -104,14 +111,18 @@ public final class MysqlLoad {
         for (int callers : new int[] {1, 16, 64}) {
           LoadHarness.run("sluice", keys, callers, seconds, counting(sluiceFailures,
               k -> sluice.tryAcquire(names[k]).isAllowed()));
+          LoadHarness.run("uncombined", keys, callers, seconds, counting(sluiceFailures,
+              k -> uncombined.tryAcquire(names[k]).isAllowed()));
           LoadHarness.run("bucket4j", keys, callers, seconds, counting(b4jFailures,
               k -> b4jBuckets.computeIfAbsent(k, i -> b4j.builder().build(names[i], () -> conf))
                   .tryConsume(1)));
         }
       }
       System.out.printf(Locale.ROOT, "failed calls: sluice %d (store errors %d), bucket4j %d%n",
-          sluiceFailures.get(), sluice.stats().storeErrors(), b4jFailures.get());
+          sluiceFailures.get(), sluice.stats().storeErrors() + uncombined.stats().storeErrors(),
+          b4jFailures.get());
       store.close();
+      eachCall.close();
     } finally {
       if (db != null) {
         db.stop();

@@ -22,7 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Decisions per second and latency against one PostgreSQL: Sluice against Bucket4j's PostgreSQL
  * backend ({@code SELECT ... FOR UPDATE} then write), with 1, 8 and 32 threads on one hot key and
- * on 100,000 keys, each limiter on its own HikariCP pool of 32 connections. Every limiter is
+ * on 100,000 keys, each limiter on its own HikariCP pool of 32 connections. Sluice runs twice: as
+ * built by default ({@code sluice}: calls on a hot key combined,
+ * {@code PostgresStore.Builder.combineDecisions}) and with every call sent ({@code uncombined}). Every limiter is
  * configured so that (almost) every call is admitted.
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
@@ -57,6 +59,11 @@ public final class PostgresLoad {
           .statementTimeout(Duration.ofSeconds(10)).build();
       RateLimiter sluice = Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
           .store(store).build();
+      // the same store with every call sent (combineDecisions off), as before 2026-11-27
+      PostgresStore eachCall = PostgresStore.builder(sluicePool).combineDecisions(false)
+          .statementTimeout(Duration.ofSeconds(10)).build();
+      RateLimiter uncombined = Sluice.builder()
+          .limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE))).store(eachCall).build();
       ProxyManager<String> b4j = Bucket4jPostgreSQL.selectForUpdateBasedBuilder(b4jPool)
           .primaryKeyMapper(PrimaryKeyMapper.STRING).table("bucket4j_buckets").build();
       BucketConfiguration conf = BucketConfiguration.builder()
@@ -69,6 +76,8 @@ public final class PostgresLoad {
         }
         for (int callers : new int[] {1, 8, 32}) {
           LoadHarness.run("sluice", keys, callers, seconds, k -> sluice.tryAcquire(names[k]).isAllowed());
+          LoadHarness.run("uncombined", keys, callers, seconds,
+              k -> uncombined.tryAcquire(names[k]).isAllowed());
           LoadHarness.run("bucket4j", keys, callers, seconds, k -> b4jBuckets.computeIfAbsent(k,
               i -> b4j.builder().build(names[i], () -> conf)).tryConsume(1));
         }

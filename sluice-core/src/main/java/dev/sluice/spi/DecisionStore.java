@@ -37,6 +37,19 @@ public interface DecisionStore extends AutoCloseable {
   }
 
   /**
+   * Whether core should combine one JVM's {@code tryAcquire} calls on one key: while a call on
+   * the key is in flight, those that arrive for the same cost wait and then go as one
+   * {@link StoreProtocol.Operation#LEASE lease} of as many grains, decided at one reading of the
+   * store's clock exactly as the same calls one after the other would be (limits of buckets
+   * without a penalty only; others are never combined). Worth it where a call is costly and calls
+   * on one key are serial anyway (SQL databases, whose row or lock serializes them); the default,
+   * false, sends every call. A decorating store must forward it.
+   */
+  default boolean combinesDecisions() {
+    return false;
+  }
+
+  /**
    * Whether this store decides groups ({@link #applyGroup}); a limiter of a group refuses, at
    * build, a store that does not. The default is false.
    */

@@ -6,8 +6,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One policy's view of a shared store: its keys carry the policy's name ({@code policy/key}), so
  * several limiters with different limits share one store without sharing buckets. It forwards
- * groups, failure domains (a Redis Cluster's breakers stay per node) and pings. Closing does
- * nothing: the store belongs to whoever made it.
+ * groups, failure domains (a Redis Cluster's breakers stay per node), combining and pings.
+ * Closing does nothing: the store belongs to whoever made it.
  *
  * <pre>{@code
  * RateLimiter api = Sluice.builder().limit(apiLimit).store(new PrefixedStore(redis, "api")).build();
@@ -76,6 +76,11 @@ public final class PrefixedStore implements DecisionStore {
   @Override
   public void resetGroupMember(String group, String key) {
     store.resetGroupMember(prefix + group, key);
+  }
+
+  @Override
+  public boolean combinesDecisions() {
+    return store.combinesDecisions();
   }
 
   @Override

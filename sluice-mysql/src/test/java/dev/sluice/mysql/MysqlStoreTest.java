@@ -29,6 +29,10 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.mariadb.jdbc.MariaDbDataSource;
 
@@ -360,6 +364,65 @@ class MysqlStoreTest {
     assertThat(l.check("k", 9.01).isAllowed()).isFalse();
   }
 
+  /**
+   * Callers behind a call in flight on a held key are combined: each waits for the call in flight
+   * and its batch's call, each bounded by the timeout; the failures count per call, not per
+   * caller; nothing is charged.
+   */
+  @Test
+  void combinedCallersBehindAHeldKey_failWithinTwoTimeouts_countedPerCall_andChargeNothing()
+      throws Exception {
+    String table = freshTable();
+    MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
+        .createIfMissing(true).statementTimeout(Duration.ofMillis(100)).build();
+    assertThat(store.combinesDecisions()).as("on by default").isTrue();
+    RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perHour(1))).store(store)
+        .onStoreFailure(StoreFailure.FAIL_OPEN).build();
+    assertThat(l.tryAcquire("k").isDegraded()).isFalse();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try (Connection holder = TestMysql.dataSource().getConnection()) {
+      try (PreparedStatement p = holder.prepareStatement(
+          "SELECT GET_LOCK(CONCAT('sluice:', MD5(CONCAT(?, ' ', ?))), 5)")) {
+        p.setString(1, table);
+        p.setString(2, "k");
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          assertThat(rs.getInt(1)).as("the key's lock, as a decision holds it").isEqualTo(1);
+        }
+      }
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Long>> calls = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        calls.add(pool.submit(() -> {
+          go.await();
+          long start = System.nanoTime();
+          Decision d = l.tryAcquire("k");
+          assertThat(d.isDegraded()).isTrue();
+          assertThat(d.isAllowed()).as("fail open").isTrue();
+          return System.nanoTime() - start;
+        }));
+      }
+      go.countDown();
+      for (Future<Long> f : calls) {
+        assertThat(f.get(30, TimeUnit.SECONDS)).as("two timeouts of 100 ms at most, with room")
+            .isLessThan(TimeUnit.SECONDS.toNanos(2));
+      }
+      // A call its caller gave up on at its deadline may still wait in the server for a moment
+      // (docs/operations.md: a timed-out call may have committed): let those end first.
+      awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+          + " WHERE STATE LIKE '%user lock%' OR INFO LIKE 'CALL %'");
+      try (Statement s = holder.createStatement()) {
+        s.execute("DO RELEASE_ALL_LOCKS()");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(l.stats().storeErrors()).as("a failure per call, not per caller")
+        .isBetween(2L, 7L);
+    assertThat(l.check("k", 9).isAllowed()).as("only the first decision charged").isTrue();
+    assertThat(l.check("k", 9.01).isAllowed()).isFalse();
+  }
+
   @Test
   void permitIds_longerThanTheColumn_areRefusedNamingTheLimit() {
     MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(freshTable())
@@ -368,5 +431,20 @@ class MysqlStoreTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at most 255 bytes of UTF-8 on MySQL but was 256 bytes");
     assertThat(store.acquire("k", "i".repeat(255), 1, 10, 1000).done()).isTrue();
+  }
+
+  /** Waits (30 s at most) until the query counts no session of the database waiting. */
+  static void awaitNoSessionWaiting(Connection c, String count) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    for (;;) {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(count)) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return;
+        }
+      }
+      assertThat(System.nanoTime()).as("sessions still waiting after 30 s").isLessThan(deadline);
+      Thread.onSpinWait();
+    }
   }
 }

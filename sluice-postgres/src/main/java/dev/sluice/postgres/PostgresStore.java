@@ -86,6 +86,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
    * cheaply, instead of as backends waiting on the row lock (striped by key hash).
    */
   private final Semaphore[] stripes;
+  private final boolean combine;
 
   private PostgresStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -99,6 +100,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
     this.timeoutNanos = b.timeout.toNanos();
     this.async = new AsyncCalls(b.asyncThreads, "PostgreSQL store on table " + table,
         "sluice-postgres-async-" + table);
+    this.combine = b.combine;
     this.stripes = new Semaphore[b.localQueue ? 1024 : 0];
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = new Semaphore(IN_FLIGHT_PER_KEY);
@@ -170,6 +172,12 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   @Override
   public boolean supportsGroups() {
     return true;
+  }
+
+  /** As the builder set ({@link Builder#combineDecisions}, on by default). */
+  @Override
+  public boolean combinesDecisions() {
+    return combine;
   }
 
   @Override
@@ -606,6 +614,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
     private Duration pruneEvery;
     private int pruneBatch = 1000;
     private boolean localQueue = true;
+    private boolean combine = true;
     private int asyncThreads = 4;
     private DataSource recoveryDataSource;
 
@@ -682,6 +691,19 @@ public final class PostgresStore implements DecisionStore, PermitStore {
      */
     public Builder localQueue(boolean on) {
       this.localQueue = on;
+      return this;
+    }
+
+    /**
+     * Whether a limiter combines this JVM's {@code tryAcquire} calls on one key (default true):
+     * while a call on the key is in flight, those that arrive behind it go as one call, a lease
+     * of as many grains, decided at one reading of the database's clock exactly as the same
+     * calls one after the other (buckets without a penalty; other limits are never combined).
+     * On a hot key this answers many callers per round trip instead of one
+     * ({@code docs/benchmarks.md}). Turn off to send every call.
+     */
+    public Builder combineDecisions(boolean on) {
+      this.combine = on;
       return this;
     }
 
