@@ -8,15 +8,18 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 import redis.embedded.RedisServer;
 
 /**
  * Acquire-and-release pairs per second on one Redis (issue 27, part 5): Sluice's concurrency
- * limiter on a {@link RedisStore} against a plain sorted-set script doing the same work (drop
- * ended leases, count, add the permit with its lease, set the expiry; then remove it), sent
- * through Lettuce with EVALSHA, one call each way as Sluice makes. 1, 16 and 64 callers, on one
+ * limiter on a {@link RedisStore} against a plain sorted-set script pair doing the same work
+ * ({@code plain}: drop ended leases, count, add the permit with its lease unless held, move the
+ * expiry only later; remove the permit while its lease runs and answer the count) and against a
+ * bare pair doing less ({@code bare}: a release that removes ended leases too and answers
+ * nothing else), sent through Lettuce with EVALSHA, one call each way as Sluice makes. 1, 16 and 64 callers, on one
  * hot key (limit high enough that every pair fits) and on 100,000 keys. The {@code store} rows
  * call the store's acquire and release directly (no limiter): the script's share of the cost.
  *
@@ -25,7 +28,38 @@ import redis.embedded.RedisServer;
  * Redis 6.2 (embedded-redis) on loopback.
  */
 public final class RedisPermitLoad {
-  /** The plain script: what any sorted-set permit limiter does, and nothing more. */
+  /**
+   * The plain scripts: the same work as Sluice's permits, written for this one case (weight 1,
+   * no group, one fixed ceiling): drop ended leases, count, add the permit with its lease unless
+   * it is held already, and move the set's expiry only later; a release removes the permit only
+   * while its lease runs (a release after it changes nothing) and answers the count. Both answer
+   * {done, in flight, now}, as Sluice's do.
+   */
+  static final String PLAIN_ACQUIRE = String.join("\n",
+      "local t = redis.call('TIME')",
+      "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)",
+      "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)",
+      "local n = redis.call('ZCARD', KEYS[1])",
+      "if n >= tonumber(ARGV[2]) then return {0, n, now} end",
+      "local expires = now + tonumber(ARGV[3])",
+      "if redis.call('ZADD', KEYS[1], 'NX', expires, ARGV[1]) == 0 then return {1, n, now} end",
+      "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then",
+      "  redis.call('PEXPIRE', KEYS[1], ARGV[3])",
+      "end",
+      "return {1, n + 1, now}");
+  static final String PLAIN_RELEASE = String.join("\n",
+      "local t = redis.call('TIME')",
+      "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)",
+      "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])",
+      "local removed = 0",
+      "if score and tonumber(score) > now then removed = redis.call('ZREM', KEYS[1], ARGV[1]) end",
+      "return {removed, redis.call('ZCARD', KEYS[1]), now}");
+
+  /**
+   * The bare scripts: less than the same work (a release removes an ended lease too, and answers
+   * nothing but whether it removed; the expiry is set at every acquire), the floor of any
+   * sorted-set permit limiter.
+   */
   static final String ACQUIRE = String.join("\n",
       "local t = redis.call('TIME')",
       "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)",
@@ -72,6 +106,8 @@ public final class RedisPermitLoad {
       RedisCommands<String, String> redis = conn.sync();
       String acquireSha = redis.scriptLoad(ACQUIRE);
       String releaseSha = redis.scriptLoad(RELEASE);
+      String plainAcquireSha = redis.scriptLoad(PLAIN_ACQUIRE);
+      String plainReleaseSha = redis.scriptLoad(PLAIN_RELEASE);
       AtomicLong ids = new AtomicLong();
       for (int keys : new int[] {1, 100_000}) {
         String[] names = new String[keys];
@@ -101,6 +137,19 @@ public final class RedisPermitLoad {
           });
           redis.configResetstat();
           LoadHarness.run("plain", keys, callers, seconds, k -> {
+            String id = Long.toString(ids.incrementAndGet(), 36);
+            String[] key = {plainKeys[k]};
+            List<Long> got = redis.evalsha(plainAcquireSha, ScriptOutputType.MULTI, key, id,
+                "1000000", "30000");
+            if (got.get(0) != 1L) {
+              return false;
+            }
+            redis.evalsha(plainReleaseSha, ScriptOutputType.MULTI, key, id);
+            return true;
+          });
+          scriptCost(redis);
+          redis.configResetstat();
+          LoadHarness.run("bare", keys, callers, seconds, k -> {
             String id = Long.toString(ids.incrementAndGet(), 36);
             String[] key = {plainKeys[k]};
             Long got = redis.evalsha(acquireSha, ScriptOutputType.INTEGER, key, id, "1000000",
