@@ -24,13 +24,23 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p><b>How.</b> The permits are {@code limit} slots, each on its own cache line, holding a
- * generation and a held bit. An acquisition takes a free slot by one compare-and-set, starting
- * from a slot chosen by its thread (so that threads rarely meet on one line); a release gives it
- * back by one compare-and-set that also moves the generation on. A permit is a number (the slot
- * and its generation), so nothing is allocated, and it is released exactly once: a second release,
- * or one after its lease ended, finds another generation and changes nothing. There are exactly
- * {@code limit} slots, so more than {@code limit} permits are never held at once.
+ * <p><b>How.</b> The permits are {@code limit} slots, each on its own cache line, holding two
+ * generations: the last acquired and the last released; a slot is free when they are equal. An
+ * acquisition takes a free slot by one compare-and-set on its acquired generation, starting from
+ * a slot chosen by its thread (so that threads rarely meet on one line); a release gives it back
+ * by one plain (release-ordered) write of its generation as the released one, no
+ * compare-and-set: only the permit's holder, or the lease's end, ever writes that generation
+ * there, and both write the same value. A permit is a number (the slot and its generation), so
+ * nothing is allocated, and its slot comes back exactly once: a second release, or one after its
+ * lease ended and the slot was taken again, finds another generation and changes nothing. There
+ * are exactly {@code limit} slots, so more than {@code limit} permits are never held at once.
+ *
+ * <p>What the plain write costs: two threads releasing one handle at the same instant may both be
+ * answered true (its slot still comes back once), and a holder that releases at the very
+ * instant its lease ends can be answered true while the permit also counts as {@link #expired()}.
+ * A release delayed in its thread across its lease's end and the slot's next acquisition and
+ * release can write an older generation back; the slot then looks held until a lease later,
+ * which costs a permit for a while and never admits one too many.
  *
  * <p><b>Leases without a clock on the hot path.</b> Acquiring and releasing read no clock. When an
  * acquisition finds every slot held, it reads the clock and, at most once an eighth of a lease,
@@ -55,11 +65,13 @@ public final class Bulkhead {
   private static final int SLOT_BITS = 20;
   private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
   private static final long GENERATION_MASK = (1L << (63 - SLOT_BITS)) - 1;
-  private static final VarHandle WORD;
+  private static final VarHandle ACQUIRED;
+  private static final VarHandle RELEASED;
 
   static {
     try {
-      WORD = MethodHandles.lookup().findVarHandle(Slot.class, "word", long.class);
+      ACQUIRED = MethodHandles.lookup().findVarHandle(Slot.class, "acquired", long.class);
+      RELEASED = MethodHandles.lookup().findVarHandle(Slot.class, "released", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -71,9 +83,14 @@ public final class Bulkhead {
     long p1, p2, p3, p4, p5, p6, p7;
   }
 
-  /** A slot's word: generation (modulo 2^43) << 1 | held. */
+  /**
+   * A slot's generations (modulo 2^43): the last acquired, and the last released; held while they
+   * differ. Only compare-and-set moves the first; the second is written by the holder of the
+   * generation it names, or by the lease's end.
+   */
   private static class SlotWord extends SlotPadBefore {
-    volatile long word;
+    volatile long acquired;
+    volatile long released;
   }
 
   /** A slot, padded after its word too. */
@@ -86,7 +103,7 @@ public final class Bulkhead {
   private final long leaseNanos;
   private final Clock clock;
   private final Slot[] slots;
-  /** Under this object's monitor: each slot's word when a full acquisition last saw it held. */
+  /** Under this object's monitor: each slot's generation when a full acquisition last saw it held. */
   private final long[] seenWord;
   /** Under the monitor: when it was first seen so. */
   private final long[] seenAt;
@@ -132,9 +149,12 @@ public final class Bulkhead {
     Slot[] s = slots;
     for (int i = 0, idx = start; i < n; i++) {
       Slot slot = s[idx];
-      long w = slot.word;
-      if ((w & 1) == 0 && WORD.compareAndSet(slot, w, w | 1)) {
-        return ((w >>> 1) << SLOT_BITS) | idx;
+      long a = slot.acquired;
+      if (slot.released == a) {
+        long g = next(a);
+        if (ACQUIRED.compareAndSet(slot, a, g)) {
+          return (g << SLOT_BITS) | idx;
+        }
       }
       if (++idx == n) {
         idx = 0;
@@ -156,13 +176,18 @@ public final class Bulkhead {
       return false;
     }
     long generation = handle >>> SLOT_BITS;
-    // one compare-and-set: held in the handle's generation, then free in the next
-    return WORD.compareAndSet(slots[(int) idx], (generation << 1) | 1, next(generation));
+    Slot slot = slots[(int) idx];
+    // held in the handle's generation: released by writing it, no compare-and-set
+    if (slot.acquired != generation || slot.released == generation) {
+      return false;
+    }
+    RELEASED.setRelease(slot, generation);
+    return true;
   }
 
-  /** The free word after generation {@code g}: generations count modulo 2^43. */
+  /** The generation after {@code g}: generations count modulo 2^43. */
   private static long next(long g) {
-    return ((g + 1) & GENERATION_MASK) << 1;
+    return (g + 1) & GENERATION_MASK;
   }
 
   /**
@@ -189,15 +214,16 @@ public final class Bulkhead {
     boolean freed = false;
     for (int idx = 0; idx < limit; idx++) {
       Slot slot = slots[idx];
-      long w = slot.word;
-      if ((w & 1) == 0) {
+      long a = slot.acquired;
+      long r = slot.released;
+      if (r == a) {
         continue;
       }
-      if (seenWord[idx] != w) {
-        seenWord[idx] = w;   // first seen held in this generation: its lease is measured from now
+      if (seenWord[idx] != a) {
+        seenWord[idx] = a;   // first seen held in this generation: its lease is measured from now
         seenAt[idx] = now;
       } else if (now - seenAt[idx] >= leaseNanos
-          && WORD.compareAndSet(slot, w, next(w >>> 1))) {
+          && RELEASED.compareAndSet(slot, r, a)) {
         expired++;
         freed = true;
       }
@@ -214,7 +240,9 @@ public final class Bulkhead {
   public int inFlight() {
     int held = 0;
     for (int idx = 0; idx < limit; idx++) {
-      held += (int) (slots[idx].word & 1);
+      Slot slot = slots[idx];
+      long a = slot.acquired;
+      held += slot.released == a ? 0 : 1;
     }
     return held;
   }
@@ -226,8 +254,7 @@ public final class Bulkhead {
   public long acquired() {
     long total = 0;
     for (int idx = 0; idx < limit; idx++) {
-      long w = slots[idx].word;
-      total += (w >>> 1) + (w & 1);   // every generation is an acquisition that ended
+      total += slots[idx].acquired;   // every generation is an acquisition
     }
     return total;
   }

@@ -43,6 +43,57 @@ class BulkheadTest {
   }
 
   /**
+   * A release is one plain write, not a compare-and-set: threads racing to release one handle
+   * may each be answered true, but the slot comes back once, never twice (an independent count:
+   * exactly one more permit can be taken afterwards), over many rounds.
+   */
+  @Test
+  void racingReleasesOfOneHandle_giveItsSlotBackOnce() throws Exception {
+    Bulkhead b = Bulkhead.builder(4).clock(time).build();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      for (int round = 0; round < 2_000; round++) {
+        long[] held = new long[4];
+        for (int i = 0; i < 4; i++) {
+          held[i] = b.tryAcquire();
+          assertThat(held[i]).isNotNegative();
+        }
+        long h = held[round % 4];
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Boolean>> racers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          racers.add(pool.submit(() -> {
+            go.await();
+            return b.release(h);
+          }));
+        }
+        go.countDown();
+        int trues = 0;
+        for (Future<Boolean> f : racers) {
+          trues += f.get(10, TimeUnit.SECONDS) ? 1 : 0;
+        }
+        assertThat(trues).as("round %d: at least the first release is answered true", round)
+            .isBetween(1, 4);
+        assertThat(b.inFlight()).as("round %d", round).isEqualTo(3);
+        long again = b.tryAcquire();
+        assertThat(again).as("round %d: the slot, once", round).isNotNegative();
+        assertThat(b.tryAcquire()).as("round %d: and not twice", round)
+            .isEqualTo(Bulkhead.NO_PERMIT);
+        for (int i = 0; i < 4; i++) {
+          if (held[i] != h) {
+            assertThat(b.release(held[i])).isTrue();
+          }
+        }
+        assertThat(b.release(again)).isTrue();
+        assertThat(b.inFlight()).isZero();
+      }
+      assertThat(b.acquired()).isEqualTo(2_000 * 5);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
    * Forgotten permits come back a lease after the bulkhead is first found full with them: the
    * first full acquisition marks them, the first look at the slots a lease later takes them back
    * (the slots are looked at once an eighth of a lease, 1.25 s here); their handles then release
