@@ -43,7 +43,9 @@ public interface DecisionStore extends AutoCloseable {
    * store's clock exactly as the same calls one after the other would be (limits of buckets
    * without a penalty only; others are never combined). Worth it where a call is costly and calls
    * on one key are serial anyway (SQL databases, whose row or lock serializes them); the default,
-   * false, sends every call. A decorating store must forward it.
+   * false, sends every call. A batch goes through {@link #applyAsync}, which a store that
+   * combines must implement without blocking its caller (the caller that ends a call sends the
+   * batch behind it). A decorating store must forward it.
    */
   default boolean combinesDecisions() {
     return false;
