@@ -1,0 +1,65 @@
+package dev.sluice.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Combined calls behind a key the database holds (a SQL store's {@code combineDecisions}): the
+ * callers that queue behind a call in flight each wait for that call and their batch's, each
+ * bounded by the store's timeout; the failures count per call, not per caller; nothing is
+ * charged. The store's test holds the key (as another session would) and releases it.
+ */
+public final class CombinedCallsCheck {
+  /** Releases the key the test holds, once the database has no session left waiting for it. */
+  @FunctionalInterface
+  public interface Release {
+    void release() throws Exception;
+  }
+
+  private CombinedCallsCheck() {}
+
+  /**
+   * Eight callers of {@code tryAcquire(key)} on {@code limiter} (fail open, a timeout well under
+   * a second, capacity 10, the key charged 1 before it was held) while the key is held; then
+   * {@code release}; then the checks above.
+   */
+  public static void callersBehindAHeldKey(RateLimiter limiter, String key, Release release)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Long>> calls = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        calls.add(pool.submit(() -> {
+          go.await();
+          long start = System.nanoTime();
+          Decision d = limiter.tryAcquire(key);
+          assertThat(d.isDegraded()).isTrue();
+          assertThat(d.isAllowed()).as("fail open").isTrue();
+          return System.nanoTime() - start;
+        }));
+      }
+      go.countDown();
+      for (Future<Long> f : calls) {
+        assertThat(f.get(30, TimeUnit.SECONDS)).as("two timeouts at most, with room")
+            .isLessThan(TimeUnit.SECONDS.toNanos(2));
+      }
+      release.release();
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(limiter.stats().storeErrors()).as("a failure per call, not per caller")
+        .isBetween(2L, 7L);
+    assertThat(limiter.check(key, 9).isAllowed()).as("only the first decision charged").isTrue();
+    assertThat(limiter.check(key, 9.01).isAllowed()).isFalse();
+  }
+}
