@@ -177,8 +177,12 @@ public final class Bulkhead {
     }
     long generation = handle >>> SLOT_BITS;
     Slot slot = slots[(int) idx];
-    // held in the handle's generation: released by writing it, no compare-and-set
-    if (slot.acquired != generation || slot.released == generation) {
+    // Held in the handle's generation: released by writing it, no compare-and-set. The released
+    // generation is read first: if the acquired one is still the handle's after that, nobody has
+    // taken the slot again since, so the released one read was this permit's slot's own (read
+    // the other way round, the slot could be released, taken and released again in between, and
+    // a second release of a handle would write an older generation back and answer true).
+    if (slot.released == generation || slot.acquired != generation) {
       return false;
     }
     RELEASED.setRelease(slot, generation);
