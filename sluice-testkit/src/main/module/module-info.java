@@ -13,6 +13,7 @@ module dev.sluice.testkit {
   requires transitive org.assertj.core;
   requires transitive net.jqwik.api;
   requires lincheck.jvm;
+  requires transitive java.sql;   // CombinedCallsCheck waits on a JDBC connection
 
   exports dev.sluice.testkit;
   // JUnit, jqwik and Lincheck call the suites' annotated methods reflectively

@@ -1,6 +1,8 @@
 package dev.sluice;
 
+import dev.sluice.internal.Breakers;
 import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,8 +39,8 @@ final class Combiner {
 
   /** The store calls a combiner makes, and how a batch's observation is split. */
   interface Calls {
-    /** A plain tryAcquire of {@code cost}, on the calling thread. */
-    Observation single(String key, double cost);
+    /** The caller's own plain tryAcquire ({@code request}), on the calling thread. */
+    Observation single(String key, StoreRequest request);
 
     /**
      * {@code count} tryAcquires of {@code cost} as one call (a lease of {@code count} grains;
@@ -87,16 +89,17 @@ final class Combiner {
   }
 
   /**
-   * The caller's observation of a tryAcquire of {@code cost} on {@code key}, made alone or in a
-   * batch. Throws what the store threw (alone) or a {@link CombinedFailure} (in a batch).
+   * The caller's observation of a tryAcquire of {@code cost} on {@code key} (its store request
+   * {@code request}), made alone or in a batch. Throws what the store threw (alone) or a
+   * {@link CombinedFailure} (in a batch).
    */
-  Observation apply(String key, double cost) {
+  Observation apply(String key, double cost, StoreRequest request) {
     for (;;) {
       Lane mine = new Lane();
       Lane lane = lanes.putIfAbsent(key, mine);
       if (lane == null) {
         try {
-          return calls.single(key, cost);
+          return calls.single(key, request);
         } finally {
           drain(key, mine);
         }
@@ -106,7 +109,7 @@ final class Combiner {
         continue;   // the lane closed as we came: look again
       }
       if (seat == null) {
-        return calls.single(key, cost);   // the batch is full, or for another cost
+        return calls.single(key, request);   // the batch is full, or for another cost
       }
       try {
         return seat.join();
@@ -197,7 +200,7 @@ final class Combiner {
       try {
         seen = call.join();
       } catch (CompletionException e) {
-        failure = e.getCause() != null ? e.getCause() : e;
+        failure = Breakers.cause(e);
       } catch (RuntimeException e) {
         failure = e;
       }
@@ -216,8 +219,7 @@ final class Combiner {
       }
     }
     if (failure != null) {
-      Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-          ? failure.getCause() : failure;
+      Throwable cause = Breakers.cause(failure);
       try {
         calls.failed(key, cause);
       } finally {

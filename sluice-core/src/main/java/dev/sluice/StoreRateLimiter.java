@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
@@ -117,8 +116,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   /** The store calls of the combiner, and each caller's share of a batch. */
   private final class CombinedCalls implements Combiner.Calls {
     @Override
-    public Observation single(String key, double cost) {
-      return store.apply(key, request(Engine.TRY_ACQUIRE, cost));
+    public Observation single(String key, StoreRequest request) {
+      return store.apply(key, request);
     }
 
     @Override
@@ -218,9 +217,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     }
     return seen.handle((observation, failure) -> {
       if (failure != null) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-            ? failure.getCause() : failure;
-        if (!(cause instanceof Combiner.CombinedFailure)) {
+        if (!(Breakers.cause(failure) instanceof Combiner.CombinedFailure)) {
           failed(b, failure);   // a batch's failure was counted once, by whoever sent it
         }
         return degraded(key, op, cost, b);
@@ -371,7 +368,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
     Observation seen;
     try {
       seen = groupName != null ? store.applyGroup(groupName, key, request)
-          : combiner != null && op == Engine.TRY_ACQUIRE ? combiner.apply(key, cost)
+          : combiner != null && op == Engine.TRY_ACQUIRE ? combiner.apply(key, cost, request)
           : store.apply(key, request);
     } catch (Combiner.CombinedFailure e) {
       return degraded(key, op, cost, b);   // its batch's call failed, and was counted once

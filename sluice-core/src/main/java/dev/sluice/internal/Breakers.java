@@ -62,8 +62,12 @@ public final class Breakers {
    * unwrapped from a {@link CompletionException}) counts towards opening at once.
    */
   public static void failed(CircuitBreaker b, Throwable failure) {
-    Throwable t = failure instanceof CompletionException && failure.getCause() != null
+    b.failure(cause(failure) instanceof StoreUnavailableException);
+  }
+
+  /** What an asynchronous call failed with: the cause of a {@link CompletionException}. */
+  public static Throwable cause(Throwable failure) {
+    return failure instanceof CompletionException && failure.getCause() != null
         ? failure.getCause() : failure;
-    b.failure(t instanceof StoreUnavailableException);
   }
 }

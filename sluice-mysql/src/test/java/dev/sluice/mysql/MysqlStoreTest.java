@@ -371,10 +371,8 @@ class MysqlStoreTest {
     try (Connection holder = TestMysql.dataSource().getConnection()) {
       holdKey(holder, table, "k");
       CombinedCallsCheck.callersBehindAHeldKey(l, "k", () -> {
-        // A call its caller gave up on at its deadline may still wait in the server for a
-        // moment (docs/operations.md: a timed-out call may have committed): let those end first.
-        awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
-            + " WHERE STATE LIKE '%user lock%' OR INFO LIKE 'CALL %'");
+        CombinedCallsCheck.awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM"
+            + " information_schema.PROCESSLIST WHERE STATE LIKE '%user lock%' OR INFO LIKE 'CALL %'");
         try (Statement s = holder.createStatement()) {
           s.execute("DO RELEASE_ALL_LOCKS()");
         }
@@ -390,21 +388,6 @@ class MysqlStoreTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at most 255 bytes of UTF-8 on MySQL but was 256 bytes");
     assertThat(store.acquire("k", "i".repeat(255), 1, 10, 1000).done()).isTrue();
-  }
-
-  /** Waits (30 s at most) until the query counts no session of the database waiting. */
-  static void awaitNoSessionWaiting(Connection c, String count) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    for (;;) {
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(count)) {
-        rs.next();
-        if (rs.getLong(1) == 0) {
-          return;
-        }
-      }
-      assertThat(System.nanoTime()).as("sessions still waiting after 30 s").isLessThan(deadline);
-      Thread.onSpinWait();
-    }
   }
 
   /** Takes the key's named lock on {@code holder}, as a decision holds it. */

@@ -330,21 +330,8 @@ class PostgresStoreTest {
         s.execute("SELECT * FROM " + table + " WHERE key = 'k' FOR UPDATE");
       }
       CombinedCallsCheck.callersBehindAHeldKey(l, "k", () -> {
-        // A statement its caller gave up on may still wait in the server for a moment
-        // (docs/operations.md: a timed-out call may have committed): let those end first.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        for (;;) {
-          try (Statement s = holder.createStatement(); ResultSet rs = s.executeQuery(
-              "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
-            rs.next();
-            if (rs.getLong(1) == 0) {
-              break;
-            }
-          }
-          assertThat(System.nanoTime()).as("sessions still waiting after 30 s")
-              .isLessThan(deadline);
-          Thread.onSpinWait();
-        }
+        CombinedCallsCheck.awaitNoSessionWaiting(holder,
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
         holder.rollback();
       });
     }

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -26,6 +30,25 @@ public final class CombinedCallsCheck {
   }
 
   private CombinedCallsCheck() {}
+
+  /**
+   * Waits (30 s at most) until {@code countQuery} on {@code c} counts no session waiting for the
+   * key: a call its caller gave up on at its deadline may still wait in the server for a moment
+   * (a timed-out call may have committed), and the key must not be released under it.
+   */
+  public static void awaitNoSessionWaiting(Connection c, String countQuery) throws SQLException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    for (;;) {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(countQuery)) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return;
+        }
+      }
+      assertThat(System.nanoTime()).as("sessions still waiting after 30 s").isLessThan(deadline);
+      Thread.onSpinWait();
+    }
+  }
 
   /**
    * Eight callers of {@code tryAcquire(key)} on {@code limiter} (fail open, a timeout well under
