@@ -79,6 +79,13 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     return decide(key, Engine.RESERVE, cost);
   }
 
+  /** A single bucket's bound limiter skips the key's lookup (LockFreeBucket); others forward. */
+  @Override
+  public KeyLimiter forKey(String key) {
+    Checks.key(key);
+    return lockFree != null ? lockFree.bind(this, key) : new ForwardingKeyLimiter(this, key);
+  }
+
   @Override
   public void reset(String key) {
     if (lockFree != null) {

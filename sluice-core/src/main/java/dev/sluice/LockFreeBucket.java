@@ -51,7 +51,85 @@ final class LockFreeBucket {
   /** The decision of {@code op} for a cost already validated. */
   Decision decide(String key, int op, double cost) {
     long q = bucket.quantum(cost);
-    return bucketDecision(bucket, op, q, decideBucket(key, op, q));
+    return bucketDecision(bucket, op, q, decideBucket(key, op, q, null));
+  }
+
+  /** A key limiter of {@code limiter} (whose path this is) bound to {@code key} (validated). */
+  KeyLimiter bind(RateLimiter limiter, String key) {
+    return new Bound(limiter, key);
+  }
+
+  /**
+   * A key limiter that keeps the key's cell at hand and looks the key up only when the cell it
+   * holds is no longer live (reset, evicted, idle-swept or rebased: a live cell is always the
+   * one the table maps the key to, KeyTable). The cell is held in a plain field, shared by the
+   * threads that use this limiter: a thread may read an older cell than another wrote, which
+   * costs a lookup and nothing else, since no decision charges a cell that is not live (the CAS
+   * expects a live value); a cell's origin and limit are final, so any thread that reads the
+   * reference sees them.
+   */
+  private final class Bound implements KeyLimiter {
+    private final RateLimiter limiter;
+    private final String key;
+    /** The key's cell as last seen by a decision through this limiter; null if absent then. */
+    BucketCell cell;
+
+    Bound(RateLimiter limiter, String key) {
+      this.limiter = limiter;
+      this.key = key;
+    }
+
+    @Override
+    public String key() {
+      return key;
+    }
+
+    @Override
+    public RateLimiter limiter() {
+      return limiter;
+    }
+
+    @Override
+    public Decision tryAcquire() {
+      return decideBound(Engine.TRY_ACQUIRE, 1);
+    }
+
+    @Override
+    public Decision tryAcquire(double cost) {
+      return decideBound(Engine.TRY_ACQUIRE, cost);
+    }
+
+    @Override
+    public Decision check(double cost) {
+      return decideBound(Engine.CHECK, cost);
+    }
+
+    @Override
+    public Decision reserve(double cost) {
+      return decideBound(Engine.RESERVE, cost);
+    }
+
+    private Decision decideBound(int op, double cost) {
+      if (cost != 1) {
+        Checks.cost(cost);
+      }
+      long q = bucket.quantum(cost);
+      return bucketDecision(bucket, op, q, decideBucket(key, op, q, this));
+    }
+
+    @Override
+    public String toString() {
+      return "KeyLimiter[" + key + " of " + limiter + "]";
+    }
+  }
+
+  /** The key's cell from the table, remembered by {@code bound} if there is one. */
+  private BucketCell lookUp(String key, Bound bound) {
+    BucketCell cell = (BucketCell) table.get(key);
+    if (bound != null) {
+      bound.cell = cell;
+    }
+    return cell;
   }
 
   // Outcome of the lock-free path, one long so that nothing is allocated on the way: the backlog
@@ -87,17 +165,17 @@ final class LockFreeBucket {
    * read after that reading holds every commit made before it. For a single bucket the queue
    * ({@code reserve}) admits exactly as the meter does; only its delay differs.
    */
-  private long decideBucket(String key, int op, long q) {
+  private long decideBucket(String key, int op, long q, Bound bound) {
     CompiledLimit l = bucket;
     long now = clock.nanoTime();
-    BucketCell cell = (BucketCell) table.get(key);
+    BucketCell cell = bound != null && bound.cell != null ? bound.cell : lookUp(key, bound);
     boolean lost = false;   // the last CAS (or insert) failed
     for (;;) {
       if (lost) {
         backOff();
         lost = false;
         if (cell == null) {
-          cell = (BucketCell) table.get(key);
+          cell = lookUp(key, bound);
         }
       }
       long e;
@@ -116,7 +194,7 @@ final class LockFreeBucket {
           } else {
             rebase(key, cell, e, now);
           }
-          cell = (BucketCell) table.get(key);   // nothing was lost: look again at once
+          cell = lookUp(key, bound);   // nothing was lost: look again at once
           continue;
         }
         at = age * l.scale;
@@ -129,14 +207,14 @@ final class LockFreeBucket {
         if (reached && l.penalty > 0 && q <= l.capacity && b <= l.capacity) {
           kept = Ticks.add(l.capacity, l.penalty);
         }
-        if (kept == b || commit(key, cell, e, at, kept, now)) {
+        if (kept == b || commit(key, cell, e, at, kept, now, bound)) {
           return outcome(kept, !reached, reached);
         }
       } else if (BucketRules.admits(b, q, l.capacity)) {
         if (op == Engine.CHECK) {
           return outcome(b, true, false);
         }
-        if (commit(key, cell, e, at, filled, now)) {
+        if (commit(key, cell, e, at, filled, now, bound)) {
           return outcome(filled, true, false);
         }
       } else if (op == Engine.CHECK || l.penalty <= 0 || q > l.capacity || b > l.capacity) {
@@ -144,7 +222,7 @@ final class LockFreeBucket {
       } else {
         // An overflow starts the penalty (none is in force: a held bucket is over-full).
         long held = Ticks.add(l.capacity, l.penalty);
-        if (commit(key, cell, e, at, held, now)) {
+        if (commit(key, cell, e, at, held, now, bound)) {
           return outcome(held, false, false);
         }
       }
@@ -184,15 +262,20 @@ final class LockFreeBucket {
 
   /**
    * Writes a backlog of {@code kept} steps at the cell's time {@code at}: a CAS on the cell, or,
-   * for an absent key, the insert of a cell born at {@code now} holding it.
+   * for an absent key, the insert of a cell born at {@code now} holding it (which {@code bound},
+   * if any, then holds).
    */
   private boolean commit(String key, BucketCell cell, long expected, long at, long kept,
-      long now) {
+      long now, Bound bound) {
     if (cell != null) {
       return cell.cas(expected, at + kept);
     }
-    if (!table.insert(key, new BucketCell(now, kept, bucket))) {
+    BucketCell born = new BucketCell(now, kept, bucket);
+    if (!table.insert(key, born)) {
       return false;
+    }
+    if (bound != null) {
+      bound.cell = born;
     }
     table.inserted();
     return true;

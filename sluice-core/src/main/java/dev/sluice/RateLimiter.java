@@ -106,6 +106,18 @@ public interface RateLimiter extends AutoCloseable {
    */
   CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout);
 
+  /**
+   * This limiter bound to one key: the same decisions on that key without naming it at each call
+   * (see {@link KeyLimiter}). The default forwards every call to the keyed methods; the in-memory
+   * limiter of a single bucket skips the key's lookup.
+   *
+   * @throws NullPointerException if the key is null
+   * @throws IllegalArgumentException if the key is empty
+   */
+  default KeyLimiter forKey(String key) {
+    return new ForwardingKeyLimiter(this, key);
+  }
+
   /** Forgets a key: its next request finds empty buckets and no windows. */
   void reset(String key);
 

@@ -1,5 +1,6 @@
 package dev.sluice.benchmarks;
 
+import dev.sluice.KeyLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -25,7 +26,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * with two ({@code two}: the same limit and a second of twice its capacity and rate).
  *
  * <p>{@code admit}: a capacity of 10^8 seconds of the rate (3 x 10^8 units at 3/s), emptied before
- * each iteration, so that every call of a run is admitted. {@code reject}: a bucket of one second of the rate, filled, asked
+ * each iteration, so that every call of a run is admitted. {@code bound}: {@code one} through
+ * {@link RateLimiter#forKey}, on the same key. {@code reject}: a bucket of one second of the rate, filled, asked
  * for half of it; it admits about twice a second, every other call is refused with its figures.
  * Peers, in the same run: {@code HotKeyBenchmark.(guava|resilience4j)}.
  */
@@ -44,6 +46,7 @@ public class RatesBenchmark {
 
   private RateLimiter one;
   private RateLimiter two;
+  private KeyLimiter bound;
   private double cost;
   private final String key = "user:42";
 
@@ -61,6 +64,7 @@ public class RatesBenchmark {
     one = Sluice.builder().limit(Limit.leakyBucket(capacity, r)).maximumKeys(1_000).build();
     two = Sluice.builder().limit(Limit.leakyBucket(capacity, r))
         .limit(Limit.leakyBucket(2 * capacity, twice)).maximumKeys(1_000).build();
+    bound = one.forKey(key);
     if (!admit) {
       one.fillUp(key, capacity);
       two.fillUp(key, 2 * capacity);
@@ -79,6 +83,12 @@ public class RatesBenchmark {
   @Benchmark
   public boolean one() {
     return one.tryAcquire(key, cost).isAllowed();
+  }
+
+  /** {@code one} bound to the key ({@link RateLimiter#forKey}): no lookup of the key per call. */
+  @Benchmark
+  public boolean bound() {
+    return bound.tryAcquire(cost).isAllowed();
   }
 
   @Benchmark

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.KeyLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -409,6 +411,100 @@ public abstract class ConformanceSuite {
     l.reset("never-seen");
   }
 
+  /**
+   * A limiter bound to a key ({@link RateLimiter#forKey}) decides as the keyed calls do: the same
+   * random walk on key "a" through the limiter and on key "b" through the bound limiter gives the
+   * same decisions, figures included, for a single bucket at a rate of no whole ticks, a window
+   * and two buckets; and the bound key's state is the limiter's (a keyed check sees what the bound
+   * limiter charged, a reset either way forgets it).
+   */
+  @Test
+  public void keyLimiter_decidesAsTheKeyedCalls_onTheSameState() {
+    List<List<Limit>> configurations = List.of(List.of(Limit.leakyBucket(5, Rate.perSecond(3))),
+        List.of(Limit.fixedWindow(4, Duration.ofSeconds(1))),
+        List.of(Limit.leakyBucket(2, Rate.perSecond(7)), Limit.leakyBucket(6, Rate.perSecond(1))));
+    for (int c = 0; c < configurations.size(); c++) {
+      List<Limit> limits = configurations.get(c);
+      String a = "keyed-" + c;   // keys of their own: a shared store keeps earlier tests' keys
+      String key = "bound-" + c;
+      RateLimiter l = factory().create(clock, limits);
+      KeyLimiter b = l.forKey(key);
+      assertThat(b.key()).isEqualTo(key);
+      assertThat(b.limiter()).isSameAs(l);
+      boolean queue = limits.get(0).algorithm() != Algorithm.FIXED_WINDOW;
+      Random random = new Random(11);
+      for (int step = 0; step < 300; step++) {
+        clock.advanceNanos(random.nextInt(3) == 0 ? 0 : random.nextInt(400_000) * 1000L);
+        double cost = (1 + random.nextInt(250)) / 100.0;
+        int op = random.nextInt(queue ? 5 : 4);
+        Decision keyed = switch (op) {
+          case 0 -> l.tryAcquire(a, cost);
+          case 1 -> l.tryAcquire(a);
+          case 2 -> l.check(a, cost);
+          case 3 -> random.nextInt(20) == 0 ? reset(l, a) : l.check(a);
+          default -> l.reserve(a, cost);
+        };
+        Decision bound = switch (op) {
+          case 0 -> b.tryAcquire(cost);
+          case 1 -> b.tryAcquire();
+          case 2 -> b.check(cost);
+          case 3 -> keyed == null ? resetBound(b) : b.check();
+          default -> b.reserve(cost);
+        };
+        if (keyed != null) {
+          assertThat(figures(bound)).as("%s step %d op %d", limits, step, op)
+              .isEqualTo(figures(keyed));
+        }
+      }
+      l.reset(key);   // the clock stands still from here: nothing leaks between the calls
+      assertThat(b.tryAcquire(1.5).isAllowed()).isTrue();
+      assertThat(figures(b.check(0.5))).isEqualTo(figures(l.check(key, 0.5)));
+      assertThat(l.check(key, 0.5).remaining()).as("the keyed call sees the bound charge")
+          .isCloseTo(limits.get(0).capacity() - 1.5, within(EPS));
+      l.reset(key);
+      assertThat(b.check(0.5).remaining()).as("a keyed reset is seen by the bound limiter")
+          .isCloseTo(limits.get(0).capacity(), within(EPS));
+      assertThat(l.tryAcquire(key, 2).isAllowed()).isTrue();
+      b.reset();
+      assertThat(l.check(key, 0.5).remaining()).as("a bound reset is seen by the keyed calls")
+          .isCloseTo(limits.get(0).capacity(), within(EPS));
+    }
+    RateLimiter l = limiter(Limit.leakyBucket(2, Rate.perSecond(1)));
+    assertThatThrownBy(() -> l.forKey(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("key");
+    assertThatThrownBy(() -> l.forKey("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key");
+    KeyLimiter k = l.forKey("k");
+    for (double bad : new double[] {0, -1, Double.NaN, Double.POSITIVE_INFINITY}) {
+      assertThatThrownBy(() -> k.tryAcquire(bad)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("cost").hasMessageContaining(String.valueOf(bad).replace(".0", ""));
+      assertThatThrownBy(() -> k.check(bad)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> k.reserve(bad)).isInstanceOf(IllegalArgumentException.class);
+    }
+    assertThat(k.check(2).isAllowed()).as("bad calls charged nothing").isTrue();
+  }
+
+  /** Every public figure of a decision, each limit's own included. */
+  private static List<Object> figures(Decision d) {
+    List<Object> all = new ArrayList<>(List.of(d.isAllowed(), d.reachedCapacity(), d.remaining(),
+        d.retryAfterNanos(), d.resetAfterNanos(), d.delayNanos(), d.limit(), d.isDegraded(),
+        d.isUnavailable(), d.isLeased(), d.isBorrowed()));
+    if (d.perLimit().size() > 1) {
+      for (Decision each : d.perLimit()) {
+        all.add(figures(each));
+      }
+    }
+    return all;
+  }
+
+  private static Decision reset(RateLimiter l, String key) {
+    l.reset(key);
+    return null;
+  }
+
+  private static Decision resetBound(KeyLimiter b) {
+    b.reset();
+    return null;
+  }
+
   @Test
   public void keys_areIndependent() {
     RateLimiter l = limiter(Limit.leakyBucket(1, Rate.perHour(1)));
@@ -732,6 +828,7 @@ public abstract class ConformanceSuite {
     RateLimiter l = limiter(Limit.leakyBucket(capacity, Rate.perSecond(500)));
     ExecutorService pool = Executors.newFixedThreadPool(threads());
     try {
+      KeyLimiter bound = l.forKey("hot");   // odd threads call through it
       for (int phase = 0; phase < 4; phase++) {
         clock.advance(Duration.ofMillis(700 * phase));
         double room = l.check("hot", 0.25).remaining();
@@ -746,7 +843,8 @@ public abstract class ConformanceSuite {
             double smallestRejected = Double.MAX_VALUE;
             for (int i = 0; i < operations(); i++) {
               double cost = 0.25 * (1 + r.nextInt(12));
-              if (l.tryAcquire("hot", cost).isAllowed()) {
+              Decision d = seed % 2 == 0 ? l.tryAcquire("hot", cost) : bound.tryAcquire(cost);
+              if (d.isAllowed()) {
                 admitted += cost;
               } else {
                 smallestRejected = Math.min(smallestRejected, cost);

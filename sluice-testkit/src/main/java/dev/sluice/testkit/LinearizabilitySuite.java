@@ -1,6 +1,7 @@
 package dev.sluice.testkit;
 
 import dev.sluice.Decision;
+import dev.sluice.KeyLimiter;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import java.lang.reflect.Method;
@@ -29,11 +30,14 @@ import org.junit.jupiter.api.Test;
 public abstract class LinearizabilitySuite {
   private final ManualClock clock = new ManualClock(1_000_000_000L);
   private final RateLimiter limiter;
+  /** The same key through {@link RateLimiter#forKey}: one more path to the key's state. */
+  private final KeyLimiter bound;
   private final boolean concurrentClock;
 
   protected LinearizabilitySuite(LimiterFactory factory, List<Limit> limits,
       boolean concurrentClock) {
     this.limiter = factory.create(clock, limits);
+    this.bound = limiter.forKey("k");
     this.concurrentClock = concurrentClock;
   }
 
@@ -63,6 +67,16 @@ public abstract class LinearizabilitySuite {
     } catch (UnsupportedOperationException windows) {
       return "unsupported";
     }
+  }
+
+  @Operation
+  public String boundTryAcquire(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    return summary(bound.tryAcquire(halves * 0.5));
+  }
+
+  @Operation
+  public String boundCheck(@Param(gen = IntGen.class, conf = "1:4") int halves) {
+    return summary(bound.check(halves * 0.5));
   }
 
   @Operation
