@@ -43,6 +43,10 @@ final class Ticks {
    */
   static long fromUnits(double units, double perUnit) {
     double exact = units * perUnit;
+    long whole = (long) exact;
+    if (whole == exact && whole >= 1 && whole < MAX) {
+      return whole;   // a whole product, the usual case: what the rounding below gives, sooner
+    }
     if (exact >= MAX) {
       return MAX;
     }

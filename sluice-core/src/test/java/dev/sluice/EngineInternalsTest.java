@@ -38,6 +38,33 @@ class EngineInternalsTest {
     assertThat(Ticks.capacityFromUnits(0.7, 1e6)).isEqualTo(700_000L);
   }
 
+  /** The shortcut for whole products gives what the rounding gives, on a million draws. */
+  @Test
+  void fromUnits_wholeProductShortcut_agreesWithTheRounding() {
+    Random random = new Random(3);
+    for (int i = 0; i < 1_000_000; i++) {
+      double units = switch (i % 4) {
+        case 0 -> 1 + random.nextInt(1_000_000);
+        case 1 -> (1 + random.nextInt(100_000)) / 4.0;
+        case 2 -> Math.scalb(random.nextDouble(), random.nextInt(160) - 80);
+        default -> (1 + random.nextInt(1000)) / 10.0;
+      };
+      double perUnit = switch (i % 3) {
+        case 0 -> 1e9;
+        case 1 -> 1e6 * (1 + random.nextInt(7));
+        default -> Math.scalb(1 + random.nextDouble(), random.nextInt(80) - 20);
+      };
+      double exact = units * perUnit;
+      long rounded = exact >= Ticks.MAX ? Ticks.MAX : Math.max(1,
+          Math.abs(exact - Math.rint(exact)) <= Math.max(1e-6, 4 * Math.ulp(exact))
+              ? (long) Math.rint(exact) : (long) Math.ceil(exact));
+      assertThat(Ticks.fromUnits(units, perUnit)).as("%s x %s", units, perUnit).isEqualTo(rounded);
+    }
+    assertThat(Ticks.fromUnits(Ticks.MAX, 1)).isEqualTo(Ticks.MAX);
+    assertThat(Ticks.fromUnits(0x1p52, 1)).isEqualTo(1L << 52);
+    assertThat(Ticks.fromUnits(Double.MIN_VALUE, 1)).isEqualTo(1);
+  }
+
   @Test
   void rationals_readDoublesAsTheDecimalsOrFractionsTheyWereWrittenAs() {
     assertThat(CompiledLimit.Rationals.of(1.5)).containsExactly(BigInteger.valueOf(3), BigInteger.valueOf(2));

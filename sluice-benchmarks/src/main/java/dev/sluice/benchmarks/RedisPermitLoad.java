@@ -3,8 +3,10 @@ package dev.sluice.benchmarks;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.redis.RedisStore;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -21,7 +23,9 @@ import redis.embedded.RedisServer;
  * bare pair doing less ({@code bare}: a release that removes ended leases too and answers
  * nothing else), sent through Lettuce with EVALSHA, one call each way as Sluice makes. 1, 16 and 64 callers, on one
  * hot key (limit high enough that every pair fits) and on 100,000 keys. The {@code store} rows
- * call the store's acquire and release directly (no limiter): the script's share of the cost.
+ * call the store's acquire and release directly (no limiter): the script's share of the cost. The
+ * {@code timed} rows send the plain pair through a client with a per-command timeout, as the
+ * store's connection has (Lettuce's {@code TimeoutOptions}): what that timeout costs a client.
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
  * dev.sluice.benchmarks.RedisPermitLoad [redis://host:port] [seconds]}; with no URI it starts a
@@ -98,12 +102,18 @@ public final class RedisPermitLoad {
         + " release) per second%n", uri, seconds, Runtime.getRuntime().availableProcessors());
     LoadHarness.header();
     RedisClient client = RedisClient.create(uri);
+    // the plain pair again, on a client with a per-command timeout as the store's connection has
+    RedisClient timedClient = RedisClient.create(uri);
+    timedClient.setOptions(ClientOptions.builder()
+        .timeoutOptions(TimeoutOptions.enabled(Duration.ofSeconds(5))).build());
     try (RedisStore store = RedisStore.builder(uri).prefix("perm:")
         .commandTimeout(Duration.ofSeconds(5)).build();
         ConcurrencyLimiter sluice = ConcurrencyLimiter.builder().limit(1_000_000)
             .lease(Duration.ofSeconds(30)).store(store).build();
-        StatefulRedisConnection<String, String> conn = client.connect()) {
+        StatefulRedisConnection<String, String> conn = client.connect();
+        StatefulRedisConnection<String, String> timedConn = timedClient.connect()) {
       RedisCommands<String, String> redis = conn.sync();
+      RedisCommands<String, String> timed = timedConn.sync();
       String acquireSha = redis.scriptLoad(ACQUIRE);
       String releaseSha = redis.scriptLoad(RELEASE);
       String plainAcquireSha = redis.scriptLoad(PLAIN_ACQUIRE);
@@ -148,6 +158,17 @@ public final class RedisPermitLoad {
             return true;
           });
           scriptCost(redis);
+          LoadHarness.run("timed", keys, callers, seconds, k -> {
+            String id = Long.toString(ids.incrementAndGet(), 36);
+            String[] key = {plainKeys[k]};
+            List<Long> got = timed.evalsha(plainAcquireSha, ScriptOutputType.MULTI, key, id,
+                "1000000", "30000");
+            if (got.get(0) != 1L) {
+              return false;
+            }
+            timed.evalsha(plainReleaseSha, ScriptOutputType.MULTI, key, id);
+            return true;
+          });
           redis.configResetstat();
           LoadHarness.run("bare", keys, callers, seconds, k -> {
             String id = Long.toString(ids.incrementAndGet(), 36);
@@ -165,6 +186,7 @@ public final class RedisPermitLoad {
       }
     } finally {
       client.shutdown();
+      timedClient.shutdown();
       if (server != null) {
         server.stop();
       }
