@@ -14,6 +14,9 @@ import java.util.function.IntPredicate;
  * answers, on one hot key or on uniformly random keys; throughput and latency percentiles.
  */
 final class LoadHarness {
+  /** Latencies kept per caller, the count included. */
+  private static final int MAX_SAMPLES = 2_000_001;
+
   private LoadHarness() {}
 
   /** A port that was free on this machine a moment ago, for a server the benchmark starts. */
@@ -47,8 +50,8 @@ final class LoadHarness {
         "decisions/s", "p50 µs", "p99 µs");
   }
 
-  /** One second of warm-up, then {@code seconds} measured; prints one row. */
-  static void run(String name, int keys, int callers, int seconds, IntPredicate decide)
+  /** One second of warm-up, then {@code seconds} measured; prints one row, returns decisions/s. */
+  static double run(String name, int keys, int callers, int seconds, IntPredicate decide)
       throws InterruptedException {
     // warm-up: a second of the same load, not recorded
     load(keys, callers, 1, decide);
@@ -69,6 +72,7 @@ final class LoadHarness {
     System.out.printf(Locale.ROOT, "%-10s %-8s %7d %12.0f %10.1f %10.1f%n", name,
         keys == 1 ? "hot" : keys, callers, count / (double) seconds,
         sample[(int) (n * 0.50)] / 1e3, sample[(int) Math.min(n - 1, n * 0.99)] / 1e3);
+    return count / (double) seconds;
   }
 
   /** Per caller: [count, latency ns...] (latencies kept up to 2M per caller). */
@@ -81,7 +85,8 @@ final class LoadHarness {
     for (int t = 0; t < callers; t++) {
       int id = t;
       Thread th = new Thread(() -> {
-        long[] lat = new long[2_000_001];
+        // grown as needed: 64 callers zeroing 16 MB each at the start took CPU from the run
+        long[] lat = new long[4_097];
         long count = 0;
         ThreadLocalRandom r = ThreadLocalRandom.current();
         while (!stop.get()) {
@@ -90,6 +95,9 @@ final class LoadHarness {
           decide.test(k);
           long took = System.nanoTime() - start;
           count++;
+          if (count == lat.length && lat.length < MAX_SAMPLES) {
+            lat = Arrays.copyOf(lat, Math.min(MAX_SAMPLES, 2 * lat.length - 1));
+          }
           if (count < lat.length) {
             lat[(int) count] = took;
           }

@@ -10,9 +10,14 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 import redis.embedded.RedisServer;
 
 /**
@@ -29,7 +34,8 @@ import redis.embedded.RedisServer;
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
  * dev.sluice.benchmarks.RedisPermitLoad [redis://host:port] [seconds]}; with no URI it starts a
- * Redis 6.2 (embedded-redis) on loopback.
+ * Redis 6.2 (embedded-redis) on loopback. {@code -Drounds=N} (default 1) runs each cell's
+ * contenders N times in turn, each round starting with the next one, and prints the medians.
  */
 public final class RedisPermitLoad {
   /**
@@ -76,6 +82,26 @@ public final class RedisPermitLoad {
 
   private RedisPermitLoad() {}
 
+  /** The plain pair on {@code redis}: acquire, and release if acquired. */
+  private static boolean plainPair(RedisCommands<String, String> redis, String acquireSha,
+      String releaseSha, String plainKey, String id) {
+    String[] key = {plainKey};
+    List<Long> got = redis.evalsha(acquireSha, ScriptOutputType.MULTI, key, id, "1000000",
+        "30000");
+    if (got.get(0) != 1L) {
+      return false;
+    }
+    redis.evalsha(releaseSha, ScriptOutputType.MULTI, key, id);
+    return true;
+  }
+
+  private static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
   /**
    * Prints what the scripts cost on the Redis thread since the last statistics reset: INFO
    * commandstats' microseconds per EVALSHA (acquires and releases averaged).
@@ -96,6 +122,7 @@ public final class RedisPermitLoad {
   public static void main(String[] args) throws Exception {
     String uri = args.length > 0 && args[0].startsWith("redis") ? args[0] : null;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    int rounds = Integer.getInteger("rounds", 1);
     RedisServer server = LoadHarness.embeddedRedisUnless(uri);
     uri = LoadHarness.redisUri(uri, server);
     System.out.printf(Locale.ROOT, "redis: %s, %d s per run, %d cores; pairs (acquire +"
@@ -127,8 +154,8 @@ public final class RedisPermitLoad {
           plainKeys[i] = "plain:{tenant:" + i + "}:permits";
         }
         for (int callers : new int[] {1, 16, 64}) {
-          redis.configResetstat();
-          LoadHarness.run("sluice", keys, callers, seconds, k -> {
+          Map<String, IntPredicate> pairs = new LinkedHashMap<>();
+          pairs.put("sluice", k -> {
             Acquisition a = sluice.tryAcquire(names[k]);
             if (!a.isAcquired()) {
               return false;
@@ -136,8 +163,7 @@ public final class RedisPermitLoad {
             a.permit().close();
             return true;
           });
-          scriptCost(redis);
-          LoadHarness.run("store", keys, callers, seconds, k -> {
+          pairs.put("store", k -> {
             String id = "s" + Long.toString(ids.incrementAndGet(), 36);
             if (!store.acquire(names[k], id, 1, 1_000_000, 30_000).done()) {
               return false;
@@ -145,32 +171,11 @@ public final class RedisPermitLoad {
             store.release(names[k], id, 1);
             return true;
           });
-          redis.configResetstat();
-          LoadHarness.run("plain", keys, callers, seconds, k -> {
-            String id = Long.toString(ids.incrementAndGet(), 36);
-            String[] key = {plainKeys[k]};
-            List<Long> got = redis.evalsha(plainAcquireSha, ScriptOutputType.MULTI, key, id,
-                "1000000", "30000");
-            if (got.get(0) != 1L) {
-              return false;
-            }
-            redis.evalsha(plainReleaseSha, ScriptOutputType.MULTI, key, id);
-            return true;
-          });
-          scriptCost(redis);
-          LoadHarness.run("timed", keys, callers, seconds, k -> {
-            String id = Long.toString(ids.incrementAndGet(), 36);
-            String[] key = {plainKeys[k]};
-            List<Long> got = timed.evalsha(plainAcquireSha, ScriptOutputType.MULTI, key, id,
-                "1000000", "30000");
-            if (got.get(0) != 1L) {
-              return false;
-            }
-            timed.evalsha(plainReleaseSha, ScriptOutputType.MULTI, key, id);
-            return true;
-          });
-          redis.configResetstat();
-          LoadHarness.run("bare", keys, callers, seconds, k -> {
+          pairs.put("plain", k -> plainPair(redis, plainAcquireSha, plainReleaseSha,
+              plainKeys[k], Long.toString(ids.incrementAndGet(), 36)));
+          pairs.put("timed", k -> plainPair(timed, plainAcquireSha, plainReleaseSha,
+              plainKeys[k], Long.toString(ids.incrementAndGet(), 36)));
+          pairs.put("bare", k -> {
             String id = Long.toString(ids.incrementAndGet(), 36);
             String[] key = {plainKeys[k]};
             Long got = redis.evalsha(acquireSha, ScriptOutputType.INTEGER, key, id, "1000000",
@@ -181,7 +186,26 @@ public final class RedisPermitLoad {
             redis.evalsha(releaseSha, ScriptOutputType.INTEGER, key, id);
             return true;
           });
-          scriptCost(redis);
+          // rounds in turn, each starting with a different contender, so that neither the
+          // host's drift nor the order favours one; the medians decide
+          List<String> order = new ArrayList<>(pairs.keySet());
+          Map<String, List<Double>> rates = new LinkedHashMap<>();
+          for (int round = 0; round < rounds; round++) {
+            for (int i = 0; i < order.size(); i++) {
+              String name = order.get((i + round) % order.size());
+              redis.configResetstat();
+              rates.computeIfAbsent(name, n -> new ArrayList<>())
+                  .add(LoadHarness.run(name, keys, callers, seconds, pairs.get(name)));
+              scriptCost(redis);
+            }
+          }
+          double plain = median(rates.get("plain"));
+          System.out.printf(Locale.ROOT, "%-10s %-8s %7d median of %d: sluice %.0f, store %.0f,"
+              + " plain %.0f, timed %.0f, bare %.0f; sluice / plain %.2f, store / plain %.2f%n",
+              "median", keys == 1 ? "hot" : keys, callers, rounds, median(rates.get("sluice")),
+              median(rates.get("store")), plain, median(rates.get("timed")),
+              median(rates.get("bare")), median(rates.get("sluice")) / plain,
+              median(rates.get("store")) / plain);
         }
       }
     } finally {
