@@ -2,8 +2,12 @@ package dev.sluice;
 
 import java.util.Objects;
 
-/** A key limiter that forwards every call to its limiter's keyed method (the default). */
-final class ForwardingKeyLimiter implements KeyLimiter {
+/**
+ * A key limiter that forwards every call to its limiter's keyed method (the default); the
+ * in-memory single bucket's (LockFreeBucket) overrides the decisions it can make without the
+ * key's lookup.
+ */
+class ForwardingKeyLimiter implements KeyLimiter {
   private final RateLimiter limiter;
   private final String key;
 
@@ -13,17 +17,17 @@ final class ForwardingKeyLimiter implements KeyLimiter {
   }
 
   @Override
-  public String key() {
+  public final String key() {
     return key;
   }
 
   @Override
-  public RateLimiter limiter() {
+  public final RateLimiter limiter() {
     return limiter;
   }
 
   @Override
-  public String toString() {
+  public final String toString() {
     return "KeyLimiter[" + key + " of " + limiter + "]";
   }
 }

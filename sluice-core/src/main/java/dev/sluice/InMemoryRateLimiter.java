@@ -82,7 +82,6 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
   /** A single bucket's bound limiter skips the key's lookup (LockFreeBucket); others forward. */
   @Override
   public KeyLimiter forKey(String key) {
-    Checks.key(key);
     return lockFree != null ? lockFree.bind(this, key) : new ForwardingKeyLimiter(this, key);
   }
 

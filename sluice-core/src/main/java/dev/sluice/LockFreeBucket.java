@@ -54,7 +54,7 @@ final class LockFreeBucket {
     return bucketDecision(bucket, op, q, decideBucket(key, op, q, null));
   }
 
-  /** A key limiter of {@code limiter} (whose path this is) bound to {@code key} (validated). */
+  /** A key limiter of {@code limiter} (whose path this is) bound to {@code key}, checked here. */
   KeyLimiter bind(RateLimiter limiter, String key) {
     return new Bound(limiter, key);
   }
@@ -68,25 +68,12 @@ final class LockFreeBucket {
    * expects a live value); a cell's origin and limit are final, so any thread that reads the
    * reference sees them.
    */
-  private final class Bound implements KeyLimiter {
-    private final RateLimiter limiter;
-    private final String key;
+  private final class Bound extends ForwardingKeyLimiter {
     /** The key's cell as last seen by a decision through this limiter; null if absent then. */
     BucketCell cell;
 
     Bound(RateLimiter limiter, String key) {
-      this.limiter = limiter;
-      this.key = key;
-    }
-
-    @Override
-    public String key() {
-      return key;
-    }
-
-    @Override
-    public RateLimiter limiter() {
-      return limiter;
+      super(limiter, key);
     }
 
     @Override
@@ -114,12 +101,7 @@ final class LockFreeBucket {
         Checks.cost(cost);
       }
       long q = bucket.quantum(cost);
-      return bucketDecision(bucket, op, q, decideBucket(key, op, q, this));
-    }
-
-    @Override
-    public String toString() {
-      return "KeyLimiter[" + key + " of " + limiter + "]";
+      return bucketDecision(bucket, op, q, decideBucket(key(), op, q, this));
     }
   }
 
