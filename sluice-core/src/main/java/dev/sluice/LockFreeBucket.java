@@ -150,7 +150,8 @@ final class LockFreeBucket {
   private long decideBucket(String key, int op, long q, Bound bound) {
     CompiledLimit l = bucket;
     long now = clock.nanoTime();
-    BucketCell cell = bound != null && bound.cell != null ? bound.cell : lookUp(key, bound);
+    BucketCell remembered = bound == null ? null : bound.cell;   // one read of the shared field
+    BucketCell cell = remembered != null ? remembered : lookUp(key, bound);
     boolean lost = false;   // the last CAS (or insert) failed
     for (;;) {
       if (lost) {

