@@ -72,6 +72,9 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private final DeadlineConnections connections;
   private final String table;
   private final String decideSql;
+  /** The one statement that decides a single bucket's tryAcquire, and its parameters in order. */
+  private final String admitSql;
+  private final char[] admitParameters;
   private final String decideGroupSql;
   private final String permitSql;
   private final String groupPermitSql;
@@ -110,6 +113,10 @@ public final class MysqlStore implements DecisionStore, PermitStore {
     this.groupPermitSql = "CALL " + table + "_group_permit(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     this.liveSql = "CALL " + table + "_live_instances(?, ?, ?, ?)";
     this.fractionalLockWaits = MysqlSchema.prepare(dataSource, table, b.createIfMissing);
+    StringBuilder order = new StringBuilder();
+    this.admitSql = AdmitStatement.sql(table, b.micros == null,
+        fractionalLockWaits ? (int) ((timeoutMillis + 999) / 1000) : 0, order);
+    this.admitParameters = order.toString().toCharArray();
     this.pruning = new BatchPruning(dataSource, Pruning.statements(table), micros, b.pruneBatch,
         b.pruneEvery, "sluice-mysql-prune-" + table, Pruning.READ_COMMITTED,
         e -> new MysqlStoreException("MySQL pruning of table " + table + " failed: " + e.getMessage(), e));
@@ -258,9 +265,17 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private Observation decide(String stateKey, String member, StoreRequest request,
       long deadline) {
     String args = args(request);
+    boolean oneStatement = member == null && AdmitStatement.handles(request);
     SQLException last = null;
     for (int attempt = 0; attempt < DEADLOCK_RETRIES; attempt++) {
       try {
+        if (oneStatement) {
+          Observation seen = admit(stateKey, request, deadline);
+          if (seen != null) {
+            return seen;
+          }
+          oneStatement = false;   // the row holds other limits: the procedure decides
+        }
         String row = call(member == null ? decideSql : decideGroupSql, deadline, p -> {
           int at = 1;
           p.setString(at++, stateKey);
@@ -277,9 +292,10 @@ public final class MysqlStore implements DecisionStore, PermitStore {
         return observation(row);
       } catch (SQLException e) {
         // A deadlock rolled the transaction back entirely: nothing was decided, so deciding
-        // again is safe. Anything else (a timeout, a lost connection) may have committed and is
-        // never replayed.
-        if (!deadlock(e)) {
+        // again is safe; so did the duplicate key of a procedure that found no row and met the
+        // one statement's insert (AdmitStatement). Anything else (a timeout, a lost connection)
+        // may have committed and is never replayed.
+        if (!deadlock(e) && !duplicateKey(e)) {
           throw failure("decision", e);
         }
         last = e;
@@ -291,6 +307,60 @@ public final class MysqlStore implements DecisionStore, PermitStore {
 
   private static boolean deadlock(SQLException e) {
     return "40001".equals(e.getSQLState()) || e.getErrorCode() == 1213;
+  }
+
+  private static boolean duplicateKey(SQLException e) {
+    return e.getErrorCode() == 1062;
+  }
+
+  /**
+   * A single bucket's tryAcquire by {@code deadline} in one statement ({@link AdmitStatement});
+   * null if the key's row holds other limits (nothing was written). The statement reports the
+   * state it found relative to its clock, not the clock, so the observation is that state at
+   * this call's time (the test clock's, exactly; else 0): core's engine reads a bucket's state
+   * only against the time it came with.
+   */
+  private Observation admit(String stateKey, StoreRequest request, long deadline)
+      throws SQLException {
+    long now = micros == null ? 0 : micros.getAsLong();
+    try (Connection c = connections.get(deadline)) {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+      c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 1));
+      try (PreparedStatement p = c.prepareStatement(admitSql, Statement.RETURN_GENERATED_KEYS)) {
+        long cost = request.argument(0, StoreProtocol.ARG_QUANTUM);
+        long capacity = request.argument(0, StoreProtocol.ARG_CAPACITY);
+        for (int i = 0; i < admitParameters.length; i++) {
+          switch (admitParameters[i]) {
+            case AdmitStatement.KEY -> p.setString(i + 1, stateKey);
+            case AdmitStatement.NOW -> p.setLong(i + 1, now);
+            case AdmitStatement.COST -> p.setLong(i + 1, cost);
+            case AdmitStatement.WAIT ->
+                p.setLong(i + 1, Math.max(0, (deadline - System.nanoTime()) / 1000));
+            default -> p.setLong(i + 1, capacity);
+          }
+        }
+        p.executeUpdate();
+        long found = 0;
+        try (ResultSet keys = p.getGeneratedKeys()) {
+          if (keys.next()) {
+            found = keys.getLong(1);
+          }
+        }
+        if (found == AdmitStatement.OTHER_LIMITS) {
+          return null;
+        }
+        if (found == AdmitStatement.TOO_LATE) {
+          throw new MysqlStoreException("MySQL decision on table " + table + " waited more than"
+              + " the store's timeout (" + timeoutMillis + " ms) for the key's row, held by"
+              + " another session; nothing was charged", null);
+        }
+        return new Observation(now, new long[] {found == 0 ? StoreProtocol.SCRIPT_NONE
+            : now + (found - AdmitStatement.BIAS)});
+      }
+    }
   }
 
   private RuntimeException failure(String what, SQLException e) {

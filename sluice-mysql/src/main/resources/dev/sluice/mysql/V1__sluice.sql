@@ -229,6 +229,7 @@ BEGIN
   DECLARE lk VARCHAR(64) CHARACTER SET ascii
     DEFAULT CONCAT('sluice:', MD5(CONCAT('sluice_buckets ', p_key)));
   DECLARE stored VARCHAR(8192) CHARACTER SET ascii;
+  DECLARE row_layout VARCHAR(64) CHARACTER SET ascii;
   DECLARE now BIGINT; DECLARE departure BIGINT; DECLARE bl BIGINT; DECLARE stop_ BIGINT;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
@@ -252,12 +253,12 @@ BEGIN
   -- as it takes (each costs microseconds in a procedure).
   IF p_layout = 'b' AND p_op <= c_check
       AND sluice_my1_at(p_args, 1 + c_arg_penalty) = 0 THEN
-    SELECT b.state INTO stored FROM sluice_buckets b WHERE b.k = p_key AND b.layout = 'b'
+    SELECT b.layout, b.state INTO row_layout, stored FROM sluice_buckets b WHERE b.k = p_key
       FOR UPDATE;
     -- The clock is read once the key is held: decisions on one key take effect in clock order.
     SET now = COALESCE(p_now, sluice_my1_now()),
-      departure = IF(stored IS NULL OR LOCATE(',', stored) > 0, c_script_none,
-        CAST(stored AS SIGNED)),
+      departure = IF(row_layout IS NULL OR row_layout <> 'b' OR LOCATE(',', stored) > 0,
+        c_script_none, CAST(stored AS SIGNED)),
       bl = sluice_my1_backlog(departure, 0, 1, now),
       stop_ = IF(p_op = c_try_acquire AND sluice_my1_admits(bl,
           sluice_my1_at(p_args, 1 + c_arg_quantum), sluice_my1_at(p_args, 1 + c_arg_capacity)),
@@ -265,13 +266,17 @@ BEGIN
           sluice_my1_add(bl, sluice_my1_at(p_args, 1 + c_arg_quantum)), 1)),
         departure);   -- a check or a rejection changes nothing
     IF stop_ <> departure AND stop_ <= now THEN
-      IF stored IS NOT NULL THEN
+      IF row_layout = 'b' THEN
         DELETE FROM sluice_buckets WHERE k = p_key;
       END IF;
-    ELSEIF stop_ <> departure THEN
+    ELSEIF stop_ <> departure AND row_layout IS NULL THEN
+      -- Fails (duplicate key, all rolled back, the store decides again) if the store's one
+      -- statement inserted the row since the read above: it takes the row, not the named lock.
       INSERT INTO sluice_buckets (k, layout, state, expires_at)
-        VALUES (p_key, 'b', CONCAT(stop_), stop_)
-        ON DUPLICATE KEY UPDATE layout = 'b', state = CONCAT(stop_), expires_at = stop_;
+        VALUES (p_key, 'b', CONCAT(stop_), stop_);
+    ELSEIF stop_ <> departure THEN
+      UPDATE sluice_buckets SET layout = 'b', state = CONCAT(stop_), expires_at = stop_
+        WHERE k = p_key;
     END IF;
     DO RELEASE_LOCK(lk);
     COMMIT;
@@ -613,10 +618,13 @@ BEGIN
           IF have_row THEN
             DELETE FROM sluice_buckets WHERE k = p_key;
           END IF;
+        ELSEIF have_row THEN
+          UPDATE sluice_buckets SET layout = p_layout, state = nx, expires_at = now + idle
+            WHERE k = p_key;
         ELSE
+          -- as the fast path's: a duplicate key is the one statement's row, and is decided again
           INSERT INTO sluice_buckets (k, layout, state, expires_at)
-            VALUES (p_key, p_layout, nx, now + idle)
-            ON DUPLICATE KEY UPDATE layout = p_layout, state = nx, expires_at = now + idle;
+            VALUES (p_key, p_layout, nx, now + idle);
         END IF;
       END IF;
       DO RELEASE_LOCK(lk);
