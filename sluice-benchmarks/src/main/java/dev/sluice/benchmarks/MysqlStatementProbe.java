@@ -24,8 +24,11 @@ import java.util.function.IntPredicate;
  * µs, a unit of 1 µs, every call admitted) in one {@code INSERT ... ON DUPLICATE KEY UPDATE} on
  * the database's clock, under the row's lock, and answers the backlog it found through
  * {@code LAST_INSERT_ID(expr)}, which the server returns in the statement's OK packet (no result
- * set, no second round trip); {@code procedure} is {@code MysqlStore} with every call sent
- * ({@code combineDecisions(false)}), the same limit. Each cell runs both in turn, twice.
+ * set, no second round trip); {@code store} is {@code MysqlStore} with every call sent
+ * ({@code combineDecisions(false)}), the same limit. Each cell runs both in turn, twice. Until
+ * 2026-11-28 the store decided this with a {@code CALL} of its procedure (the figures in {@code
+ * docs/benchmarks.md}); since then it sends its own such statement ({@code AdmitStatement}), and
+ * the probe reads what the store adds to a bare statement.
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
  * dev.sluice.benchmarks.MysqlStatementProbe [seconds] [server option...]}; it starts a MariaDB
@@ -75,7 +78,7 @@ public final class MysqlStatementProbe {
           for (int callers : new int[] {1, 16, 64}) {
             for (int round = 0; round < 2; round++) {
               LoadHarness.run("statement", keys, callers, seconds, statement);
-              LoadHarness.run("procedure", keys, callers, seconds,
+              LoadHarness.run("store", keys, callers, seconds,
                   k -> procedure.tryAcquire(names[k]).isAllowed());
             }
           }

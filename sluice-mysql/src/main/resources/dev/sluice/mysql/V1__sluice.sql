@@ -15,7 +15,14 @@
 -- from empty. expires_at is when the row holds nothing any more, in microseconds since the epoch
 -- (permits: milliseconds): pruning deletes rows past it, in batches.
 --
--- Every decision is one CALL of a procedure below, one round trip, one atomic step on the
+-- A single bucket's tryAcquire (one bucket of whole ticks, no penalty) is one INSERT ... ON
+-- DUPLICATE KEY UPDATE that the store sends (dev.sluice.mysql.AdmitStatement): it decides under
+-- the row's lock alone, by the rule of sluice_buckets_decide's fast path, and writes only an
+-- admission. Because it takes no named lock, the procedures write a row they did not find with a
+-- plain INSERT: if the statement inserted it in between, that fails with a duplicate key, the
+-- procedure's transaction rolls back whole, and the store decides again.
+--
+-- Every other decision is one CALL of a procedure below, one round trip, one atomic step on the
 -- database clock (UTC_TIMESTAMP(6), read once the key is held): the procedure takes a named lock
 -- on the key (GET_LOCK, on a hash of the table and key: decisions on one key run one at a time,
 -- other keys are not held up), starts a READ COMMITTED transaction, reads the row with a locking
