@@ -323,12 +323,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private Observation admit(String stateKey, StoreRequest request, long deadline)
       throws SQLException {
     long now = micros == null ? 0 : micros.getAsLong();
-    try (Connection c = connections.get(deadline)) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
-      long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-      c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 1));
+    try (Connection c = connection(deadline)) {
       try (PreparedStatement p = c.prepareStatement(admitSql, Statement.RETURN_GENERATED_KEYS)) {
         long cost = request.argument(0, StoreProtocol.ARG_QUANTUM);
         long capacity = request.argument(0, StoreProtocol.ARG_CAPACITY);
@@ -398,12 +393,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
    */
   private String call(String sql, long deadline, Leading leading, Arguments trailing)
       throws SQLException {
-    try (Connection c = connections.get(deadline)) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true);
-      }
+    try (Connection c = connection(deadline)) {
       long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
-      c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 1));
       try (PreparedStatement p = c.prepareStatement(sql)) {
         int at = leading.bind(p);
         if (micros == null) {
@@ -424,6 +415,25 @@ public final class MysqlStore implements DecisionStore, PermitStore {
         releaseLocks(c);   // a call cut short may not have released the key
         throw e;
       }
+    }
+  }
+
+  /**
+   * A connection by {@code deadline}, autocommitting, whose socket times out when the time left
+   * runs out (the driver then closes it).
+   */
+  private Connection connection(long deadline) throws SQLException {
+    Connection c = connections.get(deadline);
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+      c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 1));
+      return c;
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
     }
   }
 
