@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 /**
- * Decisions per second and latency against one MySQL or MariaDB: Sluice (one {@code CALL} per
- * decision) against Bucket4j's MySQL backend ({@code SELECT ... FOR UPDATE}, then the write and
+ * Decisions per second and latency against one MySQL or MariaDB: Sluice (one statement or one
+ * {@code CALL} per decision) against Bucket4j's MySQL backend ({@code SELECT ... FOR UPDATE}, then the write and
  * a commit, in a transaction), with 1, 16 and 64 threads on one hot key and on 100,000 keys,
  * each limiter on its own HikariCP pool of 64 connections. Sluice runs twice: as built by default
  * ({@code sluice}: calls on a hot key combined, {@code MysqlStore.Builder.combineDecisions}) and
@@ -41,7 +41,9 @@ import java.util.function.IntPredicate;
  * under {@code target/mariadb-load}, with its defaults (a durable commit: the redo log flushed at
  * each commit) and the server options given (for example
  * {@code --innodb-flush-log-at-trx-commit=2}). {@code -Dkeys=4,16,64} and {@code -Dcallers=64}
- * replace the key counts (1 and 100,000) and caller counts (1, 16, 64).
+ * replace the key counts (1 and 100,000) and caller counts (1, 16, 64). {@code
+ * -Doptions=useServerPrepStmts=true} adds driver options to the started server's URL, for both
+ * limiters' pools alike (with a URL given, put them in it).
  */
 public final class MysqlLoad {
   private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
@@ -57,6 +59,10 @@ public final class MysqlLoad {
       db = startMariaDb(Path.of("target", "mariadb-load"), port,
           Arrays.copyOfRange(args, Math.min(2, args.length), args.length), "sluice_load");
       url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_load?user=root&password=";
+      String options = System.getProperty("options", "");
+      if (!options.isEmpty()) {
+        url += "&" + options;
+      }
     }
     System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n", url,
         seconds, Runtime.getRuntime().availableProcessors(),

@@ -92,13 +92,23 @@ final class SharedStore {
 
   /**
    * The URL as MariaDB Connector/J (the driver the service ships) takes it: a {@code jdbc:mysql:}
-   * URL with {@code permitMysqlScheme} added.
+   * URL with {@code permitMysqlScheme} added; and with {@code useServerPrepStmts=true} unless the
+   * URL says otherwise, so that the store's statements are parsed once per connection
+   * ({@code docs/operations.md}).
    */
   static String mariaDbUrl(String url) {
-    if (!url.startsWith("jdbc:mysql:")) {
-      return url;
+    String out = url;
+    if (out.startsWith("jdbc:mysql:")) {
+      out = withOption(out, "permitMysqlScheme");
     }
-    return url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme";
+    if (!out.contains("useServerPrepStmts=")) {
+      out = withOption(out, "useServerPrepStmts=true");
+    }
+    return out;
+  }
+
+  private static String withOption(String url, String option) {
+    return url + (url.contains("?") ? "&" : "?") + option;
   }
 
   DecisionStore store() {

@@ -52,7 +52,7 @@ class OptionsTest {
   }
 
   @Test
-  void aMysqlUrl_isOneOfMysqlOrMariaDb_andTheServiceTakesBothSchemes() {
+  void aMysqlUrl_isOneOfMysqlOrMariaDb_andTheServiceTakesBothSchemes_preparingOnTheServer() {
     assertThatThrownBy(() -> new Options().mysql("jdbc:postgresql://db/app"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("a MySQL or MariaDB JDBC URL starts with jdbc:mysql: or jdbc:mariadb: but was"
@@ -60,10 +60,13 @@ class OptionsTest {
     assertThatThrownBy(() -> new Options().mysqlPoolSize(0))
         .hasMessage("mysqlPoolSize must be between 1 and 1000 but was 0");
     org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mysql://db/app?user=u"))
-        .isEqualTo("jdbc:mysql://db/app?user=u&permitMysqlScheme");
+        .isEqualTo("jdbc:mysql://db/app?user=u&permitMysqlScheme&useServerPrepStmts=true");
     org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mysql://db/app"))
-        .isEqualTo("jdbc:mysql://db/app?permitMysqlScheme");
+        .isEqualTo("jdbc:mysql://db/app?permitMysqlScheme&useServerPrepStmts=true");
     org.assertj.core.api.Assertions.assertThat(SharedStore.mariaDbUrl("jdbc:mariadb://db/app"))
-        .isEqualTo("jdbc:mariadb://db/app");
+        .isEqualTo("jdbc:mariadb://db/app?useServerPrepStmts=true");
+    org.assertj.core.api.Assertions.assertThat(
+        SharedStore.mariaDbUrl("jdbc:mariadb://db/app?useServerPrepStmts=false"))
+        .as("the URL's own choice is kept").isEqualTo("jdbc:mariadb://db/app?useServerPrepStmts=false");
   }
 }
