@@ -34,9 +34,10 @@ import javax.sql.DataSource;
 
 /**
  * Per-key limits shared through MySQL (8.0.17 or later) or MariaDB (10.6 or later): each
- * decision is one {@code CALL} of a stored procedure the schema installs, one round trip,
- * computed in the database on its clock ({@code UTC_TIMESTAMP(6)}, microseconds) while the
- * procedure holds the key (a named lock).
+ * decision is one round trip, computed in the database on its clock ({@code UTC_TIMESTAMP(6)},
+ * microseconds). A single bucket's {@code tryAcquire} is one {@code INSERT ... ON DUPLICATE KEY
+ * UPDATE} under the key's row lock; any other decision is one {@code CALL} of a stored procedure
+ * the schema installs, which holds the key (a named lock) and then its row.
  *
  * <pre>{@code
  * MysqlStore store = MysqlStore.builder(dataSource).createIfMissing(true).build();
@@ -45,7 +46,9 @@ import javax.sql.DataSource;
  *
  * <p>Takes connections from the given {@link DataSource} (any pool; MariaDB Connector/J with
  * {@code jdbc:mariadb://host:3306/db}, or MySQL Connector/J with {@code jdbc:mysql://host:3306/db})
- * for one call at a time and never closes the DataSource. Thread-safe.
+ * for one call at a time and never closes the DataSource. Preparing statements on the server
+ * ({@code useServerPrepStmts=true}) spares the server parsing the statement on every call
+ * ({@code docs/operations.md}). Thread-safe.
  */
 public final class MysqlStore implements DecisionStore, PermitStore {
   /** The schema version this store needs; the table's comment says which one it has. */
