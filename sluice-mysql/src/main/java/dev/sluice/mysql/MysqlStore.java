@@ -267,8 +267,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
 
   private Observation decide(String stateKey, String member, StoreRequest request,
       long deadline) {
-    String args = args(request);
     boolean oneStatement = member == null && AdmitStatement.handles(request);
+    String args = oneStatement ? null : args(request);
     SQLException last = null;
     for (int attempt = 0; attempt < DEADLOCK_RETRIES; attempt++) {
       try {
@@ -278,7 +278,9 @@ public final class MysqlStore implements DecisionStore, PermitStore {
             return seen;
           }
           oneStatement = false;   // the row holds other limits: the procedure decides
+          args = args(request);
         }
+        String procedureArgs = args;
         String row = call(member == null ? decideSql : decideGroupSql, deadline, p -> {
           int at = 1;
           p.setString(at++, stateKey);
@@ -289,7 +291,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
           return at;
         }, (p, at) -> {
           p.setString(at++, request.layout());
-          p.setString(at++, args);
+          p.setString(at++, procedureArgs);
           return at;
         });
         return observation(row);
