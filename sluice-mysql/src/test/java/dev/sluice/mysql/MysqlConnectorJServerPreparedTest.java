@@ -2,11 +2,7 @@ package dev.sluice.mysql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.testkit.ConformanceSuite;
-import dev.sluice.testkit.LimiterFactory;
 import java.sql.Connection;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,32 +10,13 @@ import org.junit.jupiter.api.Test;
  * gives ({@code useServerPrepStmts=true&cachePrepStmts=true&prepStmtCacheSqlLimit=2048}): the
  * whole conformance suite, on the same server.
  */
-class MysqlConnectorJServerPreparedTest extends ConformanceSuite {
+class MysqlConnectorJServerPreparedTest extends DriverConformance {
   static final String OPTIONS =
       "useServerPrepStmts=true&cachePrepStmts=true&prepStmtCacheSize=250&prepStmtCacheSqlLimit=2048";
-  private static HikariDataSource pool;
-
-  private static synchronized HikariDataSource pool() {
-    if (pool == null) {
-      String url = TestMysql.url();
-      url = url.startsWith("jdbc:mariadb:") ? "jdbc:mysql:" + url.substring("jdbc:mariadb:".length())
-          : url;
-      pool = TestMysql.pool(MysqlServerPreparedTest.withOptions(url, OPTIONS), 16);
-    }
-    return pool;
-  }
-
-  @AfterAll
-  static void closePool() {
-    if (pool != null) {
-      pool.close();
-      pool = null;
-    }
-  }
 
   @Override
-  protected LimiterFactory factory() {
-    return new MysqlFactory(pool());
+  protected String jdbcUrl() {
+    return withOptions(connectorJ(), OPTIONS);
   }
 
   @Test

@@ -2,11 +2,7 @@ package dev.sluice.mysql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.testkit.ConformanceSuite;
-import dev.sluice.testkit.LimiterFactory;
 import java.sql.Connection;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,32 +11,10 @@ import org.junit.jupiter.api.Test;
  * suite through MariaDB Connector/J so configured, on the same server ({@link
  * MysqlConnectorJServerPreparedTest} does the same through MySQL Connector/J).
  */
-class MysqlServerPreparedTest extends ConformanceSuite {
-  private static HikariDataSource pool;
-
-  /** {@code url} with {@code options} added to its query string. */
-  static String withOptions(String url, String options) {
-    return url + (url.contains("?") ? "&" : "?") + options;
-  }
-
-  private static synchronized HikariDataSource pool() {
-    if (pool == null) {
-      pool = TestMysql.pool(withOptions(TestMysql.url(), "useServerPrepStmts=true"), 16);
-    }
-    return pool;
-  }
-
-  @AfterAll
-  static void closePool() {
-    if (pool != null) {
-      pool.close();
-      pool = null;
-    }
-  }
-
+class MysqlServerPreparedTest extends DriverConformance {
   @Override
-  protected LimiterFactory factory() {
-    return new MysqlFactory(pool());
+  protected String jdbcUrl() {
+    return withOptions(TestMysql.url(), "useServerPrepStmts=true");
   }
 
   @Test
