@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
@@ -46,7 +47,7 @@ import java.util.function.IntPredicate;
  * limiters' pools alike (with a URL given, put them in it).
  */
 public final class MysqlLoad {
-  private static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
+  static final double RATE = 1_000_000d;   // one unit = 1 µs: exact on every store
 
   private MysqlLoad() {}
 
@@ -73,40 +74,23 @@ public final class MysqlLoad {
     AtomicLong b4jFailures = new AtomicLong();
     try (HikariDataSource sluicePool = pool(url, "sluice");
         HikariDataSource b4jPool = pool(url, "bucket4j")) {
-      try (Connection c = b4jPool.getConnection(); Statement s = c.createStatement()) {
-        s.execute("DROP TABLE IF EXISTS bucket4j_buckets");
-        // Bucket4j's documented table, with text ids as Sluice's keys are text
-        s.execute("CREATE TABLE bucket4j_buckets (id VARCHAR(255) PRIMARY KEY, state BLOB,"
-            + " expires_at BIGINT) ENGINE=InnoDB");
-      }
       MysqlStore store = MysqlStore.builder(sluicePool).createIfMissing(true)
           .statementTimeout(Duration.ofSeconds(10)).build();
-      RateLimiter sluice = Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE)))
-          .store(store).build();
+      RateLimiter sluice = sluice(store);
       // the same store with every call sent (combineDecisions off), as before 2026-11-27
       MysqlStore eachCall = MysqlStore.builder(sluicePool).combineDecisions(false)
           .statementTimeout(Duration.ofSeconds(10)).build();
-      RateLimiter uncombined = Sluice.builder()
-          .limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE))).store(eachCall).build();
-      ProxyManager<String> b4j = Bucket4jMySQL.selectForUpdateBasedBuilder(b4jPool)
-          .primaryKeyMapper(PrimaryKeyMapper.STRING).table("bucket4j_buckets").build();
-      BucketConfiguration conf = BucketConfiguration.builder()
-          .addLimit(l -> l.capacity((long) RATE).refillGreedy((long) RATE, Duration.ofSeconds(1)))
-          .build();
-      ConcurrentHashMap<Integer, BucketProxy> b4jBuckets = new ConcurrentHashMap<>();
+      RateLimiter uncombined = sluice(eachCall);
+      Bucket4j b4j = new Bucket4j(b4jPool);
       for (int keys : counts("keys", "1,100000")) {
-        String[] names = new String[keys];
-        for (int i = 0; i < keys; i++) {
-          names[i] = "user:" + i;
-        }
+        String[] names = names(keys);
         for (int callers : counts("callers", "1,16,64")) {
           LoadHarness.run("sluice", keys, callers, seconds, counting(sluiceFailures,
               k -> sluice.tryAcquire(names[k]).isAllowed()));
           LoadHarness.run("uncombined", keys, callers, seconds, counting(sluiceFailures,
               k -> uncombined.tryAcquire(names[k]).isAllowed()));
           LoadHarness.run("bucket4j", keys, callers, seconds, counting(b4jFailures,
-              k -> b4jBuckets.computeIfAbsent(k, i -> b4j.builder().build(names[i], () -> conf))
-                  .tryConsume(1)));
+              k -> b4j.tryConsume(names, k)));
         }
       }
       System.out.printf(Locale.ROOT, "failed calls: sluice %d (store errors %d), bucket4j %d%n",
@@ -118,6 +102,48 @@ public final class MysqlLoad {
       if (db != null) {
         db.stop();
       }
+    }
+  }
+
+  /** Sluice's limiter in every run: a leaky bucket of {@link #RATE} µs, one unit a µs. */
+  static RateLimiter sluice(MysqlStore store) {
+    return Sluice.builder().limit(Limit.leakyBucket(RATE, Rate.perSecond(RATE))).store(store)
+        .build();
+  }
+
+  /** The keys {@code user:0} to {@code user:(n - 1)}. */
+  static String[] names(int n) {
+    String[] names = new String[n];
+    for (int i = 0; i < n; i++) {
+      names[i] = "user:" + i;
+    }
+    return names;
+  }
+
+  /**
+   * Bucket4j's MySQL backend ({@code SELECT ... FOR UPDATE}) on its documented table, created
+   * afresh, with text ids as Sluice's keys are text; the same limit as {@link #sluice}.
+   */
+  static final class Bucket4j {
+    private final ProxyManager<String> proxies;
+    private final BucketConfiguration conf = BucketConfiguration.builder()
+        .addLimit(l -> l.capacity((long) RATE).refillGreedy((long) RATE, Duration.ofSeconds(1)))
+        .build();
+    private final ConcurrentHashMap<Integer, BucketProxy> buckets = new ConcurrentHashMap<>();
+
+    Bucket4j(HikariDataSource pool) throws SQLException {
+      try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS bucket4j_buckets");
+        s.execute("CREATE TABLE bucket4j_buckets (id VARCHAR(255) PRIMARY KEY, state BLOB,"
+            + " expires_at BIGINT) ENGINE=InnoDB");
+      }
+      proxies = Bucket4jMySQL.selectForUpdateBasedBuilder(pool)
+          .primaryKeyMapper(PrimaryKeyMapper.STRING).table("bucket4j_buckets").build();
+    }
+
+    boolean tryConsume(String[] names, int k) {
+      return buckets.computeIfAbsent(k, i -> proxies.builder().build(names[i], () -> conf))
+          .tryConsume(1);
     }
   }
 
