@@ -10,9 +10,14 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntPredicate;
 
 /**
@@ -23,6 +28,9 @@ import java.util.function.IntPredicate;
  * each round's ratio compares two adjacent seconds; the summary gives the median of the rounds'
  * ratios, the lowest and the highest, and the ratio of the totals. The limiters, pools and limit
  * are {@code MysqlLoad}'s ({@code sluice}: the store as built by default).
+ *
+ * <p>Then it reads what the server did per decision of each, over 2,000 decisions of one caller:
+ * the statements it ran and the flushes of its files ({@code SHOW GLOBAL STATUS}).
  *
  * <p>With the embedded server it first times this disk's flush where the server keeps its files:
  * a write of 512 bytes and an {@code fdatasync} ({@code FileChannel.force(false)}), 2,000 times,
@@ -100,6 +108,9 @@ public final class MysqlPairedLoad {
             median(sorted), sorted[0], sorted[rounds - 1], totals[0] / (double) totals[1],
             totals[0], totals[1], below);
         System.out.printf(Locale.ROOT, "store errors: sluice %d%n", sluice.stats().storeErrors());
+        for (int which = 0; which < 2; which++) {
+          perDecision(sluicePool, which == 0 ? "sluice" : "bucket4j", keys, limiters[which]);
+        }
         store.close();
       }
     } finally {
@@ -107,6 +118,38 @@ public final class MysqlPairedLoad {
         db.stop();
       }
     }
+  }
+
+  /**
+   * Prints what the server did per decision over 2,000 decisions of one caller: the statements
+   * it ran ({@code Questions}), and the flushes of its files ({@code Innodb_data_fsyncs}), read
+   * from {@code SHOW GLOBAL STATUS} before and after (the second read counts itself once).
+   */
+  private static void perDecision(HikariDataSource pool, String name, int keys,
+      IntPredicate decide) throws SQLException {
+    int n = 2_000;
+    try (Connection c = pool.getConnection()) {
+      long[] before = status(c);
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      for (int i = 0; i < n; i++) {
+        decide.test(keys == 1 ? 0 : random.nextInt(keys));
+      }
+      long[] after = status(c);
+      System.out.printf(Locale.ROOT, "%s per decision: %.2f statements, %.2f flushes%n", name,
+          (after[0] - before[0]) / (double) n, (after[1] - before[1]) / (double) n);
+    }
+  }
+
+  /** {@code Questions} and {@code Innodb_data_fsyncs}, the server's totals. */
+  private static long[] status(Connection c) throws SQLException {
+    long[] values = new long[2];
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS"
+        + " WHERE Variable_name IN ('Questions', 'Innodb_data_fsyncs')")) {
+      while (rs.next()) {
+        values[rs.getString(1).equalsIgnoreCase("Questions") ? 0 : 1] = rs.getLong(2);
+      }
+    }
+    return values;
   }
 
   private static long decisions(long[][] perCaller) {
