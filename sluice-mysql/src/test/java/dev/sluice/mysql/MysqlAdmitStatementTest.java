@@ -44,12 +44,19 @@ class MysqlAdmitStatementTest {
     return "a_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
   }
 
-  private static long callsOfProcedures(Connection c) throws SQLException {
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SHOW SESSION STATUS LIKE 'Com_call_procedure'")) {
-      rs.next();
-      return rs.getLong(2);
+  /**
+   * The session's counts: [0] {@code CALL}s of procedures, [1] statements the server ran for the
+   * client ({@code Questions}: one per round trip), this reading included.
+   */
+  private static long[] counts(Connection c) throws SQLException {
+    long[] counts = new long[2];
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW SESSION STATUS"
+        + " WHERE Variable_name IN ('Com_call_procedure', 'Questions')")) {
+      while (rs.next()) {
+        counts[rs.getString(1).equalsIgnoreCase("Questions") ? 1 : 0] = rs.getLong(2);
+      }
     }
+    return counts;
   }
 
   /** {state} of a key's row, or null. */
@@ -73,9 +80,12 @@ class MysqlAdmitStatementTest {
           .store(store).build();
       RateLimiter penalized = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1))
           .withPenalty(Duration.ofSeconds(1))).store(store).build();
-      long before;
+      long[] before;
       try (Connection c = one.getConnection()) {
-        before = callsOfProcedures(c);
+        before = counts(c);
+        long[] next = counts(c);
+        assertThat(next[1] - before[1]).as("a reading counts itself once").isEqualTo(1);
+        before = next;
       }
       for (int i = 0; i < 3; i++) {
         assertThat(bucket.tryAcquire("k").isAllowed()).isTrue();
@@ -85,15 +95,21 @@ class MysqlAdmitStatementTest {
       assertThat(rejected.retryAfter()).isEqualTo(Duration.ofMillis(500));
       assertThat(bucket.tryAcquire("k", 4).isAllowed()).as("above the capacity").isFalse();
       try (Connection c = one.getConnection()) {
-        assertThat(callsOfProcedures(c) - before).as("only the cost above the capacity called"
+        long[] after = counts(c);
+        assertThat(after[0] - before[0]).as("only the cost above the capacity called"
             + " the procedure").isEqualTo(1);
-        before = callsOfProcedures(c);
+        assertThat(after[1] - before[1] - 1).as("one statement, one round trip, per decision")
+            .isEqualTo(5);
+        before = after;
       }
       now.addAndGet(1_000_000);
       assertThat(bucket.check("k").remaining()).isEqualTo(1.0);
       assertThat(penalized.tryAcquire("p").isAllowed()).isTrue();
       try (Connection c = one.getConnection()) {
-        assertThat(callsOfProcedures(c) - before).as("a check and a bucket with a penalty")
+        long[] after = counts(c);
+        assertThat(after[0] - before[0]).as("a check and a bucket with a penalty")
+            .isEqualTo(2);
+        assertThat(after[1] - before[1] - 1).as("one CALL, one round trip, per decision")
             .isEqualTo(2);
       }
       store.close();
