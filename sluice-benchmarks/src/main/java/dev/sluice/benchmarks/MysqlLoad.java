@@ -154,7 +154,7 @@ public final class MysqlLoad {
   }
 
   /** The decision, with a failure counted instead of ending the caller's thread. */
-  private static IntPredicate counting(AtomicLong failures, IntPredicate decide) {
+  static IntPredicate counting(AtomicLong failures, IntPredicate decide) {
     return k -> {
       try {
         return decide.test(k);

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 /**
@@ -80,8 +81,10 @@ public final class MysqlPairedLoad {
         RateLimiter sluice = MysqlLoad.sluice(store);
         MysqlLoad.Bucket4j b4j = new MysqlLoad.Bucket4j(b4jPool);
         String[] names = MysqlLoad.names(keys);
+        AtomicLong[] failures = {new AtomicLong(), new AtomicLong()};
         IntPredicate[] limiters = {
-            k -> sluice.tryAcquire(names[k]).isAllowed(), k -> b4j.tryConsume(names, k)};
+            MysqlLoad.counting(failures[0], k -> sluice.tryAcquire(names[k]).isAllowed()),
+            MysqlLoad.counting(failures[1], k -> b4j.tryConsume(names, k))};
         for (IntPredicate warmUp : limiters) {
           LoadHarness.load(keys, callers, 1, warmUp);
         }
@@ -107,7 +110,8 @@ public final class MysqlPairedLoad {
             + " %.2f, highest %.2f, ratio of totals %.2f (%d / %d); rounds below 2: %d%n", rounds,
             median(sorted), sorted[0], sorted[rounds - 1], totals[0] / (double) totals[1],
             totals[0], totals[1], below);
-        System.out.printf(Locale.ROOT, "store errors: sluice %d%n", sluice.stats().storeErrors());
+        System.out.printf(Locale.ROOT, "failed calls: sluice %d (store errors %d), bucket4j %d%n",
+            failures[0].get(), sluice.stats().storeErrors(), failures[1].get());
         for (int which = 0; which < 2; which++) {
           perDecision(sluicePool, which == 0 ? "sluice" : "bucket4j", keys, limiters[which]);
         }
