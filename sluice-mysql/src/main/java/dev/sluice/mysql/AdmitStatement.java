@@ -2,6 +2,8 @@ package dev.sluice.mysql;
 
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 
 /**
  * The common decision in one statement: a {@code tryAcquire} on one bucket of whole ticks without
@@ -136,6 +138,27 @@ final class AdmitStatement {
       at = end;
     }
     return sql.toString();
+  }
+
+  /** The statement's text goes to the server on every execution, by MariaDB Connector/J. */
+  static final String TEXT_MARIADB = "MariaDB Connector/J";
+  /** The same, by MySQL Connector/J. */
+  static final String TEXT_CONNECTOR_J = "MySQL Connector/J";
+
+  /**
+   * Which driver, if any, sends {@code p}'s SQL as text on every execution (a statement prepared
+   * on the client): {@link #TEXT_MARIADB}, {@link #TEXT_CONNECTOR_J}, or null (prepared on the
+   * server, or a driver or pool that does not say).
+   */
+  static String preparedOnClientBy(PreparedStatement p) throws SQLException {
+    PreparedStatement driver = p.isWrapperFor(PreparedStatement.class)
+        ? p.unwrap(PreparedStatement.class) : p;
+    return switch (driver.getClass().getName()) {
+      case "org.mariadb.jdbc.ClientPreparedStatement",   // MariaDB Connector/J 3
+          "org.mariadb.jdbc.ClientSidePreparedStatement" -> TEXT_MARIADB;   // 2
+      case "com.mysql.cj.jdbc.ClientPreparedStatement" -> TEXT_CONNECTOR_J;
+      default -> null;
+    };
   }
 
   private static void parameter(StringBuilder sql, StringBuilder order, char kind) {

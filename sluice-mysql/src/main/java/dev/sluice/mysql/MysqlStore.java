@@ -70,6 +70,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private static final int IN_FLIGHT_PER_KEY = 4;
   /** setNetworkTimeout's executor: the drivers close the socket on the calling thread. */
   private static final Executor DIRECT = Runnable::run;
+  private static final System.Logger LOG = System.getLogger(MysqlStore.class.getName());
   private final DataSource dataSource;
   private final BatchPruning pruning;
   private final DeadlineConnections connections;
@@ -120,9 +121,45 @@ public final class MysqlStore implements DecisionStore, PermitStore {
     this.admitSql = AdmitStatement.sql(table, b.micros == null,
         fractionalLockWaits ? (int) ((timeoutMillis + 999) / 1000) : 0, order);
     this.admitParameters = order.toString().toCharArray();
+    adviseServerPreparation();
     this.pruning = new BatchPruning(dataSource, Pruning.statements(table), micros, b.pruneBatch,
         b.pruneEvery, "sluice-mysql-prune-" + table, Pruning.READ_COMMITTED,
         e -> new MysqlStoreException("MySQL pruning of table " + table + " failed: " + e.getMessage(), e));
+  }
+
+  /**
+   * Says once, at INFO, when the driver sends the single-bucket statement as text, which the
+   * server then parses on every decision, and what would have it parsed once per connection
+   * ({@code docs/operations.md}, "Driver settings"). Only advice: a driver or pool that cannot
+   * say is left alone.
+   */
+  private void adviseServerPreparation() {
+    String driver;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement(admitSql, Statement.RETURN_GENERATED_KEYS)) {
+      driver = AdmitStatement.preparedOnClientBy(p);
+    } catch (SQLException | RuntimeException e) {
+      return;   // only advice
+    }
+    if (driver == null) {
+      return;
+    }
+    String remedy;
+    if (driver.equals(AdmitStatement.TEXT_CONNECTOR_J) && admitSql.startsWith("SET ")) {
+      remedy = "MySQL Connector/J sends every statement that begins with SET as text whatever its"
+          + " settings, and on MariaDB this one begins with SET STATEMENT (it bounds the wait for"
+          + " the row): MariaDB Connector/J with useServerPrepStmts=true in the URL has it parsed"
+          + " once per connection";
+    } else if (driver.equals(AdmitStatement.TEXT_CONNECTOR_J)) {
+      remedy = "useServerPrepStmts=true&cachePrepStmts=true&prepStmtCacheSqlLimit=2048 in the URL"
+          + " has it parsed once per connection";
+    } else {
+      remedy = "useServerPrepStmts=true in the URL has it parsed once per connection";
+    }
+    LOG.log(System.Logger.Level.INFO, "MysqlStore on table {0}: {1} prepares statements on the"
+        + " client, so the server parses the store''s single-bucket statement (1.2 KB of SQL) on"
+        + " every decision; {2} (docs/operations.md, \"Driver settings\").", table, driver,
+        remedy);
   }
 
   /** A builder for a store on {@code dataSource}. */

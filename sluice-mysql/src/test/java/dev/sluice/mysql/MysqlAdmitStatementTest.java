@@ -26,11 +26,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -114,6 +120,65 @@ class MysqlAdmitStatementTest {
       }
       store.close();
     }
+  }
+
+  /**
+   * A store whose driver would send the statement as text says so once, at INFO, with what has
+   * it parsed once per connection; on server-side preparation it says nothing. MySQL Connector/J
+   * sends any statement that begins with SET as text, and on MariaDB the statement begins with
+   * {@code SET STATEMENT}: with HikariCP's settings too, it is told to use MariaDB's driver.
+   */
+  @Test
+  void aDriverPreparingOnTheClient_isNamedOnce_andOnePreparingOnTheServerIsNot() throws Exception {
+    List<LogRecord> logged = new CopyOnWriteArrayList<>();
+    Handler capture = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        logged.add(r);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Logger log = Logger.getLogger(MysqlStore.class.getName());
+    log.addHandler(capture);
+    try {
+      assertThat(advice(TestMysql.url(), logged)).isNotNull()
+          .contains("MariaDB Connector/J prepares statements on the client")
+          .contains("store's single-bucket statement", "useServerPrepStmts=true in the URL");
+      String connectorJ = DriverConformance.connectorJ();
+      assertThat(advice(connectorJ, logged)).isNotNull()
+          .contains("MySQL Connector/J prepares statements on the client")
+          .contains("begins with SET STATEMENT", "MariaDB Connector/J with useServerPrepStmts");
+      assertThat(advice(DriverConformance.withOptions(connectorJ,
+          MysqlConnectorJServerPreparedTest.OPTIONS), logged)).as("HikariCP's settings")
+          .contains("MySQL Connector/J prepares statements on the client");
+      assertThat(advice(DriverConformance.withOptions(TestMysql.url(), "useServerPrepStmts=true"),
+          logged)).as("prepared on the server").isNull();
+    } finally {
+      log.removeHandler(capture);
+    }
+  }
+
+  /** What a store built on {@code url} said (its one record), or null if it said nothing. */
+  private static String advice(String url, List<LogRecord> logged) throws Exception {
+    logged.clear();
+    String table = freshTable();
+    try (HikariDataSource one = TestMysql.pool(url, 1);
+        MysqlStore store = MysqlStore.builder(one).table(table).createIfMissing(true).build()) {
+      assertThat(store.toString()).contains(table);
+    }
+    assertThat(logged).as(url).hasSizeLessThanOrEqualTo(1);
+    if (logged.isEmpty()) {
+      return null;
+    }
+    assertThat(logged.get(0).getLevel()).isEqualTo(Level.INFO);
+    String message = new SimpleFormatter().formatMessage(logged.get(0));
+    assertThat(message).contains("MysqlStore on table " + table + ":");
+    return message;
   }
 
   @Test
