@@ -56,10 +56,7 @@ final class LoadHarness {
     // warm-up: a second of the same load, not recorded
     load(keys, callers, 1, decide);
     long[][] lat = load(keys, callers, seconds, decide);
-    long count = 0;
-    for (long[] l : lat) {
-      count += l[0];
-    }
+    long count = count(lat);
     long[] all = new long[(int) Math.min(count, Integer.MAX_VALUE - 8)];
     int n = 0;
     for (long[] l : lat) {
@@ -73,6 +70,15 @@ final class LoadHarness {
         keys == 1 ? "hot" : keys, callers, count / (double) seconds,
         sample[(int) (n * 0.50)] / 1e3, sample[(int) Math.min(n - 1, n * 0.99)] / 1e3);
     return count / (double) seconds;
+  }
+
+  /** The decisions of all callers of a {@link #load}. */
+  static long count(long[][] perCaller) {
+    long count = 0;
+    for (long[] caller : perCaller) {
+      count += caller[0];
+    }
+    return count;
   }
 
   /** Per caller: [count, latency ns...] (latencies kept up to 2M per caller). */

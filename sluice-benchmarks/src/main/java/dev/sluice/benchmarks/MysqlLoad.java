@@ -59,11 +59,7 @@ public final class MysqlLoad {
       int port = LoadHarness.freePort();
       db = startMariaDb(Path.of("target", "mariadb-load"), port,
           Arrays.copyOfRange(args, Math.min(2, args.length), args.length), "sluice_load");
-      url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_load?user=root&password=";
-      String options = System.getProperty("options", "");
-      if (!options.isEmpty()) {
-        url += "&" + options;
-      }
+      url = embeddedUrl(port, "sluice_load");
     }
     System.out.printf(Locale.ROOT, "mysql: %s, %d s per run, %d cores, server options %s%n", url,
         seconds, Runtime.getRuntime().availableProcessors(),
@@ -74,8 +70,7 @@ public final class MysqlLoad {
     AtomicLong b4jFailures = new AtomicLong();
     try (HikariDataSource sluicePool = pool(url, "sluice");
         HikariDataSource b4jPool = pool(url, "bucket4j")) {
-      MysqlStore store = MysqlStore.builder(sluicePool).createIfMissing(true)
-          .statementTimeout(Duration.ofSeconds(10)).build();
+      MysqlStore store = store(sluicePool);
       RateLimiter sluice = sluice(store);
       // the same store with every call sent (combineDecisions off), as before 2026-11-27
       MysqlStore eachCall = MysqlStore.builder(sluicePool).combineDecisions(false)
@@ -103,6 +98,22 @@ public final class MysqlLoad {
         db.stop();
       }
     }
+  }
+
+  /**
+   * The URL of the embedded server started on {@code port} with {@code database}, with the
+   * driver options of {@code -Doptions=...} added.
+   */
+  static String embeddedUrl(int port, String database) {
+    String url = "jdbc:mariadb://127.0.0.1:" + port + "/" + database + "?user=root&password=";
+    String options = System.getProperty("options", "");
+    return options.isEmpty() ? url : url + "&" + options;
+  }
+
+  /** Sluice's store as built by default (calls on a hot key combined), its schema created. */
+  static MysqlStore store(HikariDataSource pool) {
+    return MysqlStore.builder(pool).createIfMissing(true).statementTimeout(Duration.ofSeconds(10))
+        .build();
   }
 
   /** Sluice's limiter in every run: a leaky bucket of {@link #RATE} µs, one unit a µs. */

@@ -14,7 +14,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
@@ -59,11 +58,7 @@ public final class MysqlPairedLoad {
       Path dir = Path.of("target", "mariadb-paired");
       db = MysqlLoad.startMariaDb(dir, port, serverOptions, "sluice_paired");
       dataDir = dir.toAbsolutePath().resolve("data-" + port);
-      url = "jdbc:mariadb://127.0.0.1:" + port + "/sluice_paired?user=root&password=";
-      String options = System.getProperty("options", "");
-      if (!options.isEmpty()) {
-        url += "&" + options;
-      }
+      url = MysqlLoad.embeddedUrl(port, "sluice_paired");
     }
     System.out.printf(Locale.ROOT, "mysql: %s, %d rounds of 1 s each, %s keys, %d callers,"
         + " %d cores, server options %s%n", url, rounds, keys == 1 ? "hot" : keys, callers,
@@ -76,8 +71,7 @@ public final class MysqlPairedLoad {
       }
       try (HikariDataSource sluicePool = MysqlLoad.pool(url, "sluice");
           HikariDataSource b4jPool = MysqlLoad.pool(url, "bucket4j")) {
-        MysqlStore store = MysqlStore.builder(sluicePool).createIfMissing(true)
-            .statementTimeout(Duration.ofSeconds(10)).build();
+        MysqlStore store = MysqlLoad.store(sluicePool);
         RateLimiter sluice = MysqlLoad.sluice(store);
         MysqlLoad.Bucket4j b4j = new MysqlLoad.Bucket4j(b4jPool);
         String[] names = MysqlLoad.names(keys);
@@ -96,7 +90,7 @@ public final class MysqlPairedLoad {
           long[] counts = new long[2];
           for (int turn = 0; turn < 2; turn++) {
             int which = round % 2 == 0 ? turn : 1 - turn;
-            counts[which] = decisions(LoadHarness.load(keys, callers, 1, limiters[which]));
+            counts[which] = LoadHarness.count(LoadHarness.load(keys, callers, 1, limiters[which]));
             totals[which] += counts[which];
           }
           ratios[round] = counts[0] / (double) counts[1];
@@ -154,14 +148,6 @@ public final class MysqlPairedLoad {
       }
     }
     return values;
-  }
-
-  private static long decisions(long[][] perCaller) {
-    long count = 0;
-    for (long[] caller : perCaller) {
-      count += caller[0];
-    }
-    return count;
   }
 
   private static double median(double[] sorted) {
