@@ -15,7 +15,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * at {@link Options#maxConnections}, idle ones closed after {@link Options#idleTimeout}, a head
  * that trickles in for longer than {@link Options#requestTimeout} closed ({@link SlowHeads}),
  * no server version or date header, and a graceful stop that lets requests in flight finish
- * within {@link Options#shutdownGrace}.
+ * within {@link Options#shutdownGrace}. Once the stop begins, a connection silent for
+ * {@link Options#shutdownIdleTimeout} (1 s) is closed, even with a request under way on it.
  */
 final class HttpEndpoint {
   private final Server server;
@@ -34,6 +35,8 @@ final class HttpEndpoint {
     connector.setHost(options.host);
     connector.setPort(options.port);
     connector.setIdleTimeout(options.idleTimeout.toMillis());
+    connector.setShutdownIdleTimeout(
+        Math.min(options.shutdownIdleTimeout.toMillis(), options.idleTimeout.toMillis()));
     connector.addBean(new SlowHeads(options.requestTimeout.toMillis(), connector));
     server.addConnector(connector);
     server.addBean(new NetworkConnectionLimit(options.maxConnections, connector));

@@ -46,6 +46,13 @@ public final class Options {
   LeaseSettings leases;
   Duration requestTimeout = Duration.ofSeconds(5);
   Duration idleTimeout = Duration.ofSeconds(30);
+  /**
+   * Once shutdown begins, a connection that sends nothing for this long is closed, a request
+   * under way on it or not (Jetty's rule, so that idle keep-alive connections do not hold the
+   * stop for the whole grace). Not a command-line option; tests lengthen it to hold a stalled
+   * request in flight.
+   */
+  Duration shutdownIdleTimeout = Duration.ofSeconds(1);
   int maxConnections = 10_000;
 
   /**

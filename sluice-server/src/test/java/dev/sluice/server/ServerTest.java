@@ -225,7 +225,11 @@ class ServerTest {
 
   @Test
   void shutdown_letsARequestInFlightFinish_andRefusesNewOnes() throws Exception {
-    startSample();
+    Options options = new Options().port(0);
+    // the client below is silent while the test watches the stop begin: on a busy host that can
+    // outlast the 1-s shutdown idle rule (tested on its own below)
+    options.shutdownIdleTimeout = Duration.ofMinutes(1);
+    server = SluiceServer.start(options);
     int port = server.port();
     String body = "{\"policy\":\"demo\",\"key\":\"in-flight\"}";
     try (java.net.Socket slow = new java.net.Socket("127.0.0.1", port)) {
@@ -259,6 +263,32 @@ class ServerTest {
       assertThat(answer).startsWith("HTTP/1.1 200").contains("\"allowed\":true");
       closer.join(10_000);
       assertThat(closer.isAlive()).as("close() returns once the request is answered").isFalse();
+    }
+  }
+
+  @Test
+  void shutdown_closesAConnectionSilentForASecond_evenWithARequestUnderWay() throws Exception {
+    server = SluiceServer.start(new Options().port(0).shutdownGrace(Duration.ofMinutes(1)));
+    int port = server.port();
+    String body = "{\"policy\":\"demo\",\"key\":\"stalled\"}";
+    try (java.net.Socket stalled = new java.net.Socket("127.0.0.1", port)) {
+      stalled.setSoTimeout(30_000);
+      stalled.getOutputStream().write(("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
+          + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n"
+          + body.substring(0, 10)).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      stalled.getOutputStream().flush();
+      awaitTrue(() -> server.requestsInFlight() == 1, "the request to be in flight");
+
+      SluiceServer closing = server;
+      server = null;
+      Thread closer = new Thread(closing::close, "closer");
+      closer.start();
+      // the grace is a minute; the silent connection is closed after 1 s, and the stop with it
+      closer.join(30_000);
+      assertThat(closer.isAlive()).as("close() returns long before the grace").isFalse();
+      String answer = new String(stalled.getInputStream().readAllBytes(),
+          java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(answer).as("the stalled request is not decided").doesNotContain("allowed");
     }
   }
 
