@@ -45,13 +45,13 @@ class RedisFaultsTest {
       RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(1))).store(store)
           .onStoreFailure(StoreFailure.FALLBACK_IN_MEMORY).build();
       assertThat(l.tryAcquire("k").isDegraded()).isFalse();
-      // DEBUG SLEEP 1: the server stops answering for a second
-      admin.async().dispatch(CommandType.DEBUG, new StatusOutput<>(StringCodec.UTF8),
-          new CommandArgs<>(StringCodec.UTF8).add("SLEEP").add("1"));
-      Thread.sleep(50);
+      // the server holds every write and script from here until it is told to go on: no race
+      // with the decision below, however busy the host
+      client(admin, "PAUSE", "600000", "WRITE");
       long start = System.nanoTime();
       Decision d = l.tryAcquire("k");
       long took = System.nanoTime() - start;
+      client(admin, "UNPAUSE");
       assertThat(d.isDegraded()).isTrue();
       assertThat(d.isAllowed()).as("the in-process fallback has room").isTrue();
       assertThat(took).isLessThan(TimeUnit.MILLISECONDS.toNanos(500));
@@ -94,6 +94,16 @@ class RedisFaultsTest {
       signal("CONT", pid);
       server.stop();
     }
+  }
+
+  /** {@code CLIENT PAUSE ms WRITE} / {@code CLIENT UNPAUSE} (Redis 6.2), answered before it returns. */
+  private static void client(StatefulRedisConnection<String, String> admin, String... args) {
+    CommandArgs<String, String> a = new CommandArgs<>(StringCodec.UTF8);
+    for (String arg : args) {
+      a.add(arg);
+    }
+    assertThat(admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8), a))
+        .isEqualTo("OK");
   }
 
   private static void signal(String name, long pid) throws Exception {

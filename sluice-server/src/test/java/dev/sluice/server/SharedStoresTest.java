@@ -350,12 +350,8 @@ class SharedStoresTest {
         io.lettuce.core.api.StatefulRedisConnection<String, String> admin = client.connect()) {
       assertThat(envoy(s).getOverallCode()).isEqualTo(
           io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
-      // DEBUG SLEEP 1: the server stops answering for a second
-      var sleeping = admin.async().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
-          new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-          new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-              .add("SLEEP").add("1"));
-      Thread.sleep(50);   // (ordering, as in RedisFaultsTest: DEBUG SLEEP reaches Redis first)
+      // the server holds every script from here until it is told to go on (no race with the call)
+      client(admin, "PAUSE", "600000", "WRITE");
       io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
           .forAddress("127.0.0.1", s.grpcPort()).usePlaintext().build();
       try {
@@ -370,7 +366,7 @@ class SharedStoresTest {
       } finally {
         channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
       }
-      sleeping.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      client(admin, "UNPAUSE");
       assertThat(envoy(s).getOverallCode()).as("answers again once the store does").isEqualTo(
           io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code.OK);
     } finally {
@@ -379,6 +375,18 @@ class SharedStoresTest {
         redis.stop();
       }
     }
+  }
+
+  /** {@code CLIENT PAUSE ms WRITE} / {@code CLIENT UNPAUSE} (Redis 6.2), answered before it returns. */
+  private static void client(
+      io.lettuce.core.api.StatefulRedisConnection<String, String> admin, String... args) {
+    var a = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8);
+    for (String arg : args) {
+      a.add(arg);
+    }
+    assertThat(admin.sync().dispatch(io.lettuce.core.protocol.CommandType.CLIENT,
+        new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), a))
+        .isEqualTo("OK");
   }
 
   private static RedisServer startRedis(int port) throws java.io.IOException {
