@@ -58,6 +58,17 @@ final class GroupedPermits implements PermitStore {
   }
 
   @Override
+  public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+    return store.cancel(group.groupOf(key), key, permitId, weight, leaseMillis);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    return store.cancelAsync(group.groupOf(key), key, permitId, weight, leaseMillis);
+  }
+
+  @Override
   public int inFlight(String key) {
     return store.inFlight(group.groupOf(key), key);
   }

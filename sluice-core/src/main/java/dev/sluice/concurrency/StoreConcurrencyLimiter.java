@@ -37,8 +37,14 @@ import java.util.function.ToIntFunction;
  * Failures go through the breaker of the key's failure domain (Breakers, shared with the rate
  * limiters) and the failure policy: FAIL_CLOSED refuses (STORE_UNAVAILABLE), FAIL_OPEN grants a
  * permit that counts nowhere, FALLBACK_IN_MEMORY asks an in-memory limiter of the same settings.
- * A permit granted by the store whose answer was lost (a timeout) is not known here: it comes
- * back when its lease ends.
+ * An acquire that fails here (a timeout, a lost connection) may still have run on the store, or
+ * may run there later (a paused server runs what waits in its socket when it resumes): its permit
+ * would then be held by nobody until its lease ends. So every failed acquire is given back: the
+ * store's cancel forgets the permit if held, and otherwise refuses the acquire should it come
+ * later (PermitStore#cancel). The cancel is sent at once, on the store's connection right behind
+ * the acquire, and again with backoff until the store answers or a lease has passed. A cancel
+ * that the store answers also tells the breaker that the store is back, so grants resume as soon
+ * as it answers, not a lease later.
  */
 final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
@@ -73,6 +79,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong storeErrors = new AtomicLong();
   private final AtomicLong degraded = new AtomicLong();
+  /** Cancels of failed acquires not yet answered by the store (see giveBack). */
+  private final AtomicLong pendingCancels = new AtomicLong();
   private final Permit.Owner shared = new Shared();
   private final Permit.Owner uncounted = new Uncounted();
   /**
@@ -149,6 +157,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           leaseMillis);
     } catch (RuntimeException e) {
       failed(b, e);
+      giveBack(key, id, weight);
       return degraded(key, weight, priority, limit);
     }
     b.success();
@@ -268,6 +277,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     asked.whenCompleteAsync((reply, failure) -> {
       if (failure != null) {
         failed(b, failure);
+        giveBack(key, id, weight);
         deliver(future, degraded(key, weight, priority, limit));
         return;
       }
@@ -467,6 +477,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     asked.whenCompleteAsync((reply, failure) -> {
       if (failure != null) {
         failed(b, failure);
+        giveBack(ws.key, id, head.weight);
         ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
         return;
       }
@@ -497,6 +508,77 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private void failed(CircuitBreaker b, Throwable failure) {
     storeErrors.incrementAndGet();
     Breakers.failed(b, failure);
+  }
+
+  /** The most cancels of failed acquires pending at once; past it, a lease gives them back. */
+  static final int MAX_PENDING_CANCELS = 100_000;
+  private static final long FIRST_RETRY_NANOS = 25_000_000L;
+  private static final long LAST_RETRY_NANOS = 1_000_000_000L;
+
+  /**
+   * Gives back permit {@code id} of {@code key}, whose acquire failed here and so may have run on
+   * the store, or may run there later: the store's cancel forgets it if held, or refuses the
+   * acquire if that comes after. Sent at once (on a store of one connection it then runs right
+   * after the acquire), then again with backoff (25 ms doubling to 1 s) until the store answers,
+   * for at most a lease: by then the store has let the permit go by itself.
+   */
+  private void giveBack(String key, long id, int weight) {
+    if (pendingCancels.incrementAndGet() > MAX_PENDING_CANCELS) {
+      pendingCancels.decrementAndGet();   // bounded: the lease gives this one back
+      return;
+    }
+    cancel(key, storeId(id), weight, InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(),
+        leaseNanos), FIRST_RETRY_NANOS);
+  }
+
+  private void cancel(String key, String storeId, int weight, long until, long backoff) {
+    CompletableFuture<PermitReply> sent;
+    try {
+      sent = store.cancelAsync(key, storeId, weight, leaseMillis);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    sent.whenCompleteAsync((reply, failure) -> {
+      if (failure == null) {
+        pendingCancels.decrementAndGet();
+        breaker(key).success();   // the store answers: decisions may go to it again at once
+        wake(key);                // and the permit, if it was held, is room for a waiter
+        return;
+      }
+      long now = clock.nanoTime();
+      if (closed.get() || now + backoff - until >= 0) {
+        pendingCancels.decrementAndGet();   // the store lets it go when its lease ends
+        return;
+      }
+      try {
+        scheduler.schedule(() -> cancel(key, storeId, weight, until,
+            Math.min(LAST_RETRY_NANOS, backoff * 2)), backoff);
+      } catch (RuntimeException e) {
+        pendingCancels.decrementAndGet();
+      }
+    });
+  }
+
+  /** Cancels of failed acquires sent and not yet answered by the store (tests). */
+  long pendingCancels() {
+    return pendingCancels.get();
+  }
+
+  /** Asks the store again for the waiters that room on {@code key} may serve here. */
+  private void wake(String key) {
+    if (group != null) {   // a permit back in a group may serve any key of the group here
+      String g = group.groupOf(key);
+      for (Waiters ws : waiting.values()) {
+        if (g.equals(group.groupOf(ws.key))) {
+          pump(ws);
+        }
+      }
+      return;
+    }
+    Waiters ws = waiting.get(key);
+    if (ws != null) {
+      pump(ws);
+    }
   }
 
   /** The failure policy's answer, marked degraded. */
@@ -716,19 +798,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         }
       }
       InMemoryConcurrencyLimiter.tell(listener, end);
-      if (group != null) {   // a permit back in a group may serve any key of the group here
-        String g = group.groupOf(p.key());
-        for (Waiters ws : waiting.values()) {
-          if (g.equals(group.groupOf(ws.key))) {
-            pump(ws);
-          }
-        }
-        return held;
-      }
-      Waiters ws = waiting.get(p.key());
-      if (ws != null) {
-        pump(ws);
-      }
+      wake(p.key());
       return held;
     }
   }

@@ -18,7 +18,13 @@ import java.util.concurrent.CompletableFuture;
  *       the same id is left as it is and answered as acquired (a resent call takes nothing
  *       twice);</li>
  *   <li>{@link #renew}: moves the lease of a permit still held to now plus {@code leaseMillis};</li>
- *   <li>{@link #release}: forgets a permit still held.</li>
+ *   <li>{@link #release}: forgets a permit still held;</li>
+ *   <li>{@link #cancel}: gives back a permit whose acquire its caller stopped waiting for (the
+ *       call failed or timed out, so it may have run, may run later, or may never run): forgets
+ *       the permit if it is held, and otherwise remembers the id, weighing nothing, until now
+ *       plus {@code leaseMillis}, so that the acquire, should it reach the store after the
+ *       cancel, takes nothing. Whatever order the two calls reach the store in, the permit is
+ *       held at most from the acquire to the cancel.</li>
  * </ul>
  *
  * <p>Each answers with the weight in flight after the step (after a release it may still count
@@ -60,6 +66,27 @@ public interface PermitStore extends AutoCloseable {
   default CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
     try {
       return CompletableFuture.completedFuture(release(key, permitId, weight));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Gives back the permit of an acquire whose answer its caller did not get: forgets it if held,
+   * else remembers {@code permitId} until now plus {@code leaseMillis} so that a later acquire of
+   * that id takes nothing (see the class comment). Done is true if a held permit was forgotten.
+   * Repeating it is harmless.
+   */
+  PermitReply cancel(String key, String permitId, int weight, long leaseMillis);
+
+  /**
+   * {@link #cancel} without blocking the caller; the default runs it on the calling thread, so a
+   * store whose calls block should override it. A failure completes the future exceptionally.
+   */
+  default CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    try {
+      return CompletableFuture.completedFuture(cancel(key, permitId, weight, leaseMillis));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -128,6 +155,22 @@ public interface PermitStore extends AutoCloseable {
       int weight) {
     try {
       return CompletableFuture.completedFuture(release(group, key, permitId, weight));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** {@link #cancel} for a key of the group {@code group}: the permit leaves both, if held. */
+  default PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    throw new UnsupportedOperationException(this + " keeps no permit groups");
+  }
+
+  /** {@link #cancel(String, String, String, int, long)} without blocking the caller. */
+  default CompletableFuture<PermitReply> cancelAsync(String group, String key, String permitId,
+      int weight, long leaseMillis) {
+    try {
+      return CompletableFuture.completedFuture(cancel(group, key, permitId, weight, leaseMillis));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

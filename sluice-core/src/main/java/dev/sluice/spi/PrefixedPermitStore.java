@@ -60,6 +60,17 @@ public final class PrefixedPermitStore implements PermitStore {
   }
 
   @Override
+  public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+    return store.cancel(prefix + key, permitId, weight, leaseMillis);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    return store.cancelAsync(prefix + key, permitId, weight, leaseMillis);
+  }
+
+  @Override
   public int inFlight(String key) {
     return store.inFlight(prefix + key);
   }
@@ -107,6 +118,18 @@ public final class PrefixedPermitStore implements PermitStore {
   public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
       int weight) {
     return store.releaseAsync(prefix + group, prefix + key, permitId, weight);
+  }
+
+  @Override
+  public PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return store.cancel(prefix + group, prefix + key, permitId, weight, leaseMillis);
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String group, String key, String permitId,
+      int weight, long leaseMillis) {
+    return store.cancelAsync(prefix + group, prefix + key, permitId, weight, leaseMillis);
   }
 
   @Override

@@ -412,6 +412,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
   private static final int PERMIT_RENEW = 1;
   private static final int PERMIT_RELEASE = 2;
   private static final int PERMIT_COUNT = 3;
+  private static final int PERMIT_CANCEL = 4;
 
   /**
    * Takes a permit in the key's sorted set ({@code prefix{key}:permits}, the key's hash tag):
@@ -426,7 +427,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
   @Override
   public CompletableFuture<PermitReply> acquireAsync(String key, String permitId, int weight,
       int ceiling, long leaseMillis) {
-    return permitsAsync(new String[] {permitsKey(key)},
+    return permitsAsync(keyAndCancelled(key),
         permitArgs(PERMIT_ACQUIRE, permitId, weight, ceiling, leaseMillis));
   }
 
@@ -474,6 +475,25 @@ public final class RedisStore implements DecisionStore, PermitStore {
     return permits(key, PERMIT_RELEASE, permitId, weight, 0, 0);
   }
 
+  /**
+   * Gives back a permit whose acquire's answer was lost: removes it if held, and remembers the id
+   * in the key's cancelled set ({@code prefix{key}:cancelled}) for a lease; see
+   * {@link PermitStore#cancel}.
+   */
+  @Override
+  public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+    return permits(keyAndCancelled(key), permitArgs(PERMIT_CANCEL, permitId, weight, 0,
+        leaseMillis));
+  }
+
+  /** {@link #cancel} on Lettuce's asynchronous API, on the connection of the acquire. */
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    return permitsAsync(keyAndCancelled(key), permitArgs(PERMIT_CANCEL, permitId, weight, 0,
+        leaseMillis));
+  }
+
   @Override
   public int inFlight(String key) {
     return permits(key, PERMIT_COUNT, "", 1, 0, 0).inFlight();
@@ -482,7 +502,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
   @Override
   public void resetPermits(String key) {
     try {
-      redis.keyCommands.del(permitsKey(key));
+      redis.keyCommands.del(permitsKey(key), cancelledKey(key));
     } catch (RuntimeException e) {
       throw classified(e);
     }
@@ -496,8 +516,11 @@ public final class RedisStore implements DecisionStore, PermitStore {
 
   private PermitReply permits(String key, int op, String permitId, int weight, int ceiling,
       long leaseMillis) {
-    return permits(new String[] {permitsKey(key)},
-        permitArgs(op, permitId, weight, ceiling, leaseMillis));
+    return permits(keyAndCancelled(key), permitArgs(op, permitId, weight, ceiling, leaseMillis));
+  }
+
+  private String[] keyAndCancelled(String key) {
+    return new String[] {permitsKey(key), cancelledKey(key)};
   }
 
   private PermitReply permits(String[] keys, String[] args) {
@@ -568,6 +591,20 @@ public final class RedisStore implements DecisionStore, PermitStore {
         groupArgs(null, key, PERMIT_RELEASE, permitId, weight, 0, 0));
   }
 
+  @Override
+  public PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return permits(groupKeys(group, key),
+        groupArgs(null, key, PERMIT_CANCEL, permitId, weight, 0, leaseMillis));
+  }
+
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String group, String key, String permitId,
+      int weight, long leaseMillis) {
+    return permitsAsync(groupKeys(group, key),
+        groupArgs(null, key, PERMIT_CANCEL, permitId, weight, 0, leaseMillis));
+  }
+
   /** The key's weight in its group, or the group's (key null): a count on one set. */
   @Override
   public int inFlight(String group, String key) {
@@ -585,7 +622,8 @@ public final class RedisStore implements DecisionStore, PermitStore {
       if (key == null) {
         redis.keyCommands.del(groupPermitsKey(group));
       } else {
-        redis.keyCommands.del(groupMemberPermitsKey(group, key));
+        redis.keyCommands.del(groupMemberPermitsKey(group, key),
+            groupMemberPermitsKey(group, key) + CANCELLED_SUFFIX);
       }
     } catch (RuntimeException e) {
       throw classified(e);
@@ -598,8 +636,12 @@ public final class RedisStore implements DecisionStore, PermitStore {
   }
 
   private String[] groupKeys(String group, String key) {
-    return new String[] {groupMemberPermitsKey(group, key), groupPermitsKey(group)};
+    String member = groupMemberPermitsKey(group, key);
+    return new String[] {member, member + CANCELLED_SUFFIX, groupPermitsKey(group)};
   }
+
+  /** After a group member's set's name, the name of its cancelled ids' set. */
+  private static final String CANCELLED_SUFFIX = "\u0000cancelled";
 
   private String[] groupArgs(PermitGroup group, String key, int op, String permitId, int weight,
       int ceiling, long leaseMillis) {
@@ -636,6 +678,11 @@ public final class RedisStore implements DecisionStore, PermitStore {
    */
   String permitsKey(String key) {
     return prefix + "{" + key + "}:permits";
+  }
+
+  /** The Redis key of a key's cancelled permit ids: beside its permits, under its hash tag. */
+  String cancelledKey(String key) {
+    return prefix + "{" + key + "}:cancelled";
   }
 
   @Override

@@ -7,14 +7,21 @@
 -- a release removes its permit only if its lease has not ended. The set expires when its last
 -- lease ends (its expiry only moves later), and Redis deletes it when it empties.
 --
+-- A cancel gives back the permit of an acquire whose caller did not get the answer (a timeout):
+-- it removes the permit if held, and in any case puts the id in the key's cancelled set
+-- (KEYS[2]), scored by now plus the lease; an acquire of an id found there, unexpired, takes
+-- nothing, so an acquire that reaches Redis after its cancel holds nothing. That set expires with
+-- its last entry as the permits' set does.
+--
 -- A key of a group (a ConcurrencyGroup) has its sorted set under the group's hash tag, and every
 -- permit of the group is also in the group's sorted set (KEYS[2]) as the key, U+0000, the
 -- member: both are pruned and changed in the same call, so the group's cardinality is the
 -- group's weight in flight. A grouped acquire adds the permit when it fits the ceiling, the
 -- group's limit, and either the key's assured share or the group's borrowing ceiling.
 --
--- KEYS[1]  the key's sorted set       KEYS[2]  the group's sorted set (grouped calls only)
--- ARGV[1]  operation: 0 acquire, 1 renew, 2 release, 3 count
+-- KEYS[1]  the key's sorted set       KEYS[2]  the key's cancelled ids (acquire and cancel)
+-- KEYS[3]  the group's sorted set (grouped calls only)
+-- ARGV[1]  operation: 0 acquire, 1 renew, 2 release, 3 count, 4 cancel
 -- ARGV[2]  now in ms, or -1 for Redis TIME (tests pass their clock)
 -- ARGV[3]  permit id        ARGV[4]  weight
 -- ARGV[5]  ceiling (acquire: the most weight in flight after it)
@@ -24,11 +31,12 @@
 -- ARGV[11] grouped calls: the prefix of the key's members in the group's set
 -- Returns {done (1 or 0), weight in flight after the call, now in ms}.
 
-local OP_ACQUIRE, OP_RENEW, OP_RELEASE = 0, 1, 2
+local OP_ACQUIRE, OP_RENEW, OP_RELEASE, OP_CANCEL = 0, 1, 2, 4
 local CHUNK = 1000
 
 local key = KEYS[1]
-local group = KEYS[2]
+local cancelled = KEYS[2]
+local group = KEYS[3]
 local in_group = ARGV[11]
 local op = tonumber(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -52,6 +60,10 @@ if weight == 1 and not group then
   if op == OP_ACQUIRE then
     redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
     local n = redis.call('ZCARD', key)
+    local c = redis.call('ZSCORE', cancelled, id)
+    if c and tonumber(c) > now then
+      return {0, n, now}   -- its cancel came first: it takes nothing
+    end
     if n + 1 > tonumber(ARGV[5]) then
       -- full: a resent call whose permit is held is still answered as acquired
       return {redis.call('ZSCORE', key, id) and 1 or 0, n, now}
@@ -133,6 +145,23 @@ if op == OP_RELEASE then
   return {removed > 0 and 1 or 0, redis.call('ZCARD', key), now}
 end
 
+if op == OP_CANCEL then
+  -- the permit goes if held; the id is remembered as cancelled until now plus the lease
+  local score = redis.call('ZSCORE', key, id)
+  local removed = 0
+  if score and tonumber(score) > now then
+    removed = on_members('ZREM')
+  end
+  local ends = now + tonumber(ARGV[6])
+  redis.call('ZREMRANGEBYSCORE', cancelled, '-inf', now)
+  local c = redis.call('ZSCORE', cancelled, id)
+  if not c or tonumber(c) < ends then
+    redis.call('ZADD', cancelled, ends, id)
+  end
+  expire_set(cancelled, ends)
+  return {removed > 0 and 1 or 0, redis.call('ZCARD', key), now}
+end
+
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
 local n = redis.call('ZCARD', key)
 local g = 0
@@ -155,9 +184,14 @@ if op == OP_RENEW then
   return {1, n, now}
 end
 
--- acquire: a resent call finds its permit held and takes nothing twice
+-- acquire: a resent call finds its permit held and takes nothing twice; one that comes after
+-- its cancel takes nothing
 if held then
   return {1, n, now}
+end
+local c = redis.call('ZSCORE', cancelled, id)
+if c and tonumber(c) > now then
+  return {0, n, now}
 end
 if n + weight > tonumber(ARGV[5]) then
   return {0, n, now}

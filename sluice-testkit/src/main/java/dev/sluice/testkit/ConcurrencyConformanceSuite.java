@@ -848,4 +848,168 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(s.release("g", "b", "p1", 1).done()).isTrue();
     assertThat(s.inFlight("g", null)).isZero();
   }
+
+  // ------------------------------------------------------------------------------ cancel
+
+  /**
+   * A cancel that reaches the store before its acquire (the acquire was delayed: a paused server,
+   * a connection stuck behind a lock) makes that acquire take nothing until the cancel's lease
+   * ends; the id weighs nothing meanwhile, and renewing or releasing it does nothing.
+   */
+  @Test
+  public void store_aCancelBeforeItsAcquire_makesTheAcquireTakeNothing() {
+    PermitStore s = rawStore();
+    PermitReply cancelled = s.cancel("k", "late", 2, 1_000);
+    assertThat(cancelled.done()).as("nothing was held").isFalse();
+    assertThat(cancelled.inFlight()).isZero();
+    PermitReply late = s.acquire("k", "late", 2, 5, 30_000);
+    assertThat(late.done()).as("the acquire came after its cancel").isFalse();
+    assertThat(late.inFlight()).isZero();
+    assertThat(s.acquire("k", "other", 1, 1, 30_000).done())
+        .as("a cancelled id weighs nothing against the ceiling").isTrue();
+    assertThat(s.renew("k", "late", 2, 30_000).done()).isFalse();
+    assertThat(s.release("k", "late", 2).done()).isFalse();
+    assertThat(s.acquire("k", "late", 2, 5, 30_000).done()).as("still cancelled").isFalse();
+    assertThat(s.inFlight("k")).isEqualTo(1);
+    clock.advance(Duration.ofMillis(1_000));
+    assertThat(s.acquire("k", "late", 2, 5, 30_000).done())
+        .as("the cancel is forgotten once its lease has passed").isTrue();
+    assertThat(s.inFlight("k")).isEqualTo(3);
+  }
+
+  /**
+   * A cancel that reaches the store after its acquire gives the permit back at once, and the id
+   * then takes nothing (a second copy of the acquire, if any, is refused); cancelling again is
+   * harmless.
+   */
+  @Test
+  public void store_aCancelAfterItsAcquire_givesThePermitBack() {
+    PermitStore s = rawStore();
+    assertThat(s.acquire("k", "lost", 3, 3, 30_000).done()).isTrue();
+    assertThat(s.acquire("k", "other", 1, 3, 30_000).done()).as("full").isFalse();
+    PermitReply cancelled = s.cancel("k", "lost", 3, 30_000);
+    assertThat(cancelled.done()).as("it was held").isTrue();
+    assertThat(cancelled.inFlight()).isZero();
+    assertThat(s.inFlight("k")).isZero();
+    assertThat(s.acquire("k", "lost", 3, 3, 30_000).done()).as("a second copy").isFalse();
+    assertThat(s.cancel("k", "lost", 3, 30_000).done()).isFalse();
+    assertThat(s.acquire("k", "other", 3, 3, 30_000).done()).isTrue();
+    assertThat(s.inFlight("k")).isEqualTo(3);
+  }
+
+  /** The same in a group: the cancelled permit leaves the key and the group, in either order. */
+  @Test
+  public void store_grouped_aCancelGivesThePermitBack_inEitherOrder() {
+    PermitStore s = rawStore();
+    PermitGroup terms = new PermitGroup("g", 4, 4, 0);
+    assertThat(s.acquire(terms, "a", "lost", 3, 4, 30_000).done()).isTrue();
+    assertThat(s.cancel("g", "a", "lost", 3, 30_000).done()).isTrue();
+    assertThat(s.inFlight("g", null)).isZero();
+    assertThat(s.cancel("g", "b", "late", 2, 1_000).done()).isFalse();
+    assertThat(s.acquire(terms, "b", "late", 2, 4, 30_000).done()).isFalse();
+    assertThat(s.acquire(terms, "b", "other", 4, 4, 30_000).done())
+        .as("cancelled ids weigh nothing in the group").isTrue();
+    assertThat(s.inFlight("g", "b")).isEqualTo(4);
+    assertThat(s.inFlight("g", null)).isEqualTo(4);
+  }
+
+  /**
+   * A store that runs each acquire and then loses its answer (a timeout after the store granted):
+   * the limiter refuses (failing closed), and gives the permit back through the store's cancel,
+   * so that no permit is held by nobody; the breaker, told by the cancel that the store answers,
+   * lets the next call through.
+   */
+  @Test
+  public void anAcquireWhoseAnswerIsLost_isGivenBack() throws Exception {
+    PermitStore real = rawStore();
+    AtomicInteger lose = new AtomicInteger(3);
+    PermitStore losing = new LosingAnswers(real, lose);
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(clock).scheduler(clock)
+        .limit(2).store(losing).build();
+    made.add(l);
+    for (int i = 0; i < 3; i++) {
+      Acquisition a = l.tryAcquire("k");
+      assertThat(a.refusal()).isEqualTo(Refusal.STORE_UNAVAILABLE);
+    }
+    awaitStore(real, "k", 0);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (l.stats().circuitOpen() && System.nanoTime() < end) {
+      Thread.sleep(1);   // the cancels' answers are handled on another thread
+    }
+    assertThat(l.stats().circuitOpen()).as("the cancels' answers closed the breaker").isFalse();
+    Acquisition a = l.tryAcquire("k");
+    assertThat(a.isAcquired()).as(a.toString()).isTrue();
+    assertThat(l.tryAcquire("k").isAcquired()).as("the limit of 2 is whole").isTrue();
+    assertThat(real.inFlight("k")).isEqualTo(2);
+  }
+
+  /** The same through a waiting acquisition, whose store calls are asynchronous. */
+  @Test
+  public void aWaitersAcquireWhoseAnswerIsLost_isGivenBack() throws Exception {
+    PermitStore real = rawStore();
+    AtomicInteger lose = new AtomicInteger(1);
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(clock).scheduler(clock)
+        .limit(1).store(new LosingAnswers(real, lose)).build();
+    made.add(l);
+    Acquisition a = get(l.acquireAsync("k", 1, Priority.NORMAL, Duration.ofSeconds(1)));
+    assertThat(a.refusal()).isEqualTo(Refusal.STORE_UNAVAILABLE);
+    awaitStore(real, "k", 0);
+    assertThat(get(l.acquireAsync("k", 1, Priority.NORMAL, Duration.ofSeconds(1))).isAcquired())
+        .isTrue();
+  }
+
+  private static void awaitStore(PermitStore s, String key, int inFlight)
+      throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (s.inFlight(key) != inFlight && System.nanoTime() < end) {
+      Thread.sleep(1);
+    }
+    assertThat(s.inFlight(key)).as("the store's weight in flight on " + key).isEqualTo(inFlight);
+  }
+
+  /** A store that runs the first {@code lose} acquires and then throws, as a timeout would. */
+  private static final class LosingAnswers implements PermitStore {
+    private final PermitStore store;
+    private final AtomicInteger lose;
+
+    LosingAnswers(PermitStore store, AtomicInteger lose) {
+      this.store = store;
+      this.lose = lose;
+    }
+
+    @Override
+    public PermitReply acquire(String key, String permitId, int weight, int ceiling,
+        long leaseMillis) {
+      PermitReply r = store.acquire(key, permitId, weight, ceiling, leaseMillis);
+      if (lose.getAndDecrement() > 0) {
+        throw new dev.sluice.spi.StoreUnavailableException("the answer was lost", null);
+      }
+      return r;
+    }
+
+    @Override
+    public PermitReply renew(String key, String permitId, int weight, long leaseMillis) {
+      return store.renew(key, permitId, weight, leaseMillis);
+    }
+
+    @Override
+    public PermitReply release(String key, String permitId, int weight) {
+      return store.release(key, permitId, weight);
+    }
+
+    @Override
+    public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+      return store.cancel(key, permitId, weight, leaseMillis);
+    }
+
+    @Override
+    public int inFlight(String key) {
+      return store.inFlight(key);
+    }
+
+    @Override
+    public void resetPermits(String key) {
+      store.resetPermits(key);
+    }
+  }
 }

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * The {@link PermitStore} contract as plainly as it can be written: one map of keys to permits
- * (id → weight and lease end), one monitor, the time in milliseconds from a clock. It runs the
+ * (id → weight and lease end; a cancelled id is kept with weight 0 until the cancel's lease
+ * ends), one monitor, the time in milliseconds from a clock. It runs the
  * concurrency conformance suite without a server (groups too), so that the suite tests the store limiter's
  * logic and the stores separately; a store under test must answer as this one does.
  */
@@ -74,8 +75,8 @@ public final class ReferencePermitStore implements PermitStore {
     long now = now();
     Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
     int n = prune(permits, now);
-    if (permits.containsKey(permitId)) {
-      return new PermitReply(true, n, now);
+    if (permits.containsKey(permitId)) {   // held (a resent call), or cancelled (weight 0)
+      return new PermitReply(permits.get(permitId)[0] > 0, n, now);
     }
     if (n + weight > ceiling) {
       return new PermitReply(false, n, now);
@@ -91,7 +92,7 @@ public final class ReferencePermitStore implements PermitStore {
     Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
     int n = prune(permits, now);
     long[] p = permits.get(permitId);
-    if (p == null) {
+    if (p == null || p[0] == 0) {
       return new PermitReply(false, n, now);
     }
     p[1] = now + leaseMillis;
@@ -103,8 +104,34 @@ public final class ReferencePermitStore implements PermitStore {
     long now = now();
     Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
     int n = prune(permits, now);
-    long[] p = permits.remove(permitId);
-    return p == null ? new PermitReply(false, n, now) : new PermitReply(true, n - (int) p[0], now);
+    long[] p = permits.get(permitId);
+    if (p == null || p[0] == 0) {
+      return new PermitReply(false, n, now);
+    }
+    permits.remove(permitId);
+    return new PermitReply(true, n - (int) p[0], now);
+  }
+
+  @Override
+  public synchronized PermitReply cancel(String key, String permitId, int weight,
+      long leaseMillis) {
+    long now = now();
+    Map<String, long[]> permits = keys.computeIfAbsent(key, k -> new HashMap<>());
+    prune(permits, now);
+    return cancel(permits, permitId, now, leaseMillis);
+  }
+
+  /**
+   * Forgets the permit if held, and in any case remembers the id, weighing 0, until now plus the
+   * lease (or later, if it was remembered so already): until then an acquire of it takes nothing.
+   */
+  private static PermitReply cancel(Map<String, long[]> permits, String permitId, long now,
+      long leaseMillis) {
+    long[] p = permits.get(permitId);
+    boolean held = p != null && p[0] > 0;
+    long until = p != null && p[0] == 0 ? Math.max(p[1], now + leaseMillis) : now + leaseMillis;
+    permits.put(permitId, new long[] {0, until});
+    return new PermitReply(held, prune(permits, now), now);
   }
 
   @Override
@@ -146,8 +173,8 @@ public final class ReferencePermitStore implements PermitStore {
     int total = pruneGroup(members, now);
     Map<String, long[]> permits = members.computeIfAbsent(key, k -> new HashMap<>());
     int n = prune(permits, now);
-    if (permits.containsKey(permitId)) {
-      return new PermitReply(true, n, now);
+    if (permits.containsKey(permitId)) {   // held (a resent call), or cancelled (weight 0)
+      return new PermitReply(permits.get(permitId)[0] > 0, n, now);
     }
     if (n + weight > ceiling || !group.fits(n, total, weight)) {
       return new PermitReply(false, n, now);
@@ -169,7 +196,7 @@ public final class ReferencePermitStore implements PermitStore {
     long now = now();
     Map<String, long[]> permits = member(group, key, now);
     long[] p = permits.get(permitId);
-    if (p == null) {
+    if (p == null || p[0] == 0) {
       return new PermitReply(false, prune(permits, now), now);
     }
     p[1] = now + leaseMillis;
@@ -181,8 +208,18 @@ public final class ReferencePermitStore implements PermitStore {
       int weight) {
     long now = now();
     Map<String, long[]> permits = member(group, key, now);
-    long[] p = permits.remove(permitId);
-    return new PermitReply(p != null, prune(permits, now), now);
+    long[] p = permits.get(permitId);
+    if (p != null && p[0] > 0) {
+      permits.remove(permitId);
+    }
+    return new PermitReply(p != null && p[0] > 0, prune(permits, now), now);
+  }
+
+  @Override
+  public synchronized PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    long now = now();
+    return cancel(member(group, key, now), permitId, now, leaseMillis);
   }
 
   @Override

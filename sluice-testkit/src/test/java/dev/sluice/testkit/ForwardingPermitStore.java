@@ -28,6 +28,11 @@ class ForwardingPermitStore implements PermitStore {
   }
 
   @Override
+  public PermitReply cancel(String key, String id, int weight, long lease) {
+    return store.cancel(key, id, weight, lease);
+  }
+
+  @Override
   public int inFlight(String key) {
     return store.inFlight(key);
   }
@@ -51,6 +56,11 @@ class ForwardingPermitStore implements PermitStore {
   @Override
   public PermitReply renew(String group, String key, String id, int weight, long lease) {
     return store.renew(group, key, id, weight, lease);
+  }
+
+  @Override
+  public PermitReply cancel(String group, String key, String id, int weight, long lease) {
+    return store.cancel(group, key, id, weight, lease);
   }
 
   @Override
