@@ -52,7 +52,7 @@ import javax.sql.DataSource;
  */
 public final class MysqlStore implements DecisionStore, PermitStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 1;
+  public static final int SCHEMA_VERSION = 2;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for the mysql client, Flyway or Liquibase. */
@@ -61,7 +61,8 @@ public final class MysqlStore implements DecisionStore, PermitStore {
    * The schema files in the order to apply them; file {@code i} takes a table from version
    * {@code i} to {@code i + 1}.
    */
-  public static final List<String> SCHEMA_RESOURCES = List.of(SCHEMA_RESOURCE);
+  public static final List<String> SCHEMA_RESOURCES =
+      List.of(SCHEMA_RESOURCE, "/dev/sluice/mysql/V2__sluice.sql");
   /** The longest permit id the permits' tables hold, in bytes of UTF-8. */
   public static final int MAX_PERMIT_ID_BYTES = 255;
 
@@ -572,6 +573,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   private static final int PERMIT_RENEW = 1;
   private static final int PERMIT_RELEASE = 2;
   private static final int PERMIT_COUNT = 3;
+  private static final int PERMIT_CANCEL = 4;
 
   /**
    * Takes a permit in {@code <table>_permits}: one call, one atomic step on the database clock
@@ -604,6 +606,22 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   @Override
   public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
     return async.call(() -> release(key, permitId, weight));
+  }
+
+  /**
+   * Gives back a permit whose acquire's answer was lost: deletes it if held, and leaves a row of
+   * weight 0 for its id until now plus the lease; see {@link PermitStore#cancel}.
+   */
+  @Override
+  public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+    return permit(PERMIT_CANCEL, key, permitId, weight, 0, leaseMillis);
+  }
+
+  /** {@link #cancel} on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    return async.call(() -> cancel(key, permitId, weight, leaseMillis));
   }
 
   @Override
@@ -688,6 +706,19 @@ public final class MysqlStore implements DecisionStore, PermitStore {
   public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
       int weight) {
     return async.call(() -> release(group, key, permitId, weight));
+  }
+
+  @Override
+  public PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return groupPermit(PERMIT_CANCEL, group, key, permitId, weight, 0, null, leaseMillis);
+  }
+
+  /** The grouped cancel on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String group, String key, String permitId,
+      int weight, long leaseMillis) {
+    return async.call(() -> cancel(group, key, permitId, weight, leaseMillis));
   }
 
   @Override

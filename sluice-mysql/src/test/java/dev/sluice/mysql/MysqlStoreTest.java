@@ -198,13 +198,43 @@ class MysqlStoreTest {
     assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(10));
   }
 
+  /**
+   * A version-1 table (before cancelled permits): refused with the file to apply, or migrated by
+   * createIfMissing(true), after which a cancel makes a later acquire of its id take nothing.
+   */
+  @Test
+  void versionOneTable_namesTheMigration_orIsMigratedByCreateIfMissing() throws Exception {
+    String table = freshTable();
+    try (Connection c = TestMysql.dataSource().getConnection();
+        Statement st = c.createStatement()) {
+      for (String statement : MysqlSchema.statements(
+          MysqlSchema.migration(MysqlStore.SCHEMA_RESOURCE, table))) {
+        st.execute(statement);
+      }
+    }
+    assertThatThrownBy(() -> MysqlStore.builder(TestMysql.dataSource()).table(table).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 2")
+        .hasMessageContaining("apply [/dev/sluice/mysql/V2__sluice.sql]");
+    try (MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
+        .createIfMissing(true).build()) {
+      assertThat(store.cancel("k", "late", 1, 60_000).done()).isFalse();
+      assertThat(store.acquire("k", "late", 1, 5, 60_000).done()).isFalse();
+      assertThat(store.acquire("k", "other", 1, 5, 60_000).done()).isTrue();
+      assertThat(store.inFlight("k")).isEqualTo(1);
+    }
+  }
+
   @Test
   void shippedSchema_isTheResource_andCreateIfMissingIsIdempotent() throws Exception {
-    String shipped;
-    try (InputStream in = MysqlStore.class.getResourceAsStream(MysqlStore.SCHEMA_RESOURCE)) {
-      shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    StringBuilder shipped = new StringBuilder();
+    for (String resource : MysqlStore.SCHEMA_RESOURCES) {
+      try (InputStream in = MysqlStore.class.getResourceAsStream(resource)) {
+        shipped.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+      }
     }
-    assertThat(MysqlStore.schemaSql(MysqlStore.DEFAULT_TABLE)).isEqualTo(shipped + "\n");
+    assertThat(MysqlStore.SCHEMA_RESOURCES).hasSize(MysqlStore.SCHEMA_VERSION);
+    assertThat(MysqlStore.schemaSql(MysqlStore.DEFAULT_TABLE)).isEqualTo(shipped.toString());
     assertThat(MysqlStore.schemaSql("limits"))
         .contains("CREATE TABLE IF NOT EXISTS limits (")
         .contains("PROCEDURE limits_decide(").doesNotContain("sluice_buckets");

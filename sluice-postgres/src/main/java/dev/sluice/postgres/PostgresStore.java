@@ -42,7 +42,7 @@ import javax.sql.DataSource;
  */
 public final class PostgresStore implements DecisionStore, PermitStore {
   /** The schema version this store needs; the table's comment says which one it has. */
-  public static final int SCHEMA_VERSION = 8;
+  public static final int SCHEMA_VERSION = 9;
   /** The table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "sluice_buckets";
   /** The first schema file shipped in the jar, for Flyway, Liquibase or psql. */
@@ -55,7 +55,8 @@ public final class PostgresStore implements DecisionStore, PermitStore {
       List.of(SCHEMA_RESOURCE, "/dev/sluice/postgres/V2__sluice.sql",
           "/dev/sluice/postgres/V3__sluice.sql", "/dev/sluice/postgres/V4__sluice.sql",
           "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql",
-          "/dev/sluice/postgres/V7__sluice.sql", "/dev/sluice/postgres/V8__sluice.sql");
+          "/dev/sluice/postgres/V7__sluice.sql", "/dev/sluice/postgres/V8__sluice.sql",
+          "/dev/sluice/postgres/V9__sluice.sql");
 
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
@@ -359,6 +360,7 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   private static final int PERMIT_RENEW = 1;
   private static final int PERMIT_RELEASE = 2;
   private static final int PERMIT_COUNT = 3;
+  private static final int PERMIT_CANCEL = 4;
 
   /**
    * Takes a permit in {@code <table>_permits}: one statement, one atomic step on the database
@@ -391,6 +393,22 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   @Override
   public CompletableFuture<PermitReply> releaseAsync(String key, String permitId, int weight) {
     return async.call(() -> release(key, permitId, weight));
+  }
+
+  /**
+   * Gives back a permit whose acquire's answer was lost: deletes it if held, and leaves a row of
+   * weight 0 for its id until now plus the lease; see {@link PermitStore#cancel}.
+   */
+  @Override
+  public PermitReply cancel(String key, String permitId, int weight, long leaseMillis) {
+    return permit(PERMIT_CANCEL, key, permitId, weight, 0, leaseMillis);
+  }
+
+  /** {@link #cancel} on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String key, String permitId, int weight,
+      long leaseMillis) {
+    return async.call(() -> cancel(key, permitId, weight, leaseMillis));
   }
 
   @Override
@@ -513,6 +531,19 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   public CompletableFuture<PermitReply> releaseAsync(String group, String key, String permitId,
       int weight) {
     return async.call(() -> release(group, key, permitId, weight));
+  }
+
+  @Override
+  public PermitReply cancel(String group, String key, String permitId, int weight,
+      long leaseMillis) {
+    return groupPermit(PERMIT_CANCEL, group, key, permitId, weight, 0, null, leaseMillis);
+  }
+
+  /** The grouped cancel on one of this store's threads. */
+  @Override
+  public CompletableFuture<PermitReply> cancelAsync(String group, String key, String permitId,
+      int weight, long leaseMillis) {
+    return async.call(() -> cancel(group, key, permitId, weight, leaseMillis));
   }
 
   @Override

@@ -66,11 +66,11 @@ class PostgresStoreTest {
   void otherSchemaVersion_namesTheVersionFoundAndNeeded() throws SQLException {
     String table = freshTable();
     sql("CREATE TABLE " + table + " (key text PRIMARY KEY)");
-    sql("COMMENT ON TABLE " + table + " IS 'sluice schema 9'");
+    sql("COMMENT ON TABLE " + table + " IS 'sluice schema 99'");
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 9 but this Sluice needs version "
+        .hasMessageContaining("has Sluice schema version 99 but this Sluice needs version "
             + PostgresStore.SCHEMA_VERSION);
   }
 
@@ -88,8 +88,8 @@ class PostgresStoreTest {
     sql(v1.replace(PostgresStore.DEFAULT_TABLE, table));
     assertThatThrownBy(() -> PostgresStore.builder(TestPostgres.dataSource()).table(table).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 8")
-        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql, /dev/sluice/postgres/V5__sluice.sql, /dev/sluice/postgres/V6__sluice.sql, /dev/sluice/postgres/V7__sluice.sql, /dev/sluice/postgres/V8__sluice.sql]");
+        .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 9")
+        .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql, /dev/sluice/postgres/V5__sluice.sql, /dev/sluice/postgres/V6__sluice.sql, /dev/sluice/postgres/V7__sluice.sql, /dev/sluice/postgres/V8__sluice.sql, /dev/sluice/postgres/V9__sluice.sql]");
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
         .createIfMissing(true).timeSourceMicros(() -> 1_000_000L).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1.5)))
