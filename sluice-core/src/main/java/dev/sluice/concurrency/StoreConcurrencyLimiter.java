@@ -517,8 +517,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   /**
    * Gives back permit {@code id} of {@code key}, whose acquire failed here and so may have run on
-   * the store, or may run there later: the store's cancel forgets it if held, or refuses the
-   * acquire if that comes after. Sent at once (on a store of one connection it then runs right
+   * the store, or may run there later (or whose release failed, or was not sent while the breaker
+   * was open): the store's cancel forgets it if held, or refuses the acquire if that comes after. Sent at once (on a store of one connection it then runs right
    * after the acquire), then again with backoff (25 ms doubling to 1 s) until the store answers,
    * for at most a lease: by then the store has let the permit go by itself.
    */
@@ -749,8 +749,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           held = store.release(p.key(), storeId(p.id()), p.weight()).done();
           b.success();
         } catch (RuntimeException e) {
-          failed(b, e);   // the store lets it go when its lease ends
+          failed(b, e);
+          giveBack(p.key(), p.id(), p.weight());   // as soon as the store answers again
         }
+      } else {
+        giveBack(p.key(), p.id(), p.weight());
       }
       return finish(p, outcome, held);
     }
@@ -772,8 +775,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       return released.handleAsync((reply, failure) -> {
         boolean held = true;
         if (failure != null) {
-          failed(b, failure);   // the store lets it go when its lease ends
-        } else if (reply != null) {
+          failed(b, failure);
+          giveBack(p.key(), p.id(), p.weight());   // as soon as the store answers again
+        } else if (reply == null) {
+          giveBack(p.key(), p.id(), p.weight());   // the breaker is open: when it answers
+        } else {
           b.success();
           held = reply.done();
         }

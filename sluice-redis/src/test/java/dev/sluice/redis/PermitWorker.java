@@ -26,6 +26,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>{@code hold}: takes {@code threads} permits, prints {@code holding=n}, and waits to be
  * killed.
+ *
+ * <p>{@code defaults}: as {@code load}, on the library's defaults (the store's 50-ms timeout, the
+ * limiter's breaker; the lease as given), with no independent counter: at {@code endMillis}
+ * every thread releases what it holds (the store may be paused then) and the JVM prints
+ * {@code stopped acquired=n refused=n degraded=n} and exits.
  */
 public final class PermitWorker {
   private PermitWorker() {}
@@ -39,6 +44,10 @@ public final class PermitWorker {
     long leaseMillis = Long.parseLong(args[5]);
     long start = Long.parseLong(args[6]);
     long end = Long.parseLong(args[7]);
+    if (mode.equals("defaults")) {
+      onDefaults(uri, prefix, threads, limit, leaseMillis, start, end);
+      return;
+    }
     try (RedisStore store = RedisStore.builder(uri).prefix(prefix)
         .commandTimeout(Duration.ofSeconds(2)).build();
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(limit)
@@ -108,6 +117,54 @@ public final class PermitWorker {
           released.get(), most.get(), failures.get());
       counter.close();
       client.shutdown();
+    }
+  }
+
+  private static void onDefaults(String uri, String prefix, int threads, int limit,
+      long leaseMillis, long start, long end) throws Exception {
+    try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(limit)
+            .lease(Duration.ofMillis(leaseMillis)).store(store).build()) {
+      AtomicLong acquired = new AtomicLong();
+      AtomicLong refused = new AtomicLong();
+      AtomicLong degraded = new AtomicLong();
+      List<Thread> all = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        boolean waits = t % 2 == 0;
+        Thread thread = new Thread(() -> {
+          ArrayDeque<Permit> mine = new ArrayDeque<>();
+          while (System.currentTimeMillis() < start) {
+            LockSupport.parkNanos(1_000_000);
+          }
+          while (System.currentTimeMillis() < end) {
+            Acquisition a = waits ? limiter.acquire("shared", 1, Duration.ofMillis(100))
+                : limiter.tryAcquire("shared");
+            if (a.isDegraded()) {
+              degraded.incrementAndGet();
+            }
+            if (a.isAcquired()) {
+              acquired.incrementAndGet();
+              mine.addLast(a.permit());
+            } else {
+              refused.incrementAndGet();
+            }
+            if (!mine.isEmpty() && (mine.size() >= 3 || !a.isAcquired())) {
+              mine.pollFirst().release(Outcome.SUCCESS);
+            }
+            LockSupport.parkNanos(1_000_000);
+          }
+          mine.forEach(p -> p.release(Outcome.SUCCESS));
+        });
+        thread.start();
+        all.add(thread);
+      }
+      for (Thread thread : all) {
+        thread.join();
+      }
+      System.out.printf("stopped acquired=%d refused=%d degraded=%d%n", acquired.get(),
+          refused.get(), degraded.get());
+      System.out.flush();
+      Thread.sleep(3000);   // the limiter's cancels go on until the store answers
     }
   }
 }

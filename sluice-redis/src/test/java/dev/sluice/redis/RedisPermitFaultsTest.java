@@ -243,6 +243,111 @@ class RedisPermitFaultsTest {
     }
   }
 
+  /**
+   * Issue 44, item 1, on the library's defaults (the store's 50-ms timeout, the breaker, a 30-s
+   * lease): two JVMs of four threads take and release permits of one key while Redis is paused
+   * (SIGSTOP) for 1.5 s, stopping (and releasing everything) in the middle of the pause. The
+   * acquires and releases that timed out run when Redis resumes; the limiters' cancels, queued
+   * behind them on the same connections, give every such permit back. Half a second after Redis
+   * resumes, no permit is held by nobody (the store counts 0, where without the cancels it counts
+   * the late acquires for a whole lease), and a third JVM's limiter, which asked throughout the
+   * pause, was granted again within that half second.
+   */
+  @Test
+  void aPausedRedis_holdsNoPermitForNobody_halfASecondAfterItResumes() throws Exception {
+    int port = Ports.free();
+    RedisServer server = TestRedis.startServer(port);
+    String uri = "redis://127.0.0.1:" + port;
+    String prefix = "paused:" + System.nanoTime() + ":";
+    long pid = pid(uri);
+    try {
+      long start = System.currentTimeMillis() + 5000;   // time for the JVMs to start
+      List<Process> jvms = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        jvms.add(worker(uri, prefix, "defaults", 4, 20, 30_000, start, start + 2000));
+      }
+      try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
+          ConcurrencyLimiter mine = ConcurrencyLimiter.builder().limit(20).store(store).build();
+          RedisStore reader = RedisStore.builder(uri).prefix(prefix)
+              .commandTimeout(Duration.ofSeconds(5)).build()) {
+        AtomicLong resumedAt = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong firstGrantAfter = new AtomicLong(-1);
+        AtomicLong refusedInPause = new AtomicLong();
+        Thread asker = new Thread(() -> {
+          while (firstGrantAfter.get() < 0) {
+            Acquisition a = mine.tryAcquire("shared");
+            long now = System.nanoTime();
+            if (a.isAcquired()) {
+              a.permit().release(Outcome.SUCCESS);
+              if (now > resumedAt.get()) {
+                firstGrantAfter.set(now - resumedAt.get());
+              }
+            } else if (a.refusal() == Refusal.STORE_UNAVAILABLE) {
+              refusedInPause.incrementAndGet();
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+          }
+        });
+        sleepUntil(start + 1000);
+        asker.start();
+        signal("STOP", pid);
+        sleepUntil(start + 2500);
+        resumedAt.set(System.nanoTime());
+        signal("CONT", pid);
+        sleepUntil(start + 3000);
+        int heldByNobody = reader.inFlight("shared");
+        asker.join(10_000);
+        long resumeMillis = firstGrantAfter.get() / 1_000_000;
+        List<String> outputs = new ArrayList<>();
+        for (Process p : jvms) {
+          outputs.add(output(p));
+          assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+          assertThat(p.exitValue()).as(outputs.get(outputs.size() - 1)).isZero();
+        }
+        System.out.printf("Redis paused 1.5 s under 2 JVMs x 4 threads (defaults, lease 30 s):"
+            + " %d permits held by nobody 0.5 s after it resumed; first grant %d ms after it"
+            + " resumed; %d refusals in the pause; workers: %s%n", heldByNobody, resumeMillis,
+            refusedInPause.get(), outputs);
+        assertThat(outputs).allMatch(o -> o.contains("stopped acquired="));
+        assertThat(refusedInPause.get()).as("the pause was felt").isPositive();
+        assertThat(heldByNobody).as("permits held by nobody 0.5 s after Redis resumed").isZero();
+        assertThat(resumeMillis).as("ms from the resume to the next grant").isBetween(0L, 500L);
+      }
+    } finally {
+      signal("CONT", pid);
+      server.stop();
+    }
+  }
+
+  private static long pid(String uri) {
+    RedisClient probe = RedisClient.create(uri);
+    try (StatefulRedisConnection<String, String> c = probe.connect()) {
+      return Long.parseLong(c.sync().info("server").lines()
+          .filter(l -> l.startsWith("process_id:")).findFirst().orElseThrow().substring(11)
+          .trim());
+    } finally {
+      probe.shutdown();
+    }
+  }
+
+  private static void sleepUntil(long epochMillis) throws InterruptedException {
+    long left = epochMillis - System.currentTimeMillis();
+    if (left > 0) {
+      Thread.sleep(left);
+    }
+  }
+
+  private static String output(Process p) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (BufferedReader r = new BufferedReader(
+        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String line; (line = r.readLine()) != null; ) {
+        out.append(line).append('\n');
+      }
+    }
+    return out.toString().trim();
+  }
+
   private static void signal(String name, long pid) throws Exception {
     Process p = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
     assertThat(p.waitFor()).isZero();
