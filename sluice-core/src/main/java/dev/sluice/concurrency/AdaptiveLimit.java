@@ -18,6 +18,14 @@ public interface AdaptiveLimit {
   int limit();
 
   /**
+   * The most {@link #limit()} can ever answer; a limiter refuses at once ({@code TOO_HEAVY}) a
+   * weight above it, since no wait would serve it. The default says there is no such bound.
+   */
+  default int maxLimit() {
+    return Integer.MAX_VALUE;
+  }
+
+  /**
    * Learns from a permit that ended at {@code nowNanos} (the limiter's clock). Permits that
    * ended {@link Outcome#IGNORED} say nothing of the backend and should not move the limit;
    * {@link Outcome#DROPPED} and {@link Outcome#EXPIRED} are signs of overload.

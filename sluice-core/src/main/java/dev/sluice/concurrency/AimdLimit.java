@@ -48,6 +48,11 @@ public final class AimdLimit implements AdaptiveLimit {
   }
 
   @Override
+  public int maxLimit() {
+    return max;
+  }
+
+  @Override
   public int limit() {
     return limit;
   }

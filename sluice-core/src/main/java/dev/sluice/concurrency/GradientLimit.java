@@ -73,6 +73,11 @@ public final class GradientLimit implements AdaptiveLimit {
   }
 
   @Override
+  public int maxLimit() {
+    return max;
+  }
+
+  @Override
   public int limit() {
     return limit;
   }

@@ -477,6 +477,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     @Override
+    public int weight() {
+      return weight;
+    }
+
+    @Override
     public long since() {
       return since;
     }
@@ -604,6 +609,20 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return todo;
     }
 
+    /**
+     * Under the monitor: whether a waiter the limit of now could serve waits at or above priority
+     * {@code p}; with an adaptive limit, one whose weight is above its share of the limit as it
+     * is now waits for the limit to grow, and holds up nobody meanwhile.
+     */
+    boolean queued(int p) {
+      return adaptive == null ? queue.atOrAbove(p) : queue.atOrAbove(p, this::servable);
+    }
+
+    /** Under the monitor: whether the limit of now, empty, would hold {@code w}. */
+    private boolean servable(Waiter w) {
+      return w.weight <= ceilings[w.priority];
+    }
+
     /** Under the monitor: whether {@code weight} more fits priority {@code p}'s share and group. */
     boolean fits(int weight, int p) {
       return inFlight + weight <= ceilings[p]
@@ -712,8 +731,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Under the monitor: a handle permit now, or {@link #NO_PERMIT} (the refusal counted). */
     long acquireHandle(long now) {
       int p = Priority.NORMAL.ordinal();
-      if (queue.atOrAbove(p) || !fits(1, p)) {
-        counters.refused(neverFitsGroup(1) ? Refusal.TOO_HEAVY : why(1, p, queue.atOrAbove(p)));
+      if (queued(p) || !fits(1, p)) {
+        counters.refused(neverFitsGroup(1) ? Refusal.TOO_HEAVY : why(1, p, queued(p)));
         return NO_PERMIT;
       }
       int slot;
@@ -791,13 +810,14 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();
-      if ((adaptive == null && weight > limit) || neverFitsGroup(weight)) {
-        return refusal(Refusal.TOO_HEAVY, 0);
+      int most = adaptive == null ? limit : Math.max(1, adaptive.maxLimit());
+      if (weight > most || neverFitsGroup(weight)) {
+        return refusal(Refusal.TOO_HEAVY, 0);   // no limit it can have holds this weight
       }
-      if (adaptive == null && weight > ceilings[p]) {
+      if (weight > (adaptive == null ? ceilings[p] : settings.ceiling(most, priority))) {
         return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
       }
-      boolean queued = queue.atOrAbove(p);
+      boolean queued = queued(p);
       if (!queued && fits(weight, p)) {
         Permit granted = grant(weight, now);
         return new Acquisition(granted, null, limit, inFlight, queue.size(), 0, false,
@@ -988,7 +1008,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void serveOwn(long now) {
       for (int i = 0; i < PRIORITIES; i++) {
-        for (Waiter w = queue.next(i); w != null; w = queue.next(i)) {
+        for (Waiter w = next(i); w != null; w = next(i)) {
           if (!fits(w.weight, i)) {
             return;   // the next in line waits; nobody passes it
           }
@@ -1003,6 +1023,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           }
         }
       }
+    }
+
+    /** The next waiter of priority {@code i} in line (see {@link #queued}). */
+    private Waiter next(int i) {
+      return adaptive == null ? queue.next(i) : queue.next(i, this::servable);
     }
 
     private void grantWaiter(Waiter w, long now) {

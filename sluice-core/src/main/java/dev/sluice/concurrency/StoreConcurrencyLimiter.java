@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
@@ -189,16 +190,21 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return p.release(outcome);
   }
 
-  /** TOO_HEAVY or SHED when no wait could ever serve it; null otherwise. */
+  /**
+   * TOO_HEAVY or SHED when no wait could ever serve it (with an adaptive limit, not even at its
+   * maximum); null otherwise.
+   */
   private Acquisition refusedAtOnce(String key, int weight, Priority priority, int limit) {
+    int most = limit;
     if (adaptiveLimits != null) {
-      return null;   // the limit may grow: every weight may wait for it
+      AdaptiveLimit a = adaptive.get(key);
+      most = a == null ? Integer.MAX_VALUE : Math.max(1, a.maxLimit());
     }
-    if (weight > limit || (group != null
+    if (weight > most || (group != null
         && weight > Math.max(group.assuredOf(key), group.borrowCeiling()))) {
       return new Acquisition(null, Refusal.TOO_HEAVY, limit, 0, 0, 0);
     }
-    if (weight > settings.ceiling(limit, priority)) {
+    if (weight > settings.ceiling(most, priority)) {
       return new Acquisition(null, Refusal.SHED, limit, 0, 0, 0);
     }
     return null;
@@ -853,6 +859,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     @Override
+    public int weight() {
+      return weight;
+    }
+
+    @Override
     public long since() {
       return since;
     }
@@ -881,13 +892,23 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       this.key = key;
     }
 
+    /**
+     * Under the monitor: whether a waiter the key's limit of now could serve waits at or above
+     * priority {@code p}; with an adaptive limit, one whose weight is above its share of the limit
+     * as it is now waits for the limit to grow, and holds up nobody meanwhile.
+     */
     boolean atOrAbove(int p) {
-      return queue.atOrAbove(p);
+      return adaptiveLimits == null ? queue.atOrAbove(p)
+          : queue.atOrAbove(p, servable(currentLimit(key)));
     }
 
     /** Under the monitor: the next waiter to serve (highest priority, then queue order). */
     Waiter head() {
-      return queue.next();
+      return adaptiveLimits == null ? queue.next() : queue.next(servable(currentLimit(key)));
+    }
+
+    private Predicate<Waiter> servable(int limit) {
+      return w -> w.weight <= settings.ceiling(limit, w.priority);
     }
 
     private boolean remove(Waiter w) {

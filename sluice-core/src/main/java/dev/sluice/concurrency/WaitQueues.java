@@ -2,9 +2,11 @@ package dev.sluice.concurrency;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * One key's waiters, a queue per {@link Priority} (the highest first), served in
@@ -19,6 +21,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   interface Entry {
     /** Its priority's ordinal. */
     int priority();
+
+    /** The weight it waits for. */
+    int weight();
 
     /** When it started waiting, on the limiter's clock. */
     long since();
@@ -156,6 +161,58 @@ final class WaitQueues<W extends WaitQueues.Entry> {
         return w;
       }
       remove(w);
+    }
+    return null;
+  }
+
+  /**
+   * Whether a waiter that {@code servable} says the limit of now can serve waits at or above
+   * priority {@code p}: one whose weight is above its priority's share of an adaptive limit as it
+   * is now waits for the limit to grow and holds up nobody meanwhile.
+   */
+  boolean atOrAbove(int p, Predicate<W> servable) {
+    for (int i = 0; i <= p; i++) {
+      if (next(i, servable) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The next waiter of priority {@code p} to serve among those {@code servable} accepts (those
+   * that left are dropped; the others keep their place); null if none.
+   */
+  W next(int p, Predicate<W> servable) {
+    W found = null;
+    List<W> left = null;
+    Iterator<W> it = order == QueueOrder.LIFO ? queues[p].descendingIterator()
+        : queues[p].iterator();
+    while (it.hasNext()) {
+      W w = it.next();
+      if (w.future().isDone()) {
+        if (left == null) {
+          left = new ArrayList<>(2);
+        }
+        left.add(w);
+      } else if (servable.test(w)) {
+        found = w;
+        break;
+      }
+    }
+    if (left != null) {
+      left.forEach(this::remove);
+    }
+    return found;
+  }
+
+  /** The next waiter {@code servable} accepts, highest priority first; null if none. */
+  W next(Predicate<W> servable) {
+    for (int p = 0; p < PRIORITIES; p++) {
+      W w = next(p, servable);
+      if (w != null) {
+        return w;
+      }
     }
     return null;
   }

@@ -16,6 +16,7 @@ import dev.sluice.concurrency.Refusal;
 import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.StoreUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -510,15 +511,26 @@ public abstract class ConcurrencyConformanceSuite {
   /** An adaptive limit moved by hand, recording what it is told. */
   private static final class Dial implements AdaptiveLimit {
     volatile int limit;
+    final int max;
     final List<PermitEnd> told = new CopyOnWriteArrayList<>();
 
     Dial(int limit) {
+      this(limit, Integer.MAX_VALUE);
+    }
+
+    Dial(int limit, int max) {
       this.limit = limit;
+      this.max = max;
     }
 
     @Override
     public int limit() {
       return limit;
+    }
+
+    @Override
+    public int maxLimit() {
+      return max;
     }
 
     @Override
@@ -581,6 +593,59 @@ public abstract class ConcurrencyConformanceSuite {
     second.close();
     third.close();
     assertThat(a.inFlight("db")).isZero();
+  }
+
+  /**
+   * Issue 44, item 2: an adaptive limit refuses at once a weight above its maximum (TOO_HEAVY) or
+   * above its priority's share of the maximum (SHED), as a fixed limit does, instead of queueing
+   * what no wait can serve.
+   */
+  @Test
+  public void adaptive_aWeightNoLimitItCanHaveHolds_isRefusedAtOnce() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.adaptive(() -> new Dial(4, 10))
+        .share(Priority.SHEDDABLE, 0.5));
+    Acquisition heavy = get(l.acquireAsync("k", 11, Priority.NORMAL, Duration.ofSeconds(5)));
+    assertThat(heavy.refusal()).isEqualTo(Refusal.TOO_HEAVY);
+    assertThat(l.tryAcquire("k", 11).refusal()).isEqualTo(Refusal.TOO_HEAVY);
+    Acquisition shed = get(l.acquireAsync("k", 6, Priority.SHEDDABLE, Duration.ofSeconds(5)));
+    assertThat(shed.refusal()).as("sheddable's share of the maximum is 5").isEqualTo(Refusal.SHED);
+    assertThat(l.waiting("k")).isZero();
+    assertThat(l.tryAcquire("k", 4).isAcquired()).as("the key has room for what fits").isTrue();
+  }
+
+  /**
+   * Issue 44, item 2: a waiter whose weight is above the adaptive limit as it is now (it may grow)
+   * waits for it to grow, and holds up nobody meanwhile: the weights that fit the limit of now are
+   * granted, waiting or not; once the limit has grown to hold it, it is served.
+   */
+  @Test
+  public void adaptive_aWaiterTheLimitCannotHoldYet_holdsUpNobody() throws Exception {
+    Dial dial = new Dial(2, 10);
+    ConcurrencyLimiter l = limiter(b -> b.adaptive(() -> dial));
+    CompletableFuture<Acquisition> heavy = l.acquireAsync("k", 3, Priority.NORMAL,
+        Duration.ofSeconds(30));
+    awaitWaiting(l, "k", 1);
+    Acquisition light = l.tryAcquire("k");
+    assertThat(light.isAcquired()).as("a weight of 1 passes a waiter the limit cannot hold: "
+        + light).isTrue();
+    Acquisition waited = get(l.acquireAsync("k", 1, Priority.NORMAL, Duration.ofSeconds(5)));
+    assertThat(waited.isAcquired()).as(waited.toString()).isTrue();
+    assertThat(heavy).isNotDone();
+    light.permit().close();
+    dial.limit = 3;   // the limit grew (it learns from the permits that end): the heavy one fits
+    waited.permit().close();   // once this is back: a release serves the waiters
+    for (int i = 0; i < 200 && !heavy.isDone(); i++) {
+      clock.advance(Duration.ofMillis(10));   // on a store: a poll, answered on another thread
+      try {
+        heavy.get(20, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException notYet) {
+        // the next poll
+      }
+    }
+    Acquisition served = get(heavy);
+    assertThat(served.isAcquired()).as(served.toString()).isTrue();
+    assertThat(served.permit().weight()).isEqualTo(3);
+    served.permit().close();
   }
 
   /** A permit released by another instance reaches a waiter here (within the poll interval). */
@@ -982,7 +1047,7 @@ public abstract class ConcurrencyConformanceSuite {
         long leaseMillis) {
       PermitReply r = store.acquire(key, permitId, weight, ceiling, leaseMillis);
       if (lose.getAndDecrement() > 0) {
-        throw new dev.sluice.spi.StoreUnavailableException("the answer was lost", null);
+        throw new StoreUnavailableException("the answer was lost", null);
       }
       return r;
     }
