@@ -83,9 +83,9 @@ public final class RedisStore implements DecisionStore, PermitStore {
     this.redis = b.connection != null ? RedisConnection.of(b.connection)
         : b.clusterConnection != null ? RedisConnection.of(b.clusterConnection)
         : b.clusterSeeds != null ? RedisConnection.connectCluster(b.clusterSeeds, b.topologyRefresh,
-            b.connectTimeout, b.commandTimeout, b.reconnectDelayCap, name)
+            b.connectTimeout, b.commandTimeout, b.reconnectDelayCap, name, b.startupTimeout)
         : RedisConnection.connect(b.client, b.uri, b.uriTimeoutGiven, b.connectTimeout,
-            b.commandTimeout, b.reconnectDelayCap);
+            b.commandTimeout, b.reconnectDelayCap, b.startupTimeout);
   }
 
   /** A builder for a store on the server at {@code uri} (redis://, rediss://, redis-sentinel://). */
@@ -739,6 +739,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
     private Duration commandTimeout = Duration.ofMillis(50);
     private Duration reconnectDelayCap = RECONNECT_DELAY_CAP;
     private Duration connectTimeout = Duration.ofSeconds(2);
+    private Duration startupTimeout = Duration.ofSeconds(10);
     private LongSupplier micros;
     private StatefulRedisConnection<String, String> connection;
     private StatefulRedisClusterConnection<String, String> clusterConnection;
@@ -799,6 +800,18 @@ public final class RedisStore implements DecisionStore, PermitStore {
     }
 
     /**
+     * How long {@link #build()} may wait for Redis in all (default 10 s): connecting (each attempt
+     * within {@link #connectTimeout}) and loading Sluice's script are tried again with backoff
+     * (50 ms doubling to 1 s) until then, each failed attempt logged at INFO saying what the
+     * store waits for, so that a busy host or a server still loading its data does not fail the
+     * start. Decisions keep {@link #commandTimeout}.
+     */
+    public Builder startupTimeout(Duration timeout) {
+      this.startupTimeout = positive("startupTimeout", timeout);
+      return this;
+    }
+
+    /**
      * Test hook: take the time from this supplier (microseconds) instead of Redis {@code TIME}.
      * Keys then expire 60 s after their idle instant, as Redis expires them on its own clock.
      * Production code leaves it unset: Redis time keeps app servers' clocks out of the decision.
@@ -818,7 +831,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
         return new RedisStore(this);
       } catch (RedisException e) {
         throw new IllegalStateException("Redis at " + redacted(uri) + " refused the store: "
-            + rootMessage(e), e);
+            + RedisConnection.startupMessage(e), e);
       }
     }
 

@@ -167,7 +167,7 @@ class RedisStoreTest {
   @Test
   void clusterMisconfiguration_failsAtBuild_namingTheServer() {
     assertThatThrownBy(() -> RedisStore.clusterBuilder("redis://127.0.0.1:1")
-        .connectTimeout(Duration.ofMillis(500)).build())
+        .connectTimeout(Duration.ofMillis(500)).startupTimeout(Duration.ofSeconds(1)).build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("127.0.0.1:1");
     String standalone = TestRedis.uri();
     assertThatThrownBy(() -> RedisStore.clusterBuilder(standalone).build())
@@ -181,10 +181,13 @@ class RedisStoreTest {
   void unreachableServer_failsAtBuild_namingIt_withoutHanging() {
     long start = System.nanoTime();
     assertThatThrownBy(() -> RedisStore.builder("redis://127.0.0.1:1")
-        .connectTimeout(Duration.ofMillis(500)).build())
+        .connectTimeout(Duration.ofMillis(500)).startupTimeout(Duration.ofSeconds(1)).build())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("127.0.0.1:1");
+        .hasMessageContaining("127.0.0.1:1")
+        .hasMessageContaining("to connect in the startup timeout of 1000 ms)");
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+    assertThatThrownBy(() -> RedisStore.builder(TestRedis.uri()).startupTimeout(Duration.ZERO))
+        .hasMessage("startupTimeout must be positive but was PT0S");
     assertThatThrownBy(() -> RedisStore.builder("http://nope")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("http://nope");
     assertThatThrownBy(() -> RedisStore.builder(TestRedis.uri()).prefix("a{b"))
