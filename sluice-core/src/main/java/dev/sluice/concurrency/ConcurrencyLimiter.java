@@ -81,6 +81,25 @@ public interface ConcurrencyLimiter extends AutoCloseable {
   CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
       Duration timeout);
 
+  /**
+   * The permit {@code sharedId} names on this limiter's store ({@link Permit#sharedId()}), granted
+   * by this instance or by another one on the same store, to renew or release from here: behind a
+   * load balancer a release may reach any instance. Its renew and release are the store's, and
+   * answer false when the store holds no such permit (released, its lease ended, or never
+   * granted); a wrong key or weight names no permit. Its end counts in this limiter's
+   * {@link ConcurrencyStats#ended}, but is told to no {@code onPermitEnd} listener and teaches no
+   * adaptive limit: how long it was held is known only where it was acquired. It does not count in
+   * this limiter's {@link ConcurrencyStats#inFlight()}, which is the weight granted here.
+   *
+   * @throws UnsupportedOperationException for a limiter in memory, whose permits are its JVM's
+   * @throws IllegalArgumentException naming a key, id or weight that can name no permit
+   */
+  default Permit sharedPermit(String key, String sharedId, int weight) {
+    throw new UnsupportedOperationException("a concurrency limiter in memory keeps its permits in"
+        + " its own JVM: only a limiter on a shared store (Builder.store) finds a permit by its"
+        + " shared id");
+  }
+
   /** What {@link #tryAcquireHandle} answers when it acquires nothing. */
   long NO_PERMIT = -1;
 

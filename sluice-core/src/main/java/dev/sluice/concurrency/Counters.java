@@ -62,6 +62,11 @@ final class Counters {
     inFlight.add(-weight);
   }
 
+  /** A permit granted elsewhere (another instance) ended here with {@code outcome}. */
+  void endedElsewhere(Outcome outcome) {
+    ended[outcome.ordinal()].increment();
+  }
+
   /** The listener, after counting the end. */
   Consumer<PermitEnd> counting(Consumer<PermitEnd> listener) {
     return end -> {

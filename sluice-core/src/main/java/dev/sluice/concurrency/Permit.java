@@ -32,6 +32,11 @@ public final class Permit implements AutoCloseable {
     default CompletableFuture<Boolean> endedAsync(Permit p, Outcome outcome) {
       return CompletableFuture.completedFuture(ended(p, outcome));
     }
+
+    /** The id the permit's store knows it by; null when no store counts it. */
+    default String sharedId(Permit p) {
+      return null;
+    }
   }
 
   private final Owner owner;
@@ -81,6 +86,17 @@ public final class Permit implements AutoCloseable {
   /** Its number, unique within its limiter. */
   public long id() {
     return id;
+  }
+
+  /**
+   * The id its store knows it by, for a permit of a limiter on a shared store; null for one counted
+   * in memory (or granted by {@code FAIL_OPEN} while the store failed). With its key and weight it
+   * names the permit to any instance on the same store ({@link ConcurrencyLimiter#sharedPermit}),
+   * so that another instance can renew or release it. It cannot be guessed from other ids: 64 of
+   * its bits are the limiter's own random number, 64 more a keyed hash of the permit's number.
+   */
+  public String sharedId() {
+    return owner.sharedId(this);
   }
 
   /** When it was acquired, on the limiter's clock (nanoseconds). */

@@ -74,6 +74,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final ConcurrencyLimiter fallback;
   /** This limiter's part of every permit id it sends, so that ids never meet another's. */
   private final String instance;
+  /** The key of the hash that makes the rest of each id unguessable (SipHash-2-4). */
+  private final long idKey0;
+  private final long idKey1;
   private final AtomicLong ids = new AtomicLong();
   private final ConcurrentHashMap<String, Waiters> waiting = new ConcurrentHashMap<>();
   private final AtomicLong waitingKeys = new AtomicLong();
@@ -111,13 +114,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     this.holdTimes = b.deadlineAware ? new ConcurrentHashMap<>() : null;
     this.fallback = b.onStoreFailure == StoreFailure.FALLBACK_IN_MEMORY
         ? new InMemoryConcurrencyLimiter(b) : null;
-    byte[] random = new byte[8];
-    new SecureRandom().nextBytes(random);
-    long r = 0;
-    for (byte x : random) {
-      r = (r << 8) | (x & 0xff);
-    }
-    this.instance = Long.toUnsignedString(r, 36);
+    SecureRandom random = new SecureRandom();
+    this.instance = Long.toUnsignedString(random.nextLong(), 36);
+    this.idKey0 = random.nextLong();
+    this.idKey1 = random.nextLong();
   }
 
   // ------------------------------------------------------------------------------ acquiring
@@ -529,11 +529,15 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    * for at most a lease: by then the store has let the permit go by itself.
    */
   private void giveBack(String key, long id, int weight) {
+    giveBack(key, storeId(id), weight);
+  }
+
+  private void giveBack(String key, String storeId, int weight) {
     if (pendingCancels.incrementAndGet() > MAX_PENDING_CANCELS) {
       pendingCancels.decrementAndGet();   // bounded: the lease gives this one back
       return;
     }
-    cancel(key, storeId(id), weight, InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(),
+    cancel(key, storeId, weight, InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(),
         leaseNanos), FIRST_RETRY_NANOS);
   }
 
@@ -660,8 +664,141 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   // ------------------------------------------------------------------------------ the rest
 
+  /**
+   * The id the store knows permit {@code id} by: this limiter's random part, the number, and a
+   * keyed hash of the number (SipHash-2-4 under this limiter's random key), so that knowing one
+   * permit's id tells nothing of another's.
+   */
   private String storeId(long id) {
-    return instance + "-" + Long.toString(id, 36);
+    return instance + "-" + Long.toString(id, 36) + "-"
+        + Long.toUnsignedString(sipHash(idKey0, idKey1, id), 36);
+  }
+
+  /** SipHash-2-4 of one 64-bit word under the key (k0, k1). */
+  static long sipHash(long k0, long k1, long m) {
+    long v0 = k0 ^ 0x736f6d6570736575L;
+    long v1 = k1 ^ 0x646f72616e646f6dL;
+    long v2 = k0 ^ 0x6c7967656e657261L;
+    long v3 = k1 ^ 0x7465646279746573L;
+    long[] v = {v0, v1, v2, v3};
+    v[3] ^= m;
+    sipRound(v);
+    sipRound(v);
+    v[0] ^= m;
+    long last = 8L << 56;   // the length, 8 bytes, in the last word's top byte
+    v[3] ^= last;
+    sipRound(v);
+    sipRound(v);
+    v[0] ^= last;
+    v[2] ^= 0xff;
+    for (int i = 0; i < 4; i++) {
+      sipRound(v);
+    }
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+  }
+
+  private static void sipRound(long[] v) {
+    v[0] += v[1];
+    v[1] = Long.rotateLeft(v[1], 13);
+    v[1] ^= v[0];
+    v[0] = Long.rotateLeft(v[0], 32);
+    v[2] += v[3];
+    v[3] = Long.rotateLeft(v[3], 16);
+    v[3] ^= v[2];
+    v[0] += v[3];
+    v[3] = Long.rotateLeft(v[3], 21);
+    v[3] ^= v[0];
+    v[2] += v[1];
+    v[1] = Long.rotateLeft(v[1], 17);
+    v[1] ^= v[2];
+    v[2] = Long.rotateLeft(v[2], 32);
+  }
+
+  /** The longest shared id {@link #sharedPermit} takes (MySQL keeps at most 255 bytes). */
+  static final int MAX_SHARED_ID = 255;
+
+  @Override
+  public Permit sharedPermit(String key, String sharedId, int weight) {
+    StoreKeys.check(key);
+    if (weight < 1) {
+      throw new IllegalArgumentException("weight must be at least 1 but was " + weight);
+    }
+    if (sharedId == null || sharedId.isEmpty() || sharedId.length() > MAX_SHARED_ID
+        || !sharedId.chars().allMatch(c -> c > ' ' && c < 0x7f)) {
+      throw new IllegalArgumentException("a shared permit id is 1 to " + MAX_SHARED_ID
+          + " printable ASCII characters but was " + (sharedId == null ? "null"
+          : "'" + (sharedId.length() > 40 ? sharedId.substring(0, 40) + "..." : sharedId) + "'"));
+    }
+    if (store instanceof GroupedPermits grouped) {
+      grouped.terms(key);
+    }
+    long now = clock.nanoTime();
+    return new Permit(new Adopted(sharedId), key, -1, weight, now,
+        InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), 0);
+  }
+
+  /**
+   * A permit named by its shared id ({@link #sharedPermit}): renewed and released on the store; its
+   * end counts here, and is told to nobody (its hold time is the granting instance's to know).
+   */
+  private final class Adopted implements Permit.Owner {
+    private final String id;
+
+    Adopted(String id) {
+      this.id = id;
+    }
+
+    @Override
+    public String sharedId(Permit p) {
+      return id;
+    }
+
+    @Override
+    public boolean renew(Permit p) {
+      if (!p.isActive()) {
+        return false;
+      }
+      CircuitBreaker b = breaker(p.key());
+      if (!b.allowsCall()) {
+        return false;
+      }
+      try {
+        long now = clock.nanoTime();
+        PermitReply r = store.renew(p.key(), id, p.weight(), leaseMillis);
+        b.success();
+        if (r.done()) {
+          p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
+        }
+        return r.done();
+      } catch (RuntimeException e) {
+        failed(b, e);
+        return false;
+      }
+    }
+
+    @Override
+    public boolean ended(Permit p, Outcome outcome) {
+      boolean held = false;
+      CircuitBreaker b = breaker(p.key());
+      if (b.allowsCall()) {
+        try {
+          held = store.release(p.key(), id, p.weight()).done();
+          b.success();
+        } catch (RuntimeException e) {
+          failed(b, e);
+          giveBack(p.key(), id, p.weight());
+          held = true;   // sent; the store will have it back as soon as it answers
+        }
+      } else {
+        giveBack(p.key(), id, p.weight());
+        held = true;
+      }
+      if (held) {
+        counters.endedElsewhere(outcome);
+        wake(p.key());
+      }
+      return held;
+    }
   }
 
   private void check(String key, int weight, Priority priority) {
@@ -723,6 +860,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** Permits counted by the store: renewed and released there. */
   private final class Shared implements Permit.Owner {
+    @Override
+    public String sharedId(Permit p) {
+      return storeId(p.id());
+    }
+
     @Override
     public boolean renew(Permit p) {
       if (!p.isActive()) {

@@ -41,8 +41,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * saying why), {@code POST /v1/permits/<id>/renew} extends its lease, and
  * {@code DELETE /v1/permits/<id>} releases it (with {@code ?outcome=success|dropped|ignored}).
  * An id that is unknown, released or whose lease ended is a {@code 404} problem document, never
- * an error page. Ids are 128 random bits: one client cannot guess another's. The permits held are
- * bounded ({@code --max-permits}); a permit whose lease ended is forgotten at the next sweep.
+ * an error page. Ids cannot be guessed: 128 random bits in memory; on a shared store, a
+ * {@link SharedPermitId} that any instance on the store can renew or release. The permits held
+ * here are bounded ({@code --max-permits}); a permit whose lease ended is forgotten at the next
+ * sweep.
  */
 final class PermitEndpoint {
   private static final System.Logger LOG = System.getLogger(PermitEndpoint.class.getName());
@@ -259,8 +261,9 @@ final class PermitEndpoint {
   private void answer(Exchange x, String name, String key, Acquisition a) {
     recent.computeIfAbsent(name, n -> new RecentKeys()).touch(key);
     if (a.isAcquired()) {
-      String id = newId();
       Permit permit = a.permit();
+      String id = permit.sharedId() == null ? newId()
+          : SharedPermitId.of(name, key, permit.weight(), permit.sharedId());
       held.put(id, permit);
       long leaseMillis = Math.max(0, (permit.expiresAtNanos() - permit.acquiredAtNanos())
           / 1_000_000);
@@ -302,8 +305,14 @@ final class PermitEndpoint {
 
   private void renew(Exchange x, String id) throws Refusal {
     Permit p = held.get(id);
+    boolean here = p != null;
+    if (p == null) {
+      p = shared(id);   // granted by another instance on the same store
+    }
     if (p == null || !p.renew()) {
-      forget(id, p);
+      if (here) {
+        forget(id, p);
+      }
       throw new Refusal(Problem.UNKNOWN_PERMIT, "no permit '" + shown(id) + "' is in flight:"
           + " it was released, its lease ended, or it never was");
     }
@@ -336,6 +345,8 @@ final class PermitEndpoint {
     Permit p = held.remove(id);
     if (p != null) {
       heldCount.decrementAndGet();
+    } else {
+      p = shared(id);   // granted by another instance on the same store
     }
     if (p == null || !p.release(outcome)) {
       throw new Refusal(Problem.UNKNOWN_PERMIT, "no permit '" + shown(id) + "' is in flight:"
@@ -347,6 +358,27 @@ final class PermitEndpoint {
       g.writeBooleanField("released", true);
       g.writeEndObject();
     });
+  }
+
+  /**
+   * The permit a shared id names (one this or another instance granted on the shared store), or
+   * null if the id names none: not a shared id, an unknown limit, or a key or weight no permit can
+   * have. Whether the store holds it is the store's to say, on renew or release.
+   */
+  private Permit shared(String id) {
+    SharedPermitId s = SharedPermitId.parse(id);
+    if (s == null) {
+      return null;
+    }
+    ConcurrencyLimiter limiter = limiters.get(s.limit());
+    if (limiter == null) {
+      return null;
+    }
+    try {
+      return limiter.sharedPermit(s.key(), s.sharedId(), s.weight());
+    } catch (IllegalArgumentException | UnsupportedOperationException e) {
+      return null;
+    }
   }
 
   private void forget(String id, Permit p) {

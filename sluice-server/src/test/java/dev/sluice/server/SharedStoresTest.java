@@ -110,8 +110,27 @@ class SharedStoresTest {
       HttpResponse<String> refused = permits(two, "POST", "/v1/permits", permit);
       assertThat(refused.statusCode()).as("the other instance sees the permit").isEqualTo(429);
       assertThat(refused.body()).contains("\"reason\":\"full\"");
-      assertThat(permits(one, "DELETE", "/v1/permits/" + id, null).statusCode()).isEqualTo(200);
-      assertThat(permits(two, "POST", "/v1/permits", permit).statusCode()).isEqualTo(200);
+      // issue 44, item 4: behind a load balancer, any instance renews and releases any permit
+      HttpResponse<String> renewed = permits(two, "POST", "/v1/permits/" + id + "/renew", null);
+      assertThat(renewed.statusCode()).as("renewed through the other instance: " + renewed.body())
+          .isEqualTo(200);
+      assertThat(renewed.body()).contains("\"renewed\":true");
+      String forged = id.substring(0, id.length() - 2) + (id.endsWith("AA") ? "BB" : "AA");
+      assertThat(permits(two, "DELETE", "/v1/permits/" + forged, null).statusCode())
+          .as("an id changed by one character names no permit").isEqualTo(404);
+      HttpResponse<String> released = permits(two, "DELETE", "/v1/permits/" + id
+          + "?outcome=dropped", null);
+      assertThat(released.statusCode()).as("released through the other instance: "
+          + released.body()).isEqualTo(200);
+      assertThat(permits(one, "DELETE", "/v1/permits/" + id, null).statusCode())
+          .as("released once: the instance that granted it finds it gone").isEqualTo(404);
+      HttpResponse<String> again = permits(two, "POST", "/v1/permits", permit);
+      assertThat(again.statusCode()).as("the permit came back at once").isEqualTo(200);
+      String second = new com.fasterxml.jackson.databind.ObjectMapper().readTree(again.body())
+          .get("permit").asText();
+      assertThat(permits(one, "DELETE", "/v1/permits/" + second, null).statusCode())
+          .isEqualTo(200);
+      assertThat(permits(one, "POST", "/v1/permits", permit).statusCode()).isEqualTo(200);
     }
   }
 
