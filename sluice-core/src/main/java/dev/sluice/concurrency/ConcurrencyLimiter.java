@@ -165,11 +165,17 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     return new Builder();
   }
 
+  /**
+   * How many acquisitions may wait on one key unless {@link Builder#maxWaiters} says otherwise:
+   * the one default of the library, the Spring starter and the service.
+   */
+  int DEFAULT_MAX_WAITERS = 100;
+
   /** Settings of an in-memory {@link ConcurrencyLimiter}. */
   final class Builder {
     ToIntFunction<String> limit;
     Duration lease = Duration.ofSeconds(30);
-    int maxWaiters = 100;
+    int maxWaiters = DEFAULT_MAX_WAITERS;
     QueueOrder order = QueueOrder.FIFO;
     long maximumKeys = 100_000;
     Clock clock = Clock.system();

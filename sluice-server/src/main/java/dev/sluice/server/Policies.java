@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyGroup;
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
 import java.io.IOException;
 import java.io.Reader;
@@ -325,7 +326,7 @@ public final class Policies {
       int before = problems.size();
       double limit = Double.NaN;
       Duration lease = Duration.ofSeconds(30);
-      double maxWaiters = 0;
+      double maxWaiters = ConcurrencyLimiter.DEFAULT_MAX_WAITERS;
       double maximumKeys = 100_000;
       Map<Priority, Double> shares = new EnumMap<>(Priority.class);
       String adaptive = "none";

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
+import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.Permit;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -294,6 +298,30 @@ class PermitEndpointTest {
               + " adaptive limit with minLimit and maxLimit)",
           "p.yaml:6: concurrency 'c': 'minLimit' (9) is above 'maxLimit' (5)");
     }
+  }
+
+  /**
+   * Issue 44, item 7: a concurrency limit without maxWaiters lets as many wait per key as the
+   * library and the starter do (100), not none.
+   */
+  @Test
+  void maxWaiters_defaultsToTheLibrarys() throws Exception {
+    Policies p = Policies.parse("p.yaml", """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 1, rate: 1/1h}
+        concurrency:
+          db: {limit: 1}
+        """);
+    assertThat(p.concurrency().get("db").maxWaiters())
+        .isEqualTo(ConcurrencyLimiter.DEFAULT_MAX_WAITERS).isEqualTo(100);
+    ConcurrencyLimiter l = PermitEndpoint.limiters(p, null, StoreFailure.FAIL_CLOSED,
+        CircuitBreakerSettings.defaults()).get("db");
+    Permit held = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofSeconds(30));
+    assertThat(l.waiting("k")).as("it waits, not refused QUEUE_FULL").isEqualTo(1);
+    held.close();
+    assertThat(waiting.get(10, TimeUnit.SECONDS).isAcquired()).isTrue();
+    l.close();
   }
 
   /** CoDel from the policies file: both settings or neither; out of order named. */

@@ -1,5 +1,6 @@
 package dev.sluice.spring;
 
+import dev.sluice.concurrency.ConcurrencyLimiter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -374,7 +375,7 @@ public class SluiceProperties {
     /** How long a permit lasts without a release or a renewal (a holder that dies costs at most this). */
     private Duration lease = Duration.ofSeconds(30);
     /** Acquisitions that may wait per key (0: none waits). */
-    private int maxWaiters = 100;
+    private int maxWaiters = ConcurrencyLimiter.DEFAULT_MAX_WAITERS;
     /** Which waiter a released permit goes to: fifo or lifo. */
     private String queueOrder = "fifo";
     /**
