@@ -194,6 +194,23 @@ final class ConcurrencySettings {
         l.getInitialLimit(), codelTarget, codelInterval, group) : null;
   }
 
+  /**
+   * A key's assured share from {@code assured-keys}: the key as the limiter sees it, or, for a key
+   * a rule built from a request ({@code x-tenant:acme/live}, {@code ip:192.0.2.1},
+   * {@code user:alice}), the part after its source's name ({@code acme/live}), which is what a user
+   * writes; else the group's {@code assured}.
+   */
+  static int assuredOf(Map<String, Integer> assuredKeys, String key, int assured) {
+    Integer named = assuredKeys.get(key);
+    if (named == null) {
+      int colon = key.indexOf(':');
+      if (colon > 0) {
+        named = assuredKeys.get(key.substring(colon + 1));
+      }
+    }
+    return named == null ? assured : named;
+  }
+
   /** A limit's group, checked; null (and problems) when it cannot be built. */
   private static ConcurrencyGroup group(String at, SluiceProperties.ConcurrencyGroupSettings g,
       boolean adaptive, List<String> problems) {
@@ -236,7 +253,7 @@ final class ConcurrencySettings {
     int assured = g.getAssured();
     Map<String, Integer> assuredKeys = Map.copyOf(named);
     ConcurrencyGroup group = ConcurrencyGroup.sharing(limit)
-        .assured(k -> assuredKeys.getOrDefault(k, assured));
+        .assured(k -> assuredOf(assuredKeys, k, assured));
     if (reserve != null) {
       group = group.reserve(reserve);
     }

@@ -198,6 +198,11 @@ class ConfigurationTest {
             assertThat(db.tryAcquire("acme/live").isAcquired()).as("live's assured 3").isTrue();
           }
           assertThat(db.tryAcquire("acme/live").isAcquired()).as("the group's 4").isFalse();
+          // issue 44, item 7: the key a rule builds from a header, x-tenant:acme/live, is
+          // assured what assured-keys gives acme/live, the spelling users write
+          var fromHeader = db.tryAcquire("x-tenant:acme/live");
+          assertThat(fromHeader.isAcquired()).as("assured 3 in its own group").isTrue();
+          assertThat(fromHeader.isBorrowed()).as("within its assured share").isFalse();
           assertThat(db.tryAcquire("other/live").isAcquired()).as("another group").isTrue();
           assertThatThrownBy(() -> db.tryAcquire("nogroup"))
               .isInstanceOf(IllegalArgumentException.class)
