@@ -3,6 +3,7 @@ package dev.sluice.http;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Refusal;
+import java.util.Locale;
 
 /**
  * What an HTTP server answers when a concurrency limit refuses a request, and how a finished
@@ -28,28 +29,53 @@ public final class ConcurrencyAnswers {
    * @throws IllegalArgumentException if {@code a} acquired a permit
    */
   public static RateLimitProblem problem(Acquisition a, ConcurrencyScope scope) {
+    return problem(a, scope, null);
+  }
+
+  /**
+   * The answer to a refused acquisition of a rule of {@code scope} whose limit is named
+   * {@code limit}: the detail names the limit, and the members say, for machines, the limit
+   * ({@code "limit"}, when named), the reason ({@code "reason"}: the {@link Refusal} in lower
+   * case, such as {@code "full"} or {@code "shed"}), the key's weight in flight
+   * ({@code "inFlight"}) and its limit ({@code "max"}).
+   *
+   * @throws IllegalArgumentException if {@code a} acquired a permit
+   */
+  public static RateLimitProblem problem(Acquisition a, ConcurrencyScope scope, String limit) {
     if (a.isAcquired()) {
       throw new IllegalArgumentException("an acquired permit is no problem: " + a);
     }
     Refusal why = a.refusal();
+    String members = (limit == null ? "" : "\"limit\":" + RateLimitProblem.quote(limit) + ",")
+        + "\"reason\":\"" + why.name().toLowerCase(Locale.ROOT) + "\",\"inFlight\":"
+        + a.inFlight() + ",\"max\":" + a.limit();
+    String named = limit == null ? "" : " " + limit;
     if (why == Refusal.STORE_UNAVAILABLE) {
       return new RateLimitProblem(503, "Concurrency limiter unavailable", "the concurrency"
-          + " limiter's store cannot be reached and its failure policy refuses requests meanwhile");
+          + " limiter" + named + "'s store cannot be reached and its failure policy refuses"
+          + " requests meanwhile", members);
     }
     if (why == Refusal.KEYS_FULL || why == Refusal.CLOSED || why == Refusal.INTERRUPTED) {
       return new RateLimitProblem(503, "Service Unavailable", "the server cannot take this"
-          + " request now (" + reason(why) + ")");
+          + " request now (concurrency limit" + named + ": " + reason(a) + ")", members);
     }
-    String figures = a.inFlight() + " of " + a.limit() + " in flight";
+    String figures = "concurrency limit" + named + ": " + a.inFlight() + " of " + a.limit()
+        + " in flight";
     if (scope == ConcurrencyScope.CLIENT) {
       return new RateLimitProblem(429, "Too Many Requests", "too many requests of this client in"
-          + " flight (" + figures + "; " + reason(why) + ")");
+          + " flight (" + figures + "; " + reason(a) + ")", members);
     }
     return new RateLimitProblem(503, "Service Unavailable", "the server is shedding load ("
-        + figures + "; " + reason(why) + ")");
+        + figures + "; " + reason(a) + ")", members);
   }
 
-  private static String reason(Refusal why) {
+  /** Why, in words; a full key with room left is full for another reason, which it names. */
+  private static String reason(Acquisition a) {
+    Refusal why = a.refusal();
+    if (why == Refusal.FULL && a.inFlight() < a.limit()) {
+      return a.waiting() > 0 ? "others wait before it"
+          : "the permits it may take are in use (its group's, for a limit with groups)";
+    }
     switch (why) {
       case SHED: return "this priority's share is in use";
       case QUEUE_FULL: return "the wait queue is full";

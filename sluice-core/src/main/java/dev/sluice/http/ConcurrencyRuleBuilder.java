@@ -24,6 +24,7 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
   private final String pattern;
   private Set<String> methods = Set.of();
   private ConcurrencyLimiter limiter;
+  private String limitName;
   private ConcurrencyScope scope;
   private K clientKey;
   private Function<Q, Priority> priority = request -> Priority.NORMAL;
@@ -57,15 +58,29 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
     return self();
   }
 
-  /** The limiter the requests count against (its limit, store and shares). */
+  /**
+   * The limiter the requests count against (its limit, store and shares); a refusal names it by
+   * the rule's path pattern.
+   */
   public B limiter(ConcurrencyLimiter limiter) {
     this.limiter = Objects.requireNonNull(limiter, "limiter");
     return self();
   }
 
+  /** As {@link #limiter(ConcurrencyLimiter)}, named {@code name} in refusals. */
+  public B limiter(String name, ConcurrencyLimiter limiter) {
+    Objects.requireNonNull(name, "name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("a concurrency limit's name must not be blank");
+    }
+    this.limitName = name;
+    return limiter(limiter);
+  }
+
   /**
-   * Each client's requests apart, under the key {@code key} resolves (a request without one
-   * counts under {@code "shared:no-key"}); a refusal is {@code 429}.
+   * Each client's requests apart, under the key {@code key} resolves; a refusal is {@code 429}.
+   * A request without a key is answered as the filter's {@link MissingKey} says: {@code 400} by
+   * default, as for rate limits.
    */
   public B perClient(K key) {
     this.clientKey = Objects.requireNonNull(key, "key");
@@ -150,6 +165,6 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
           + " perClient(key), perRoute() or global()");
     }
     return new ConcurrencyRuleSettings<>(pattern, methods, limiter, scope, clientKey, priority,
-        maxWait, deadlineHeaders, retryAfterSeconds);
+        maxWait, deadlineHeaders, retryAfterSeconds, limitName == null ? pattern : limitName);
   }
 }

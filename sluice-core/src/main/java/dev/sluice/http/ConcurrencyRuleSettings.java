@@ -19,16 +19,27 @@ import java.util.function.Function;
  * @param maxWait how long a request may wait for a permit
  * @param deadlineHeaders headers read, in order, for the request's deadline ({@link Deadlines})
  * @param retryAfterSeconds the {@code Retry-After} of a refusal
+ * @param limitName the limit's name in refusals
  * @param <Q> the request type
  * @param <K> the key resolver type
  */
 public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
     ConcurrencyLimiter limiter, ConcurrencyScope scope, K clientKey,
     Function<Q, Priority> priority, Duration maxWait, List<String> deadlineHeaders,
-    long retryAfterSeconds) {
+    long retryAfterSeconds, String limitName) {
 
   /** The key every request of a {@link ConcurrencyScope#GLOBAL} rule counts under. */
   public static final String GLOBAL_KEY = "global";
+
+  /**
+   * The answer to a request without a key under {@link MissingKey#REJECT}: 400, naming the limit
+   * and the rule.
+   */
+  public RateLimitProblem missingKey() {
+    return new RateLimitProblem(400, "Missing concurrency key", "this request carries no key that"
+        + " the concurrency limit " + limitName + " of rule " + pattern + " counts clients by",
+        "\"limit\":" + RateLimitProblem.quote(limitName) + ",\"reason\":\"missing_key\"");
+  }
 
   /** Whether the rule applies to requests of {@code method}. */
   public boolean appliesTo(String method) {

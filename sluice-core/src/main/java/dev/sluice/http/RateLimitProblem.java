@@ -25,10 +25,17 @@ import java.util.function.BiConsumer;
  * @param status 429 or 503
  * @param title the problem's title
  * @param detail the problem's detail, naming the limit
+ * @param members the problem's extension members, as JSON members ({@code "reason":"full"}),
+ *     written after {@code detail}; empty for none
  */
-public record RateLimitProblem(int status, String title, String detail) {
+public record RateLimitProblem(int status, String title, String detail, String members) {
   /** The media type of {@link #body()}. */
   public static final String MEDIA_TYPE = "application/problem+json";
+
+  /** A problem with no extension members. */
+  public RateLimitProblem(int status, String title, String detail) {
+    this(status, title, detail, "");
+  }
 
   /**
    * The refusal {@code d} stands for ({@code cost} is the request's, for the message when no
@@ -69,9 +76,14 @@ public record RateLimitProblem(int status, String title, String detail) {
     }
   }
 
-  /** The problem document: {@code type} {@code about:blank}, title, status, detail. */
+  /**
+   * The problem document: {@code type} {@code about:blank}, title, status, detail, and the
+   * extension members.
+   */
   public String json() {
-    return json(status, title, detail);
+    String plain = json(status, title, detail);
+    return members == null || members.isEmpty() ? plain
+        : plain.substring(0, plain.length() - 1) + "," + members + "}";
   }
 
   /** {@link #json()} in UTF-8. */

@@ -288,7 +288,7 @@ final class PermitEndpoint {
     var why = a.refusal();
     boolean unavailable = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).status() == 503;
     Problem p = unavailable ? Problem.STORE_UNAVAILABLE : Problem.NO_PERMIT;
-    String detail = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).detail();
+    String detail = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT, name).detail();
     x.response.getHeaders().put("Retry-After", "1");
     responses.json(x, p.status, Problem.MEDIA_TYPE, g -> {
       g.writeStartObject();

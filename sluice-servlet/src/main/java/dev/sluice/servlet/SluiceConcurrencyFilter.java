@@ -5,6 +5,7 @@ import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.http.ConcurrencyAnswers;
 import dev.sluice.http.ConcurrencyRuleSettings;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
 import jakarta.servlet.AsyncEvent;
@@ -47,10 +48,12 @@ public final class SluiceConcurrencyFilter implements Filter {
   static final String HELD = SluiceConcurrencyFilter.class.getName() + ".held";
 
   private final List<ConcurrencyRule> rules;
+  private final MissingKey missingKey;
   private final AtomicLong refused = new AtomicLong();
 
-  private SluiceConcurrencyFilter(List<ConcurrencyRule> rules) {
+  private SluiceConcurrencyFilter(List<ConcurrencyRule> rules, MissingKey missingKey) {
     this.rules = rules;
+    this.missingKey = missingKey;
   }
 
   public static Builder builder() {
@@ -74,11 +77,19 @@ public final class SluiceConcurrencyFilter implements Filter {
       if (!rule.matches(method, path)) {
         continue;
       }
+      ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
       String key = rule.key(request);
-      if (key == null) {
+      if (key == null) {   // a per-client rule and a request without the client's key
+        if (missingKey == MissingKey.ALLOW) {
+          continue;
+        }
+        if (missingKey == MissingKey.REJECT) {
+          release(held, Outcome.IGNORED);
+          SluiceFilter.writeProblem(response, settings.missingKey());
+          return;
+        }
         key = FilterPolicy.SHARED_KEY;
       }
-      ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
       Acquisition a;
       try {
         Duration wait = settings.waitFor(key, request::getHeader);
@@ -95,7 +106,8 @@ public final class SluiceConcurrencyFilter implements Filter {
         release(held, Outcome.IGNORED);
         refused.incrementAndGet();
         response.setHeader("Retry-After", Long.toString(settings.retryAfterSeconds()));
-        SluiceFilter.writeProblem(response, ConcurrencyAnswers.problem(a, settings.scope()));
+        SluiceFilter.writeProblem(response, ConcurrencyAnswers.problem(a, settings.scope(),
+            settings.limitName()));
         return;
       }
       held.add(a.permit());
@@ -170,8 +182,20 @@ public final class SluiceConcurrencyFilter implements Filter {
   /** Settings of a {@link SluiceConcurrencyFilter}: its rules, applied in order. */
   public static final class Builder {
     private final List<ConcurrencyRule> rules = new ArrayList<>();
+    private MissingKey missingKey = MissingKey.REJECT;
 
     private Builder() {}
+
+    /**
+     * What a per-client rule does with a request that has no client key (its header is missing):
+     * {@code REJECT} answers 400 naming the limit (the default, as for rate limits), {@code ALLOW}
+     * lets it pass that rule, {@code SHARED} counts every such request under one key,
+     * {@code shared:no-key}.
+     */
+    public Builder missingKey(MissingKey missingKey) {
+      this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
+      return this;
+    }
 
     /** A rule; a request must get a permit from every rule that matches it. */
     public Builder rule(ConcurrencyRule rule) {
@@ -188,7 +212,7 @@ public final class SluiceConcurrencyFilter implements Filter {
       if (rules.isEmpty()) {
         throw new IllegalStateException("SluiceConcurrencyFilter needs at least one rule");
       }
-      return new SluiceConcurrencyFilter(List.copyOf(rules));
+      return new SluiceConcurrencyFilter(List.copyOf(rules), missingKey);
     }
   }
 }

@@ -8,6 +8,7 @@ import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
+import dev.sluice.http.MissingKey;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -179,6 +180,36 @@ class SluiceConcurrencyFilterTest {
     aInside.countDown();
     assertThat(a.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(perClient.inFlight("x-client:a")).isZero();
+  }
+
+  /**
+   * Issue 44, item 7: a per-client rule and a request without the client's header is answered
+   * 400 naming the limit by default, as rate rules answer it (it used to share one key silently);
+   * with MissingKey.SHARED such requests share one key.
+   */
+  @Test
+  void aRequestWithoutItsClientKey_isRefused400_unlessTheyAreToShareOneKey() throws Exception {
+    ConcurrencyLimiter perClient = limiter(1);
+    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**")
+        .limiter("per-client", perClient).perClient(Keys.header("X-Client")).build()).build());
+    HttpResponse<String> none = send("/x");
+    assertThat(none.statusCode()).isEqualTo(400);
+    assertThat(none.body()).contains("\"title\":\"Missing concurrency key\"")
+        .contains("the concurrency limit per-client of rule /** counts clients by")
+        .contains("\"limit\":\"per-client\",\"reason\":\"missing_key\"");
+    assertThat(send("/x", "X-Client", "a").statusCode()).isEqualTo(200);
+    stop();
+    start(SluiceConcurrencyFilter.builder().missingKey(MissingKey.SHARED)
+        .rule(ConcurrencyRule.path("/**").limiter(perClient).perClient(Keys.header("X-Client"))
+            .build()).build());
+    CompletableFuture<HttpResponse<String>> holding = hold("/hold");
+    CountDownLatch inside = nextInside();
+    assertThat(perClient.inFlight("shared:no-key")).isEqualTo(1);
+    HttpResponse<String> second = send("/x");
+    assertThat(second.statusCode()).as("limit 1 on the one shared key").isEqualTo(429);
+    assertThat(second.body()).contains("\"limit\":\"/**\",\"reason\":\"full\"");
+    inside.countDown();
+    assertThat(holding.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
   }
 
   /** A per-client cap and a global shedder together: a refusal by the second gives back the first. */

@@ -20,8 +20,7 @@ public class ConcurrencyLimitExceededException extends RuntimeException {
 
   public ConcurrencyLimitExceededException(String limit, String key, ConcurrencyScope scope,
       Acquisition acquisition) {
-    super(ConcurrencyAnswers.problem(acquisition, scope).detail() + " (limit " + limit + ", key "
-        + key + ")");
+    super(ConcurrencyAnswers.problem(acquisition, scope, limit).detail() + " (key " + key + ")");
     this.limit = limit;
     this.key = key;
     this.scope = scope;
@@ -43,6 +42,6 @@ public class ConcurrencyLimitExceededException extends RuntimeException {
 
   /** The answer an HTTP client gets: 503 (method-wide) or 429 (per key). */
   public RateLimitProblem problem() {
-    return ConcurrencyAnswers.problem(acquisition, scope);
+    return ConcurrencyAnswers.problem(acquisition, scope, limit);
   }
 }

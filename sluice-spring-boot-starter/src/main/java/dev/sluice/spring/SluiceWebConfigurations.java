@@ -80,10 +80,11 @@ final class SluiceWebConfigurations {
     @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
     FilterRegistrationBean<SluiceConcurrencyFilter> sluiceConcurrencyFilter(
         SluiceLimiters limiters, SluiceProperties p) {
-      SluiceConcurrencyFilter.Builder b = SluiceConcurrencyFilter.builder();
+      SluiceConcurrencyFilter.Builder b = SluiceConcurrencyFilter.builder()
+          .missingKey(limiters.settings.missingKey);
       for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
         ConcurrencyRule.Builder rule = ConcurrencyRule.path(r.path())
-            .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .limiter(r.limit(), limiters.concurrency(r.limit())).maxWait(r.maxWait())
             .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
             .retryAfter(r.retryAfter());
         if (!r.methods().isEmpty()) {
@@ -198,10 +199,11 @@ final class SluiceWebConfigurations {
     @Bean
     @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
     OrderedWebFilter sluiceConcurrencyWebFilter(SluiceLimiters limiters, SluiceProperties p) {
-      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder();
+      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder()
+          .missingKey(limiters.settings.missingKey);
       for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
         WebConcurrencyRule.Builder rule = WebConcurrencyRule.path(r.path())
-            .limiter(limiters.concurrency(r.limit())).maxWait(r.maxWait())
+            .limiter(r.limit(), limiters.concurrency(r.limit())).maxWait(r.maxWait())
             .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
             .retryAfter(r.retryAfter());
         if (!r.methods().isEmpty()) {

@@ -97,7 +97,9 @@ abstract class ConcurrencyContract {
     assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(third.headers().firstValue("Content-Type").orElse(""))
         .startsWith("application/problem+json");
-    assertThat(third.body()).contains("\"status\":503").contains("2 of 2 in flight");
+    assertThat(third.body()).contains("\"status\":503").contains("2 of 2 in flight")
+        .contains("concurrency limit backend:")
+        .contains("\"limit\":\"backend\",\"reason\":\"full\",\"inFlight\":2,\"max\":2");
     open(a);
     open(b);
     assertThat(first.get(10, TimeUnit.SECONDS).body()).isEqualTo("done " + a);
@@ -113,6 +115,20 @@ abstract class ConcurrencyContract {
         "full").functionCounter();
     assertThat(refused).isNotNull();
     assertThat(refused.count()).isGreaterThanOrEqualTo(1);
+  }
+
+  /**
+   * Issue 44, item 7: a per-client rule keyed by a header, and a request without it: 400 naming
+   * the limit (sluice.missing-key's default, reject, as for rate rules), not one shared key.
+   */
+  @Test
+  void aRequestWithoutTheClientsHeader_isAnswered400_namingTheLimit() throws Exception {
+    HttpResponse<String> none = get("/open");
+    assertThat(none.statusCode()).isEqualTo(400);
+    assertThat(none.body()).contains("the concurrency limit per-client of rule /open")
+        .contains("\"reason\":\"missing_key\"");
+    assertThat(get("/open", "X-Client", "a").statusCode()).isEqualTo(200);
+    assertThat(limiters.concurrency("per-client").inFlight("shared:no-key")).isZero();
   }
 
   /** The rules read grpc-timeout by default: a value that is no deadline is answered 400. */

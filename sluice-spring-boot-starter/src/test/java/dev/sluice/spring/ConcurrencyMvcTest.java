@@ -14,5 +14,10 @@ import org.springframework.boot.test.context.SpringBootTest;
         "sluice.concurrency.rules[0].path=/slow/**",
         "sluice.concurrency.rules[0].limit=backend",
         "sluice.concurrency.rules[0].per=global",
-        "sluice.concurrency.rules[0].priority-header=X-Priority"})
+        "sluice.concurrency.rules[0].priority-header=X-Priority",
+        "sluice.concurrency.limits.per-client.limit=1",
+        "sluice.concurrency.rules[1].path=/open",
+        "sluice.concurrency.rules[1].limit=per-client",
+        "sluice.concurrency.rules[1].per=client",
+        "sluice.concurrency.rules[1].key=header:X-Client"})
 class ConcurrencyMvcTest extends ConcurrencyContract {}

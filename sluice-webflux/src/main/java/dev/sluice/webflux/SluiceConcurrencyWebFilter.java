@@ -5,6 +5,7 @@ import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.http.ConcurrencyAnswers;
 import dev.sluice.http.ConcurrencyRuleSettings;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
 import java.util.ArrayList;
@@ -42,10 +43,12 @@ import reactor.core.publisher.SignalType;
  */
 public final class SluiceConcurrencyWebFilter implements WebFilter {
   private final List<WebConcurrencyRule> rules;
+  private final MissingKey missingKey;
   private final AtomicLong refused = new AtomicLong();
 
-  private SluiceConcurrencyWebFilter(List<WebConcurrencyRule> rules) {
+  private SluiceConcurrencyWebFilter(List<WebConcurrencyRule> rules, MissingKey missingKey) {
     this.rules = rules;
+    this.missingKey = missingKey;
   }
 
   public static Builder builder() {
@@ -77,17 +80,27 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
     }
     WebConcurrencyRule rule = matched.get(i);
     ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings = rule.settings();
-    return rule.key(exchange).defaultIfEmpty(FilterPolicy.SHARED_KEY)
-        .flatMap(key -> Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
-            settings.priorityOf(exchange.getRequest()),
-            settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst))))
-        .flatMap(a -> {
-          if (!a.isAcquired()) {
-            release(held, Outcome.IGNORED);
-            return refuse(exchange, a, settings);
+    return rule.key(exchange).defaultIfEmpty(NO_KEY)
+        .flatMap(found -> {
+          if (found == NO_KEY && missingKey == MissingKey.ALLOW) {
+            return acquire(exchange, chain, matched, i + 1, held);   // this rule passes it
           }
-          held.add(a.permit());
-          return acquire(exchange, chain, matched, i + 1, held);
+          if (found == NO_KEY && missingKey == MissingKey.REJECT) {
+            release(held, Outcome.IGNORED);
+            return SluiceWebFilter.writeProblem(exchange.getResponse(), settings.missingKey());
+          }
+          String key = found == NO_KEY ? FilterPolicy.SHARED_KEY : found;
+          return Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
+                  settings.priorityOf(exchange.getRequest()),
+                  settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst)))
+              .flatMap(a -> {
+                if (!a.isAcquired()) {
+                  release(held, Outcome.IGNORED);
+                  return refuse(exchange, a, settings);
+                }
+                held.add(a.permit());
+                return acquire(exchange, chain, matched, i + 1, held);
+              });
         })
         .onErrorResume(IllegalArgumentException.class, e -> {
           release(held, Outcome.IGNORED);
@@ -99,13 +112,16 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
         .doOnCancel(() -> release(held, Outcome.IGNORED));
   }
 
+  /** Stands for "this request has no key" (compared by identity). */
+  private static final String NO_KEY = new String("no key");
+
   private Mono<Void> refuse(ServerWebExchange exchange, Acquisition a,
       ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings) {
     refused.incrementAndGet();
     exchange.getResponse().getHeaders().set("Retry-After",
         Long.toString(settings.retryAfterSeconds()));
     return SluiceWebFilter.writeProblem(exchange.getResponse(),
-        ConcurrencyAnswers.problem(a, settings.scope()));
+        ConcurrencyAnswers.problem(a, settings.scope(), settings.limitName()));
   }
 
   private static Outcome outcome(ServerWebExchange exchange, SignalType signal) {
@@ -132,8 +148,20 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
   /** Settings of a {@link SluiceConcurrencyWebFilter}: its rules, applied in order. */
   public static final class Builder {
     private final List<WebConcurrencyRule> rules = new ArrayList<>();
+    private MissingKey missingKey = MissingKey.REJECT;
 
     private Builder() {}
+
+    /**
+     * What a per-client rule does with a request that has no client key (its header is missing):
+     * {@code REJECT} answers 400 naming the limit (the default, as for rate limits), {@code ALLOW}
+     * lets it pass that rule, {@code SHARED} counts every such request under one key,
+     * {@code shared:no-key}.
+     */
+    public Builder missingKey(MissingKey missingKey) {
+      this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
+      return this;
+    }
 
     /** A rule; a request must get a permit from every rule that matches it. */
     public Builder rule(WebConcurrencyRule rule) {
@@ -150,7 +178,7 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
       if (rules.isEmpty()) {
         throw new IllegalStateException("SluiceConcurrencyWebFilter needs at least one rule");
       }
-      return new SluiceConcurrencyWebFilter(List.copyOf(rules));
+      return new SluiceConcurrencyWebFilter(List.copyOf(rules), missingKey);
     }
   }
 }

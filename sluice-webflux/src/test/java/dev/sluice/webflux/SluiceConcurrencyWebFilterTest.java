@@ -7,6 +7,7 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.http.MissingKey;
 import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.List;
@@ -65,7 +66,9 @@ class SluiceConcurrencyWebFilterTest {
     assertThat(third.getResponse().getHeaders().getContentType())
         .hasToString("application/problem+json");
     assertThat(third.getResponse().getBodyAsString().block()).contains("\"status\":503")
-        .contains("shedding load (2 of 2 in flight; every permit is in flight)");
+        .contains("shedding load (concurrency limit /api/**: 2 of 2 in flight; every permit is"
+            + " in flight)")
+        .contains("\"limit\":\"/api/**\",\"reason\":\"full\",\"inFlight\":2,\"max\":2}");
     one.tryEmitEmpty();
     assertThat(backend.inFlight("global")).isEqualTo(1);
     MockServerWebExchange fourth = get("/api/d");
@@ -96,6 +99,50 @@ class SluiceConcurrencyWebFilterTest {
     assertThat(other.getResponse().getStatusCode()).isNull();
     a.tryEmitEmpty();
     assertThat(perClient.inFlight("x-client:a")).isZero();
+  }
+
+  /**
+   * Issue 44, item 7: a per-client rule and a request without the client's header: 400 naming
+   * the limit by default (as rate rules), or one shared key, or no limit from that rule.
+   */
+  @Test
+  void aRequestWithoutItsClientKey_isRefused400_orSharesOneKey_orPasses() {
+    ConcurrencyLimiter perClient = limiter(1);
+    for (MissingKey policy : MissingKey.values()) {
+      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder()
+          .rule(WebConcurrencyRule.path("/**").limiter("per-client", perClient)
+              .perClient(WebKeys.header("X-Client")).build());
+      if (policy != MissingKey.REJECT) {
+        b.missingKey(policy);
+      }
+      SluiceConcurrencyWebFilter f = b.build();
+      Sinks.Empty<Void> held = Sinks.empty();
+      MockServerWebExchange first = get("/x");
+      f.filter(first, pending(held)).subscribe();
+      MockServerWebExchange second = get("/x");
+      f.filter(second, DONE).block(Duration.ofSeconds(5));
+      switch (policy) {
+        case REJECT -> {
+          assertThat(first.getResponse().getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+          assertThat(first.getResponse().getBodyAsString().block())
+              .contains("the concurrency limit per-client of rule /** counts clients by")
+              .contains("\"limit\":\"per-client\",\"reason\":\"missing_key\"");
+          assertThat(perClient.inFlight("shared:no-key")).isZero();
+        }
+        case SHARED -> {
+          assertThat(perClient.inFlight("shared:no-key")).isEqualTo(1);
+          assertThat(second.getResponse().getStatusCode())
+              .as("both share one key of limit 1").isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+        }
+        default -> {
+          assertThat(first.getResponse().getStatusCode()).as("passed").isNull();
+          assertThat(second.getResponse().getStatusCode()).as("passed").isNull();
+          assertThat(perClient.inFlight("shared:no-key")).isZero();
+        }
+      }
+      held.tryEmitEmpty();
+      assertThat(perClient.inFlight("shared:no-key")).isZero();
+    }
   }
 
   @Test
