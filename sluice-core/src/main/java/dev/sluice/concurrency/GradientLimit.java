@@ -172,7 +172,7 @@ public final class GradientLimit implements AdaptiveLimit {
 
     /**
      * How much slower than the baseline a window may be before the limit comes down (default
-     * 1.1: 10%; 1 to 10).
+     * 1.2: 20%; 1 to 10).
      */
     public Builder tolerance(double ratio) {
       if (!(ratio >= 1 && ratio <= 10)) {
@@ -204,14 +204,14 @@ public final class GradientLimit implements AdaptiveLimit {
       return this;
     }
 
-    /** How much the baseline may rise a window when latency stays above it (default 0.01). */
+    /** How much the baseline may rise a window when latency stays above it (default 0.0001). */
     public Builder drift(double share) {
       this.drift = AdaptiveSettings.fraction(share, "drift");
       return this;
     }
 
     /**
-     * The shortest window and the fewest samples in one (default 100 ms and 20; a window also
+     * The shortest window and the fewest samples in one (default 100 ms and 100; a window also
      * closes after ten times its length with any sample).
      */
     public Builder window(Duration length, int samples) {
