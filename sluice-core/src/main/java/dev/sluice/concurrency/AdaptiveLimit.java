@@ -26,6 +26,22 @@ public interface AdaptiveLimit {
   }
 
   /**
+   * The latency the algorithm believes the backend has with no queue, in nanoseconds, for a
+   * meter; NaN when it keeps none (the default) or has not measured it yet.
+   */
+  default double noLoadLatencyNanos() {
+    return Double.NaN;
+  }
+
+  /**
+   * The factor the last window scaled the limit by for the latency it saw (1: no queue; below
+   * 1: a queue), for a meter; NaN when the algorithm has none (the default) or before a window.
+   */
+  default double gradient() {
+    return Double.NaN;
+  }
+
+  /**
    * Learns from a permit that ended at {@code nowNanos} (the limiter's clock). Permits that
    * ended {@link Outcome#IGNORED} say nothing of the backend and should not move the limit;
    * {@link Outcome#DROPPED} and {@link Outcome#EXPIRED} are signs of overload.

@@ -100,6 +100,15 @@ public interface ConcurrencyLimiter extends AutoCloseable {
         + " shared id");
   }
 
+  /**
+   * The adaptive limit of {@code key} in this JVM (to read its estimates: a meter of
+   * {@link AdaptiveLimit#noLoadLatencyNanos()} and {@link AdaptiveLimit#gradient()}); null for a
+   * fixed limit, or a key this JVM holds no state for.
+   */
+  default AdaptiveLimit adaptiveLimit(String key) {
+    return null;
+  }
+
   /** What {@link #tryAcquireHandle} answers when it acquires nothing. */
   long NO_PERMIT = -1;
 

@@ -43,6 +43,7 @@ public final class GradientLimit implements AdaptiveLimit {
   private double baseline = Double.NaN;
   private double lastRtt = Double.NaN;
   private double lastInFlight = Double.NaN;
+  private double lastGradient = Double.NaN;
   /** Until the first window with a queue or drops, a used limit grows by half a window. */
   private boolean slowStart = true;
   private volatile int limit;
@@ -87,6 +88,21 @@ public final class GradientLimit implements AdaptiveLimit {
     return baseline;
   }
 
+  /** As {@link #baselineNanos()}. */
+  @Override
+  public synchronized double noLoadLatencyNanos() {
+    return baseline;
+  }
+
+  /**
+   * {@code tolerance × baseline / latency} of the last window, within 0.5 and 1 (NaN before the
+   * first window that computed one).
+   */
+  @Override
+  public synchronized double gradient() {
+    return lastGradient;
+  }
+
   @Override
   public synchronized void onEnd(PermitEnd end, long nowNanos) {
     if (end.outcome() == Outcome.IGNORED) {
@@ -118,6 +134,7 @@ public final class GradientLimit implements AdaptiveLimit {
     } else {
       slowStart = false;
       double gradient = Math.max(0.5, Math.min(1.0, tolerance * baseline / rtt));
+      lastGradient = gradient;
       // headroom only for a limit that was used: an idle backend does not raise it
       double headroom = used ? Math.max(1, HEADROOM * estimate) : 0;
       target = estimate * gradient + headroom;

@@ -413,6 +413,12 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   @Override
+  public AdaptiveLimit adaptiveLimit(String key) {
+    KeyState s = keys.get(key);
+    return s == null ? null : s.adaptive;
+  }
+
+  @Override
   public int limit(String key) {
     KeyState s = keys.get(key);
     if (s != null && s.adaptive != null) {

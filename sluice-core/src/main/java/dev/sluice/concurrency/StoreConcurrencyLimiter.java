@@ -614,6 +614,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return currentLimit(key);
   }
 
+  @Override
+  public AdaptiveLimit adaptiveLimit(String key) {
+    return adaptiveLimits == null ? null : adaptive.get(key);
+  }
+
   /** The key's limit now: its adaptive limit's (made on first use), or the fixed one. */
   private int currentLimit(String key) {
     if (adaptiveLimits == null) {

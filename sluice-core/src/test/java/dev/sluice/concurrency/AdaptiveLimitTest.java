@@ -2,6 +2,7 @@ package dev.sluice.concurrency;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,28 @@ class AdaptiveLimitTest {
     window(g, 20, 5, Outcome.SUCCESS);   // 5 in flight of 45: the limit was not used
     assertThat(g.limit()).as("an unused limit does not grow").isEqualTo(before);
     assertThat(g.baselineNanos()).isEqualTo(20 * MS);
+  }
+
+  /** Issue 44, item 3: the estimates a user can meter (the no-load latency, the gradient). */
+  @Test
+  void gradient_exposesItsEstimates() {
+    GradientLimit g = GradientLimit.builder().initial(20).build();
+    assertThat(g.noLoadLatencyNanos()).isNaN();
+    assertThat(g.gradient()).isNaN();
+    used(g, 20);
+    assertThat(g.noLoadLatencyNanos()).isEqualTo(20 * MS);
+    window(g, 36, g.limit(), Outcome.SUCCESS);   // a queue: 1.2 x 20 / 36 = 2/3
+    assertThat(g.gradient()).isCloseTo(2.0 / 3, within(0.001));
+    window(g, 20, g.limit(), Outcome.SUCCESS);
+    assertThat(g.gradient()).as("no queue: kept within 1").isEqualTo(1.0);
+    AimdLimit aimd = AimdLimit.builder().build();
+    assertThat(aimd.noLoadLatencyNanos()).as("AIMD keeps no such estimate").isNaN();
+    assertThat(aimd.gradient()).isNaN();
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().adaptive(() -> g).build();
+    assertThat(l.adaptiveLimit("k")).as("no state for a key never asked for").isNull();
+    l.tryAcquire("k").permit().close();
+    assertThat(l.adaptiveLimit("k")).isSameAs(g);
+    assertThat(ConcurrencyLimiter.builder().limit(3).build().adaptiveLimit("k")).isNull();
   }
 
   @Test

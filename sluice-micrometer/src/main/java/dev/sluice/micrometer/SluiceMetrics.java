@@ -5,6 +5,7 @@ import dev.sluice.LeaseStats;
 import dev.sluice.Limit;
 import dev.sluice.LimiterStats;
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Refusal;
@@ -135,7 +136,10 @@ public final class SluiceMetrics {
    * {@code sluice.concurrency.circuit.open} (gauges). For each of {@code keys} (a bounded set the
    * operator names: backends, routes), {@code sluice.concurrency.key.in.flight{key}} and
    * {@code sluice.concurrency.key.limit{key}} (gauges; on a store, in flight is the store's count,
-   * one call per scrape, and -1 when the store fails).
+   * one call per scrape, and -1 when the store fails), and for an adaptive limit its estimates,
+   * {@code sluice.concurrency.key.no.load.latency{key}} (seconds) and
+   * {@code sluice.concurrency.key.gradient{key}} (NaN for a fixed limit, or before they are
+   * measured).
    *
    * @throws IllegalArgumentException if {@code name} or a key is blank
    */
@@ -195,6 +199,18 @@ public final class SluiceMetrics {
             });
         concurrencyGauge(registry, "sluice.concurrency.key.limit", "The key's limit", keyTags,
             limiter, l -> l.limit(key));
+        concurrencyGauge(registry, "sluice.concurrency.key.no.load.latency", "The latency the"
+            + " key's adaptive limit believes the backend has with no queue, seconds (NaN: none)",
+            keyTags, limiter, l -> {
+              AdaptiveLimit a = l.adaptiveLimit(key);
+              return a == null ? Double.NaN : a.noLoadLatencyNanos() / 1e9;
+            });
+        concurrencyGauge(registry, "sluice.concurrency.key.gradient", "The factor the key's"
+            + " adaptive limit last scaled itself by for its latency (1: no queue; NaN: none)",
+            keyTags, limiter, l -> {
+              AdaptiveLimit a = l.adaptiveLimit(key);
+              return a == null ? Double.NaN : a.gradient();
+            });
       }
     };
   }

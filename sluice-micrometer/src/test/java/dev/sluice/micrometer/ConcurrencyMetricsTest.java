@@ -76,6 +76,43 @@ class ConcurrencyMetricsTest {
     assertThat(gauge("sluice.concurrency.key.in.flight", "key", "orders")).isEqualTo(-1);
   }
 
+  /** Issue 44, item 3: an adaptive limit's estimates as gauges; NaN for a fixed limit. */
+  @Test
+  void theEstimatesOfAnAdaptiveLimit_areGauges() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().adaptive(() -> new AdaptiveLimit() {
+      @Override
+      public int limit() {
+        return 5;
+      }
+
+      @Override
+      public void onEnd(PermitEnd end, long nowNanos) {}
+
+      @Override
+      public double noLoadLatencyNanos() {
+        return 49e6;
+      }
+
+      @Override
+      public double gradient() {
+        return 0.75;
+      }
+    }).build();
+    SluiceMetrics.binder(l, "db", "orders").bindTo(registry);
+    assertThat(registry.find("sluice.concurrency.key.no.load.latency").tags("limiter", "db",
+        "key", "orders").gauge()).isNotNull();
+    assertThat(gauge("sluice.concurrency.key.no.load.latency", "key", "orders"))
+        .as("before the key is seen").isNaN();
+    l.tryAcquire("orders").permit().close();
+    assertThat(gauge("sluice.concurrency.key.no.load.latency", "key", "orders")).isEqualTo(0.049);
+    assertThat(gauge("sluice.concurrency.key.gradient", "key", "orders")).isEqualTo(0.75);
+    ConcurrencyLimiter fixed = ConcurrencyLimiter.builder().limit(3).build();
+    SluiceMetrics.binder(fixed, "fixed", "orders").bindTo(registry);
+    fixed.tryAcquire("orders").permit().close();
+    assertThat(registry.find("sluice.concurrency.key.gradient").tags("limiter", "fixed")
+        .gauge().value()).isNaN();
+  }
+
   /** An adaptive limit's current value is the key's limit gauge, as it moves. */
   @Test
   void theKeyLimitGauge_followsAnAdaptiveLimit() {

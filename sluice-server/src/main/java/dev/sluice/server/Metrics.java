@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
 import dev.sluice.concurrency.Outcome;
@@ -10,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
 /** The service's counters, written out in the Prometheus text format (0.0.4). */
@@ -174,6 +176,25 @@ final class Metrics {
   }
 
   /** The concurrency limiters' figures, and the permit ids the service holds. */
+  /**
+   * One line per metered key whose limit is adaptive and has measured {@code value} (a key with
+   * a fixed limit, or before a first window, has none).
+   */
+  private static void adaptiveLines(StringBuilder b, Map<String, ConcurrencyLimiter> limiters,
+      Map<String, List<String>> meteredKeys, String name, ToDoubleFunction<AdaptiveLimit> value) {
+    meteredKeys.forEach((limit, keys) -> {
+      ConcurrencyLimiter l = limiters.get(limit);
+      for (String key : keys) {
+        AdaptiveLimit a = l == null ? null : l.adaptiveLimit(key);
+        double v = a == null ? Double.NaN : value.applyAsDouble(a);
+        if (!Double.isNaN(v)) {
+          b.append(name).append("{limit=\"").append(escape(limit)).append("\",key=\"")
+              .append(escape(key)).append("\"} ").append(v).append('\n');
+        }
+      }
+    });
+  }
+
   static String concurrency(Map<String, ConcurrencyLimiter> limiters, long held,
       Map<String, List<String>> meteredKeys) {
     if (limiters.isEmpty()) {
@@ -194,6 +215,16 @@ final class Metrics {
             .append(escape(key)).append("\"} ").append(l.limit(key)).append('\n');
       }
     });
+    b.append("# HELP sluice_concurrency_key_no_load_latency_seconds The latency an adaptive"
+        + " limit believes the backend has with no queue, of the keys last asked for.\n");
+    b.append("# TYPE sluice_concurrency_key_no_load_latency_seconds gauge\n");
+    adaptiveLines(b, limiters, meteredKeys, "sluice_concurrency_key_no_load_latency_seconds",
+        a -> a.noLoadLatencyNanos() / 1e9);
+    b.append("# HELP sluice_concurrency_key_gradient The factor an adaptive limit last scaled"
+        + " itself by for its latency (1: no queue), of the keys last asked for.\n");
+    b.append("# TYPE sluice_concurrency_key_gradient gauge\n");
+    adaptiveLines(b, limiters, meteredKeys, "sluice_concurrency_key_gradient",
+        AdaptiveLimit::gradient);
     b.append("# HELP sluice_concurrency_acquired_total Permits acquired, by limit.\n");
     b.append("# TYPE sluice_concurrency_acquired_total counter\n");
     limiters.forEach((name, l) -> b.append("sluice_concurrency_acquired_total{limit=\"")

@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.PermitEnd;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,6 +18,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -322,6 +326,43 @@ class PermitEndpointTest {
     held.close();
     assertThat(waiting.get(10, TimeUnit.SECONDS).isAcquired()).isTrue();
     l.close();
+  }
+
+  /**
+   * Issue 44, item 3: /metrics shows an adaptive limit's estimates for the keys last asked for,
+   * once measured, and nothing for a fixed limit.
+   */
+  @Test
+  void metrics_showAnAdaptiveLimitsEstimates() {
+    ConcurrencyLimiter adaptive = ConcurrencyLimiter.builder().adaptive(() -> new AdaptiveLimit() {
+      @Override
+      public int limit() {
+        return 7;
+      }
+
+      @Override
+      public void onEnd(PermitEnd end, long nowNanos) {}
+
+      @Override
+      public double noLoadLatencyNanos() {
+        return 49e6;
+      }
+
+      @Override
+      public double gradient() {
+        return 0.8;
+      }
+    }).build();
+    ConcurrencyLimiter fixed = ConcurrencyLimiter.builder().limit(2).build();
+    adaptive.tryAcquire("orders").permit().close();
+    fixed.tryAcquire("orders").permit().close();
+    String text = Metrics.concurrency(Map.of("search", adaptive, "db", fixed), 0,
+        Map.of("search", List.of("orders"), "db",
+            List.of("orders")));
+    assertThat(text).contains(
+        "sluice_concurrency_key_no_load_latency_seconds{limit=\"search\",key=\"orders\"} 0.049\n",
+        "sluice_concurrency_key_gradient{limit=\"search\",key=\"orders\"} 0.8\n")
+        .doesNotContain("sluice_concurrency_key_gradient{limit=\"db\"");
   }
 
   /** CoDel from the policies file: both settings or neither; out of order named. */
