@@ -64,6 +64,16 @@ final class OverloadCommand implements Callable<Integer> {
   @Option(names = "--seed", defaultValue = "1", description = "Random seed (default 1).")
   long seed;
 
+  @Option(names = "--stall-every", paramLabel = "DURATION", description = "Stalls of the"
+      + " client's host (a GC pause, a starved CPU), one about every DURATION (give or take a"
+      + " quarter); with --stall. Default: none.")
+  String stallEvery;
+
+  @Option(names = "--stall", paramLabel = "DURATION", description = "How long each stall lasts:"
+      + " arrivals and answers in it reach the limiter when it ends; the backend goes on"
+      + " serving. With --stall-every.")
+  String stall;
+
   @Mixin
   OutputOptions out;
 
@@ -125,10 +135,21 @@ final class OverloadCommand implements Callable<Integer> {
       throw new InputException("--max must be between 1 and 1000000 but was " + max);
     }
     double deadlineSeconds = seconds("--deadline", deadline);
+    if ((stallEvery == null) != (stall == null)) {
+      throw new InputException("--stall-every and --stall go together (a stall about every"
+          + " --stall-every, each --stall long)");
+    }
+    double stallEverySeconds = stallEvery == null ? 0 : seconds("--stall-every", stallEvery);
+    double stallSeconds = stall == null ? 0 : seconds("--stall", stall);
+    if (stall != null && stallSeconds >= stallEverySeconds) {
+      throw new InputException("--stall (" + stall + ") must be shorter than --stall-every ("
+          + stallEvery + ")");
+    }
     List<OverloadSimulation.Settings> runs = new ArrayList<>();
     for (OverloadSimulation.Variant v : variants) {
       OverloadSimulation.Settings s = new OverloadSimulation.Settings(workers, medianSeconds,
-          p99Seconds, load, deadlineSeconds, 120, 30, 90, v, retries, 0.05, 0.3, max, seed);
+          p99Seconds, load, deadlineSeconds, 120, 30, 90, v, retries, 0.05, 0.3, max, seed,
+          stallEverySeconds, stallSeconds);
       if (s.offered() * s.seconds() > 5_000_000) {
         throw new InputException("--workers, --median and --load make "
             + Report.num(Math.round(s.offered())) + " arrivals a second: too many to simulate"
@@ -150,7 +171,9 @@ final class OverloadCommand implements Callable<Integer> {
 
   private static String name(OverloadSimulation.Settings s) {
     return (s.variant() == OverloadSimulation.Variant.WORKERS_DIE ? "half the workers die"
-        : "service time doubles") + (s.retries() ? ", retry storm" : "");
+        : "service time doubles") + (s.retries() ? ", retry storm" : "")
+        + (s.stallEvery() > 0 ? ", host stalls of " + Report.num(s.stallLength() * 1000)
+            + " ms about every " + Report.num(s.stallEvery()) + " s" : "");
   }
 
   static String table(List<OverloadSimulation.Settings> runs,

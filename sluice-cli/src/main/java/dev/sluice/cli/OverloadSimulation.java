@@ -73,10 +73,45 @@ final class OverloadSimulation {
    * @param sheddable the share that are sheddable (the rest are normal)
    * @param max the ceiling of every adaptive limit (Sluice's, and Netflix's raised ones)
    * @param seed the random seed
+   * @param stallEvery the mean time between two stalls of the client's host, seconds (0: none)
+   * @param stallLength how long each stall lasts, seconds: the host runs nothing (a GC pause, a
+   *     starved CPU), so arrivals and answers in it reach the limiter when it ends; the backend
+   *     goes on serving
    */
   record Settings(int workers, double median, double p99, double load, double deadline,
       double seconds, double dropAt, double backAt, Variant variant, boolean retries,
-      double critical, double sheddable, int max, long seed) {
+      double critical, double sheddable, int max, long seed, double stallEvery,
+      double stallLength) {
+    Settings(int workers, double median, double p99, double load, double deadline,
+        double seconds, double dropAt, double backAt, Variant variant, boolean retries,
+        double critical, double sheddable, int max, long seed) {
+      this(workers, median, p99, load, deadline, seconds, dropAt, backAt, variant, retries,
+          critical, sheddable, max, seed, 0, 0);
+    }
+
+    /**
+     * The stalls, as pairs of start and end in nanoseconds: each starts {@code stallEvery} after
+     * the one before, give or take a quarter (seeded).
+     */
+    long[] stalls() {
+      if (stallEvery <= 0 || stallLength <= 0) {
+        return new long[0];
+      }
+      Random random = new Random(seed * 131 + 17);
+      List<Long> all = new ArrayList<>();
+      double t = stallEvery * (0.75 + 0.5 * random.nextDouble());
+      while (t < seconds) {
+        all.add((long) (t * 1e9));
+        all.add((long) ((t + stallLength) * 1e9));
+        t += stallLength + stallEvery * (0.75 + 0.5 * random.nextDouble());
+      }
+      long[] a = new long[all.size()];
+      for (int i = 0; i < a.length; i++) {
+        a[i] = all.get(i);
+      }
+      return a;
+    }
+
     double sigma() {
       return Math.log(p99 / median) / BulkheadSimulation.Z99;
     }
@@ -363,6 +398,8 @@ final class OverloadSimulation {
   private static final int ARRIVAL = 0;
   private static final int DONE = 1;
   private static final int CAPACITY = 2;
+  /** An answer reaches the client (after a stall of its host, later than the backend gave it). */
+  private static final int ANSWER = 3;
 
   /** Runs every strategy on the same arrivals. */
   static List<Result> run(Settings s) {
@@ -406,10 +443,21 @@ final class OverloadSimulation {
     ArrayDeque<Request> queue = new ArrayDeque<>();
     long end = (long) (s.seconds() * 1e9);
     int nextSecond = 0;
+    long[] stalls = s.stalls();
+    int stall = 0;
     while (!events.isEmpty()) {
       Event e = events.poll();
       if (e.at >= end) {
         break;
+      }
+      while (stall < stalls.length && stalls[stall + 1] <= e.at) {
+        stall += 2;
+      }
+      boolean stalled = stall < stalls.length && e.at >= stalls[stall];
+      if (stalled && e.kind == ARRIVAL) {
+        // the client's host is stalled: the request is sent when it runs again
+        events.add(new Event(stalls[stall + 1], seq++, ARRIVAL, e.request));
+        continue;
       }
       while (nextSecond < secs && e.at >= (long) nextSecond * 1_000_000_000L) {
         limitAt[nextSecond++] = strategy.limit();
@@ -452,11 +500,18 @@ final class OverloadSimulation {
         }
         continue;
       }
-      // DONE: the worker takes the next request; the answer reaches the strategy
-      busy--;
-      while (busy < workers && !queue.isEmpty()) {
-        busy++;
-        start(s, queue.poll(), e.at, events, seq++);
+      if (e.kind == DONE) {
+        // the worker takes the next request; the answer reaches the strategy, at once or when
+        // a stall of the client's host ends
+        busy--;
+        while (busy < workers && !queue.isEmpty()) {
+          busy++;
+          start(s, queue.poll(), e.at, events, seq++);
+        }
+        if (stalled) {
+          events.add(new Event(stalls[stall + 1], seq++, ANSWER, r));
+          continue;
+        }
       }
       long latency = e.at - r.arrival;
       boolean late = e.at > r.deadline;

@@ -90,5 +90,63 @@ class OverloadCommandTest {
     assertThat(err.toString()).contains("--p99 (20ms) must be at least --median (50ms)");
     assertThat(run("simulate", "overload", "--workers", "1")).isEqualTo(2);
     assertThat(err.toString()).contains("--workers must be between 2 and 10000 but was 1");
+    assertThat(run("simulate", "overload", "--stall", "250ms")).isEqualTo(2);
+    assertThat(err.toString()).contains("--stall-every and --stall go together");
+    assertThat(run("simulate", "overload", "--stall-every", "1s", "--stall", "2s")).isEqualTo(2);
+    assertThat(err.toString()).contains("--stall (2s) must be shorter than --stall-every (1s)");
+  }
+
+  /**
+   * Issue 44, item 3: stalls of the client's host (arrivals and answers in a stall reach the
+   * limiter when it ends; the backend goes on serving). The stalls show in the latency the
+   * clients see; the gradient limit keeps the limit it has without them within 1.25x in the
+   * degraded minute (in this model; the issue's own model finds it lifted, see the notes).
+   */
+  @Test
+  void hostStalls_showInTheLatency_andAreNamed() throws Exception {
+    String[] base = {"simulate", "overload", "--workers", "8", "--median", "50ms", "--p99",
+        "100ms", "--load", "0.72", "--variant", "slower", "--deadline", "1s"};
+    assertThat(run(base)).isZero();
+    assertThat(out.toString()).doesNotContain("host stalls");
+    String plain = csvOf(base);
+    String[] stalled = java.util.Arrays.copyOf(base, base.length + 4);
+    System.arraycopy(new String[] {"--stall-every", "2s", "--stall", "250ms"}, 0, stalled,
+        base.length, 4);
+    assertThat(run(stalled)).isZero();
+    assertThat(out.toString()).contains("host stalls of 250 ms about every 2 s");
+    String withStalls = csvOf(stalled);
+    assertThat(meanOf(withStalls, "Sluice gradient", 7, 40, 90))
+        .as("p99 with stalls, degraded minute").isGreaterThan(meanOf(plain, "Sluice gradient",
+            7, 40, 90));
+    double limit = meanOf(plain, "Sluice gradient", 6, 40, 90);
+    assertThat(meanOf(withStalls, "Sluice gradient", 6, 40, 90))
+        .as("the limit with stalls, against %.1f without", limit)
+        .isBetween(limit / 1.25, limit * 1.25);
+  }
+
+  private String csvOf(String[] args) {
+    String[] csv = java.util.Arrays.copyOf(args, args.length + 2);
+    csv[args.length] = "--format";
+    csv[args.length + 1] = "csv";
+    assertThat(run(csv)).isZero();
+    return out.toString();
+  }
+
+  /** The mean of column {@code col} of a strategy's rows for seconds [from, to). */
+  private static double meanOf(String csv, String strategy, int col, int from, int to) {
+    double sum = 0;
+    int n = 0;
+    for (String line : csv.split("\n")) {
+      String[] f = line.split(",");
+      if (f.length >= col && f[2].equals("\"" + strategy + "\"")) {
+        int second = Integer.parseInt(f[3]);
+        if (second >= from && second < to) {
+          sum += Double.parseDouble(f[col - 1]);
+          n++;
+        }
+      }
+    }
+    assertThat(n).isPositive();
+    return sum / n;
   }
 }
