@@ -236,7 +236,14 @@ final class PermitEndpoint {
       heldCount.decrementAndGet();
       throw new Refusal(Problem.INVALID_PERMIT_REQUEST, e.getMessage());
     }
+    // a client that goes away while it waits: its wait ends (a permit granted to the cancelled
+    // wait is released at once)
+    x.request.addFailureListener(gone -> asked.cancel(false));
     asked.whenComplete((a, failure) -> {
+      if (failure instanceof java.util.concurrent.CancellationException) {
+        heldCount.decrementAndGet();
+        return;
+      }
       if (failure != null) {
         heldCount.decrementAndGet();
         LOG.log(System.Logger.Level.ERROR, "unexpected failure acquiring a permit", failure);
@@ -267,6 +274,14 @@ final class PermitEndpoint {
       held.put(id, permit);
       long leaseMillis = Math.max(0, (permit.expiresAtNanos() - permit.acquiredAtNanos())
           / 1_000_000);
+      // a permit whose answer does not reach its client (it went away while waiting, or the
+      // request's own deadline answered first) is held by nobody: it goes back at once
+      Runnable undelivered = () -> {
+        if (held.remove(id, permit)) {
+          heldCount.decrementAndGet();
+          permit.release(Outcome.IGNORED);
+        }
+      };
       responses.json(x, 200, "application/json", g -> {
         g.writeStartObject();
         g.writeStringField("limit", name);
@@ -281,7 +296,7 @@ final class PermitEndpoint {
           g.writeBooleanField("borrowed", true);
         }
         g.writeEndObject();
-      });
+      }, undelivered);
       return;
     }
     heldCount.decrementAndGet();

@@ -36,15 +36,33 @@ final class Responses {
   }
 
   void json(Exchange x, int status, String type, JsonWriter w) {
+    json(x, status, type, w, null);
+  }
+
+  /**
+   * As {@link #json(Exchange, int, String, JsonWriter)}; {@code undelivered} (when not null) runs
+   * once if the answer does not reach the client: another answer was sent first (the request's
+   * deadline, a shutdown), or writing it failed (the client went away).
+   */
+  void json(Exchange x, int status, String type, JsonWriter w, Runnable undelivered) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(256);
     try (JsonGenerator g = json.getFactory().createGenerator(out)) {
       w.write(g);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    if (x.claim()) {
-      send(x, status, type, out.toByteArray());
+    if (!x.claim()) {
+      if (undelivered != null) {
+        undelivered.run();
+      }
+      return;
     }
+    Callback callback = undelivered == null ? x.callback : Callback.from(x.callback::succeeded,
+        failure -> {
+          undelivered.run();
+          x.callback.failed(failure);
+        });
+    send(x, status, type, out.toByteArray(), callback);
   }
 
   void text(Exchange x, int status, String body, String type) {
@@ -67,11 +85,15 @@ final class Responses {
   }
 
   void send(Exchange x, int status, String type, byte[] body) {
+    send(x, status, type, body, x.callback);
+  }
+
+  private void send(Exchange x, int status, String type, byte[] body, Callback callback) {
     metrics.response(status);
     x.response.setStatus(status);
     x.response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
     x.response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-    x.response.write(true, ByteBuffer.wrap(body), x.callback);
+    x.response.write(true, ByteBuffer.wrap(body), callback);
   }
 
   /** Jetty's own refusals (bad framing, 414, 431, 417, 505 ...) as problem+json too. */

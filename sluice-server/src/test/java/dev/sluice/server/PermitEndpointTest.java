@@ -365,6 +365,41 @@ class PermitEndpointTest {
         .doesNotContain("sluice_concurrency_key_gradient{limit=\"db\"");
   }
 
+  /**
+   * Issue 44, item 1, for the service: a client that waits for a permit and goes away (a reset)
+   * before it is granted holds nothing once the grant cannot be delivered to it. (A client that
+   * closes with a FIN is silent over HTTP/1.1 until a write fails, and a first write after it may
+   * succeed: see the notes.)
+   */
+  @Test
+  void aWaiterThatWentAway_holdsNothing() throws Exception {
+    start("1h");
+    String holder = json(acquire("{\"limit\":\"db\",\"key\":\"gone\",\"weight\":2}"))
+        .get("permit").asText();
+    String body = "{\"limit\":\"db\",\"key\":\"gone\",\"waitMs\":20000}";
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+      s.getOutputStream().write(("POST /v1/permits HTTP/1.1\r\nHost: x\r\nContent-Length: "
+          + body.length() + "\r\n\r\n" + body).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      s.getOutputStream().flush();
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (!get("/metrics").contains("sluice_concurrency_permits_held 2")
+          && System.nanoTime() < end) {
+        Thread.sleep(10);   // the waiter's id slot is reserved once its body is read
+      }
+      s.setSoLinger(true, 0);   // it goes away with a reset, as a client that timed out
+    }
+    assertThat(send("DELETE", "/v1/permits/" + holder, null).statusCode()).isEqualTo(200);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!get("/metrics").contains("sluice_concurrency_permits_held 0")
+        && System.nanoTime() < end) {
+      Thread.sleep(10);
+    }
+    assertThat(get("/metrics")).contains("sluice_concurrency_permits_held 0")
+        .contains("sluice_concurrency_in_flight{limit=\"db\"} 0");
+    assertThat(acquire("{\"limit\":\"db\",\"key\":\"gone\",\"weight\":2}").statusCode())
+        .isEqualTo(200);
+  }
+
   /** CoDel from the policies file: both settings or neither; out of order named. */
   @Test
   void codel_isRead_andBadSettingsNamed() throws Exception {
