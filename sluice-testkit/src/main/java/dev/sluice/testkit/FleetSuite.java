@@ -105,11 +105,11 @@ public abstract class FleetSuite {
     return true;
   }
 
-  private static double median(List<Long> values) {
+  private static double quantile(List<Long> values, double q) {
     List<Long> sorted = new ArrayList<>(values);
     Collections.sort(sorted);
     assertThat(sorted).as("round trips measured").isNotEmpty();
-    return sorted.get(sorted.size() / 2);
+    return sorted.get(Math.min(sorted.size() - 1, (int) (q * sorted.size())));
   }
 
   private void run(int[] threadsPerInstance) throws Exception {
@@ -125,7 +125,8 @@ public abstract class FleetSuite {
     AtomicLong admitted = new AtomicLong();
     AtomicLong decisions = new AtomicLong();
     // the store's round trip under this load, measured beside it (one central decision every
-    // 20 ms on a key of its own): what the fleet can admit depends on it (docs/fleet.md)
+    // 20 ms on a key of its own, asynchronous as a lease call is): what the fleet can admit
+    // depends on it (docs/fleet.md)
     DecisionStore probeStore = newStore(prefix + "probe:");
     stores.add(probeStore);
     RateLimiter probe = Sluice.builder().limit(Limit.leakyBucket(1_000_000,
@@ -143,7 +144,9 @@ public abstract class FleetSuite {
       done.add(pool.submit(() -> {
         while (System.nanoTime() < end) {
           long t = System.nanoTime();
-          probe.tryAcquire("round-trip");
+          // asynchronously, as a lease is refilled: the store's threads and the hand-back
+          // are in the time, as a busy host serves them
+          probe.tryAcquireAsync("round-trip", 1).get(30, TimeUnit.SECONDS);
           roundTrips.add(System.nanoTime() - t);
           LockSupport.parkNanos(20_000_000L);
         }
@@ -190,7 +193,8 @@ public abstract class FleetSuite {
       storeErrors += l.stats().storeErrors();
     }
     double elapsed = (System.nanoTime() - start) / 1e9;
-    double rtt = median(roundTrips) / 1e9;
+    double rtt = quantile(roundTrips, 0.5) / 1e9;
+    double slow = quantile(roundTrips, 0.9) / 1e9;
     assertThat(storeErrors).isZero();
     assertThat((double) admitted.get()).as("admitted in %.2f s", elapsed)
         .isLessThanOrEqualTo(200 + 2000 * elapsed + BOUND);
@@ -201,12 +205,14 @@ public abstract class FleetSuite {
     assertThat((double) admitted.get()).as("the fleet admits about what it can reach at the"
         + " round trip measured beside it, %.1f ms (%.0f/s), not far less", rtt * 1000, reachable)
         .isGreaterThan(0.5 * reachable * 3.0);
-    // within that reach (a round trip under the share's second, 100 ms) most admissions are
-    // local; beyond it, the store decisions (one an instance a round trip) are the rest
-    long central = rtt <= 0.1 ? admitted.get() / 10
-        : Math.max(admitted.get() / 10, (long) (INSTANCES * elapsed / rtt));
-    assertThat(admitted.get() - local).as("admissions decided at the store, with a round trip of"
-        + " %.1f ms", rtt * 1000).isLessThan(central);
+    // an instance's lease runs out rate / BOUND times a second, and stays empty for about one
+    // refill, a round trip as a busy host serves it (its slow tail, p90, measured beside the
+    // load): the share decided at the store is about rate / BOUND x that; at most 10% on a host
+    // quick enough, twice the estimate on a slower one
+    double centralShare = Math.max(0.1, 2 * (2000.0 / BOUND) * slow);
+    assertThat((double) (admitted.get() - local)).as("admissions decided at the store, with a"
+        + " round trip of %.1f ms (p90 %.1f ms)", rtt * 1000, slow * 1000)
+        .isLessThan(centralShare * admitted.get());
     assertThat(decisions.get()).as("far more decisions than store calls could serve")
         .isGreaterThan(admitted.get());
     assertThat(expires(stores.get(0), key)).as("the key keeps an expiry").isTrue();
