@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -240,7 +241,7 @@ final class PermitEndpoint {
     // wait is released at once)
     x.request.addFailureListener(gone -> asked.cancel(false));
     asked.whenComplete((a, failure) -> {
-      if (failure instanceof java.util.concurrent.CancellationException) {
+      if (failure instanceof CancellationException) {
         heldCount.decrementAndGet();
         return;
       }
