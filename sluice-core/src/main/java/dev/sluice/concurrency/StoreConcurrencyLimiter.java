@@ -760,44 +760,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
     @Override
     public boolean renew(Permit p) {
-      if (!p.isActive()) {
-        return false;
-      }
-      CircuitBreaker b = breaker(p.key());
-      if (!b.allowsCall()) {
-        return false;
-      }
-      try {
-        long now = clock.nanoTime();
-        PermitReply r = store.renew(p.key(), id, p.weight(), leaseMillis);
-        b.success();
-        if (r.done()) {
-          p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
-        }
-        return r.done();
-      } catch (RuntimeException e) {
-        failed(b, e);
-        return false;
-      }
+      return renewOnStore(p, id);
     }
 
     @Override
     public boolean ended(Permit p, Outcome outcome) {
-      boolean held = false;
-      CircuitBreaker b = breaker(p.key());
-      if (b.allowsCall()) {
-        try {
-          held = store.release(p.key(), id, p.weight()).done();
-          b.success();
-        } catch (RuntimeException e) {
-          failed(b, e);
-          giveBack(p.key(), id, p.weight());
-          held = true;   // sent; the store will have it back as soon as it answers
-        }
-      } else {
-        giveBack(p.key(), id, p.weight());
-        held = true;
-      }
+      boolean held = releaseOnStore(p, id);
       if (held) {
         counters.endedElsewhere(outcome);
         wake(p.key());
@@ -863,6 +831,48 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return "ConcurrencyLimiter[" + store + ", " + onFailure + "]";
   }
 
+  /** Extends the lease of permit {@code id} on the store; false if it ended or the store fails. */
+  private boolean renewOnStore(Permit p, String id) {
+    if (!p.isActive()) {
+      return false;
+    }
+    CircuitBreaker b = breaker(p.key());
+    if (!b.allowsCall()) {
+      return false;
+    }
+    try {
+      long now = clock.nanoTime();
+      PermitReply r = store.renew(p.key(), id, p.weight(), leaseMillis);
+      b.success();
+      if (r.done()) {
+        p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
+      }
+      return r.done();
+    } catch (RuntimeException e) {
+      failed(b, e);
+      return false;
+    }
+  }
+
+  /**
+   * Releases permit {@code id} on the store: whether the store held it; true when the store
+   * could not be asked (the release is then given back as soon as the store answers again).
+   */
+  private boolean releaseOnStore(Permit p, String id) {
+    CircuitBreaker b = breaker(p.key());
+    if (b.allowsCall()) {
+      try {
+        boolean held = store.release(p.key(), id, p.weight()).done();
+        b.success();
+        return held;
+      } catch (RuntimeException e) {
+        failed(b, e);
+      }
+    }
+    giveBack(p.key(), id, p.weight());
+    return true;
+  }
+
   /** Permits counted by the store: renewed and released there. */
   private final class Shared implements Permit.Owner {
     @Override
@@ -872,43 +882,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
     @Override
     public boolean renew(Permit p) {
-      if (!p.isActive()) {
-        return false;
-      }
-      CircuitBreaker b = breaker(p.key());
-      if (!b.allowsCall()) {
-        return false;
-      }
-      try {
-        long now = clock.nanoTime();
-        PermitReply r = store.renew(p.key(), storeId(p.id()), p.weight(), leaseMillis);
-        b.success();
-        if (r.done()) {
-          p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
-        }
-        return r.done();
-      } catch (RuntimeException e) {
-        failed(b, e);
-        return false;
-      }
+      return renewOnStore(p, storeId(p.id()));
     }
 
     @Override
     public boolean ended(Permit p, Outcome outcome) {
-      boolean held = true;
-      CircuitBreaker b = breaker(p.key());
-      if (b.allowsCall()) {
-        try {
-          held = store.release(p.key(), storeId(p.id()), p.weight()).done();
-          b.success();
-        } catch (RuntimeException e) {
-          failed(b, e);
-          giveBack(p.key(), p.id(), p.weight());   // as soon as the store answers again
-        }
-      } else {
-        giveBack(p.key(), p.id(), p.weight());
-      }
-      return finish(p, outcome, held);
+      return finish(p, outcome, releaseOnStore(p, storeId(p.id())));
     }
 
     @Override
