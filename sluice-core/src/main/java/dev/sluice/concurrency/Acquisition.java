@@ -32,6 +32,9 @@ public final class Acquisition {
     this.inFlight = inFlight;
     this.waiting = waiting;
     this.waitedNanos = waitedNanos;
+    if (permit != null && waitedNanos > 0) {
+      permit.waitedNanos = waitedNanos;
+    }
     this.degraded = degraded;
     this.borrowed = borrowed;
   }

@@ -8,7 +8,8 @@ import java.util.Objects;
  * sample, so that a burst of drops backs off once and a high rate does not race the limit to its
  * maximum): a window whose drop rate is above {@link Builder#dropThreshold} (a drop: a permit
  * ended {@link Outcome#DROPPED} or {@link Outcome#EXPIRED}, or slower than
- * {@link Builder#latencyThreshold}) multiplies the limit by {@link Builder#backoff}; a window
+ * {@link Builder#latencyThreshold}; not a drop that its wait explains,
+ * {@link PermitEnd#droppedByItsWait}) multiplies the limit by {@link Builder#backoff}; a window
  * without, in which the limit was used (the most in flight reached {@code utilization} of it),
  * adds {@link Builder#increase}. An unused limit does not grow. Thread-safe.
  *
@@ -62,7 +63,9 @@ public final class AimdLimit implements AdaptiveLimit {
     if (end.outcome() == Outcome.IGNORED) {
       return;
     }
-    boolean dropped = end.outcome() != Outcome.SUCCESS || end.heldNanos() > latencyThresholdNanos;
+    // a drop that its wait in the queue explains is the queue's, not the backend's
+    boolean dropped = end.outcome() != Outcome.SUCCESS && !end.droppedByItsWait()
+        || end.heldNanos() > latencyThresholdNanos;
     if (!window.add(end.heldNanos(), end.inFlight(), dropped, nowNanos)) {
       return;
     }

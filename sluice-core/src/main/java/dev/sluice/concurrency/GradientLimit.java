@@ -9,20 +9,33 @@ import java.time.Duration;
  * once per window of samples:
  *
  * <ul>
- *   <li>The <b>baseline</b> is the lowest window mean latency, forgotten slowly (it may rise by
+ *   <li>A window's latency is the <b>median</b> of its samples (of a uniform sample of 64 of
+ *       them): a stall of the host (a GC pause, a starved CPU) adds its length to the few calls
+ *       in flight through it, which move a mean and not a median.</li>
+ *   <li>The <b>baseline</b> is the lowest window latency, forgotten slowly (it may rise by
  *       {@link Builder#drift} a window), so it follows a backend that got faster at once and
  *       one that got slower within a few seconds; and when the limiter cut the permits in flight
  *       and the latency did not follow them down, the latency is the backend's own and not a
  *       queue's: the baseline moves up to it at once. No window pins the limit low to re-measure
  *       it (Envoy's minimum-RTT probe and its refusals).</li>
  *   <li>The <b>gradient</b> {@code tolerance × baseline / latency}, kept within 0.5 and 1,
- *       scales the limit down when a queue builds; a tenth of the limit as headroom is added only
- *       when the limit was used in the window (the most in flight reached {@code utilization} of it),
- *       so an idle backend does not let the limit grow without bound (Netflix's Gradient2 issue
- *       from PR #134's comments).</li>
+ *       scales the limit down when a queue builds; headroom (a tenth of the limit, or its square
+ *       root where that is more: a small backend needs a queue of a few calls to stay busy) is
+ *       added only when the limit was used in the window (the most in flight reached 70% of it),
+ *       so an idle backend does not let the limit grow without bound (Netflix's Gradient2's
+ *       known weak spot).</li>
+ *   <li>After a cut, the next cut waits for a window whose samples are mostly permits taken
+ *       after it: the older ones measured the queue the cut is draining, and cutting on them
+ *       again undershoots.</li>
  *   <li><b>Drops</b> count: a window whose drop rate (permits ended {@link Outcome#DROPPED} or
  *       {@link Outcome#EXPIRED}) is above {@link Builder#dropThreshold} multiplies the limit by
- *       {@link Builder#backoff} (Netflix's Gradient2 ignores them, its issue #176).</li>
+ *       {@link Builder#backoff} (Netflix's Gradient2 ignores them). A call that waited in the
+ *       limiter's queue and was then held at least half the baseline, and that its caller reports
+ *       {@link Outcome#DROPPED}, is late because of the wait, not of the backend: it counts as
+ *       a latency sample (its time held is the backend's), so that waiting callers with short
+ *       deadlines cannot drive the limit down (a lower limit, a longer wait, more late calls).
+ *       A call that failed fast still counts as a drop, and so does every permit that expired;
+ *       while a queue stands, the limit follows the backend's latency.</li>
  *   <li>Moves are smoothed ({@link Builder#smoothing}) and kept within {@code min} and
  *       {@code max}.</li>
  * </ul>
@@ -41,16 +54,27 @@ public final class GradientLimit implements AdaptiveLimit {
   private final SampleWindow window;
   private double estimate;
   private double baseline = Double.NaN;
+  /**
+   * The window the latency is compared with when in flight falls: the last one in which in flight
+   * rose, or the latency fell with it (NaN: none yet).
+   */
+  private double refRtt = Double.NaN;
+  private double refInFlight = Double.NaN;
   private double lastRtt = Double.NaN;
   private double lastInFlight = Double.NaN;
   private double lastGradient = Double.NaN;
   /** Until the first window with a queue or drops, a used limit grows by half a window. */
   private boolean slowStart = true;
+  /** When the limit last came down (MIN_VALUE: never). */
+  private long cutAt = Long.MIN_VALUE;
+  /** Samples of this window whose permit was taken after the last cut. */
+  private int fresh;
   private volatile int limit;
   /**
-   * The share of the limit added as headroom when it was used: it sets how far above the
-   * baseline latency settles under overload ({@code tolerance / (1 - HEADROOM)}, 1.22 by
-   * default) and how fast an unloaded limit grows (10% a window before smoothing).
+   * The share of the limit added as headroom when it was used (or its square root, where that is
+   * more): it sets how far above the baseline latency settles under overload
+   * ({@code tolerance / (1 - HEADROOM)}, 1.33 by default, for limits of 100 and more) and how fast
+   * an unloaded limit grows (10% a window before smoothing).
    */
   private static final double HEADROOM = 0.1;
 
@@ -108,26 +132,41 @@ public final class GradientLimit implements AdaptiveLimit {
     if (end.outcome() == Outcome.IGNORED) {
       return;
     }
-    boolean dropped = end.outcome() != Outcome.SUCCESS;
+    // a drop of a call that waited in the queue and that the backend then served at its pace
+    // (not one that failed fast) is the queue's: a latency sample
+    boolean queues = end.outcome() == Outcome.DROPPED && end.waitedNanos() > 0
+        && end.heldNanos() >= baseline / 2;
+    boolean dropped = end.outcome() != Outcome.SUCCESS && !queues;
+    if (nowNanos - end.heldNanos() >= cutAt) {
+      fresh++;
+    }
     if (!window.add(end.heldNanos(), end.inFlight(), dropped, nowNanos)) {
       return;
     }
-    double rtt = Math.max(1, window.meanRtt());
+    // after a cut, the next one waits for a window of permits taken under the cut limit: the
+    // older ones measured the queue the cut is draining (cutting on them undershoots)
+    boolean seen = 2 * fresh >= window.samples;
+    fresh = 0;
+    double rtt = Math.max(1, window.medianRtt());
     double inFlight = window.meanInFlight();
     if (Double.isNaN(baseline)) {
       baseline = rtt;
     } else {
       baseline = Math.min(rtt, baseline * (1 + drift));
       // fewer in flight and a latency that did not follow: the backend's own speed, not a queue
-      if (lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt) {
+      // (a queue drains as in flight falls): a tenth fewer than the window before, or a fifth
+      // fewer than when the latency last fell, and a latency within 3% as high
+      if (lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt
+          || refInFlight > 0 && inFlight <= 0.8 * refInFlight && rtt >= 0.97 * refRtt) {
         baseline = Math.max(baseline, rtt / tolerance);
       }
     }
     double target;
+    double before = estimate;
     boolean used = window.maxInFlight >= utilization * estimate;
     if (window.dropRate() > dropThreshold) {
       target = estimate * backoff;
-      estimate = target;
+      estimate = seen ? target : estimate;
       slowStart = false;
     } else if (slowStart && used && rtt <= tolerance * baseline) {
       estimate = estimate * 1.5;   // slow start: until the first sign of a queue
@@ -136,14 +175,23 @@ public final class GradientLimit implements AdaptiveLimit {
       double gradient = Math.max(0.5, Math.min(1.0, tolerance * baseline / rtt));
       lastGradient = gradient;
       // headroom only for a limit that was used: an idle backend does not raise it
-      double headroom = used ? Math.max(1, HEADROOM * estimate) : 0;
+      double headroom = used ? Math.max(Math.sqrt(estimate), HEADROOM * estimate) : 0;
       target = estimate * gradient + headroom;
-      estimate = (1 - smoothing) * estimate + smoothing * target;
+      double next = (1 - smoothing) * estimate + smoothing * target;
+      estimate = next < estimate && !seen ? estimate : next;
     }
     estimate = Math.max(min, Math.min(max, estimate));
+    if (estimate < before) {
+      cutAt = nowNanos;
+    }
     limit = (int) estimate;
     lastRtt = rtt;
     lastInFlight = inFlight;
+    if (Double.isNaN(refInFlight) || inFlight >= refInFlight || rtt < 0.97 * refRtt
+        || inFlight <= 0.8 * refInFlight) {
+      refRtt = rtt;
+      refInFlight = inFlight;
+    }
     window.reset(nowNanos);
   }
 
@@ -163,7 +211,7 @@ public final class GradientLimit implements AdaptiveLimit {
     double backoff = 0.9;
     double dropThreshold = 0.01;
     double drift = 0.0001;
-    double utilization = 0.8;
+    double utilization = 0.7;
     Duration window = Duration.ofMillis(100);
     int windowSamples = 100;
 

@@ -808,7 +808,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         after = takeLater();
       }
       run(after);
-      ended(1, Math.max(0, now - acquiredAt), outcome, inFlightAtStart);
+      ended(1, Math.max(0, now - acquiredAt), outcome, inFlightAtStart, 0);
       return true;
     }
 
@@ -926,7 +926,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           int atStart = handleInFlight[slot];
           freeHandle(slot);
           freed = true;
-          later(() -> ended(1, heldNanos, Outcome.EXPIRED, atStart));
+          later(() -> ended(1, heldNanos, Outcome.EXPIRED, atStart, 0));
         } else {
           next = Math.min(next, handleExpiry[slot]);
         }
@@ -971,14 +971,16 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private void ended(Permit p, long heldNanos, Outcome outcome) {
-      ended(p.weight(), heldNanos, outcome, p.inFlightAtStart());
+      ended(p.weight(), heldNanos, outcome, p.inFlightAtStart(), p.waitedNanos);
     }
 
     /** Counts a permit that ended and tells the listener (allocating nothing when none is set). */
-    private void ended(int weight, long heldNanos, Outcome outcome, int inFlightAtStart) {
+    private void ended(int weight, long heldNanos, Outcome outcome, int inFlightAtStart,
+        long waitedNanos) {
       counters.ended(outcome, weight);
       if (adaptive != null) {
-        PermitEnd end = new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart);
+        PermitEnd end = new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart,
+            waitedNanos);
         adaptive.onEnd(end, clock.nanoTime());
         if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
           tell(end);
@@ -986,7 +988,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         return;
       }
       if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
-        tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart));
+        tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart, waitedNanos));
       }
     }
 

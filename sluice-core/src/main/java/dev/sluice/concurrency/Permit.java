@@ -46,6 +46,11 @@ public final class Permit implements AutoCloseable {
   private final long acquiredAt;
   /** The key's weight in flight when this permit was taken, itself included. */
   private final int inFlightAtStart;
+  /**
+   * How long its acquisition waited in the queue: set by the {@link Acquisition} that hands it
+   * over, before the caller sees it.
+   */
+  long waitedNanos;
   /** Written under the owner's lock; read anywhere. */
   volatile long expiresAt;
   /** Where the in-memory owner keeps it among the key's permits (-1: nowhere); its lock guards it. */

@@ -8,5 +8,24 @@ package dev.sluice.concurrency;
  * @param heldNanos from acquisition to release (or to the lease's end for {@link Outcome#EXPIRED})
  * @param outcome how it ended
  * @param inFlight the key's weight in flight when it was taken, itself included
+ * @param waitedNanos how long its acquisition waited for it in the limiter's queue (0 when it was
+ *     granted at once)
  */
-public record PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight) {}
+public record PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight,
+    long waitedNanos) {
+  /** A permit granted without a wait. */
+  public PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight) {
+    this(key, weight, heldNanos, outcome, inFlight, 0);
+  }
+
+  /**
+   * Whether this is a drop that its wait explains rather than the backend: ended
+   * {@link Outcome#DROPPED} after waiting in the limiter's queue longer than it was then held. A
+   * caller that measures its deadline from before the wait reports such a call late, though the
+   * backend answered at its pace; the adaptive limits read it as a latency sample, not as a drop,
+   * so that their own queue cannot lower them (a lower limit, a longer wait, more such drops).
+   */
+  public boolean droppedByItsWait() {
+    return outcome == Outcome.DROPPED && waitedNanos > heldNanos;
+  }
+}

@@ -1,10 +1,16 @@
 package dev.sluice.concurrency;
 
+import java.util.Arrays;
+
 /**
  * The samples of one window of an adaptive limit: how many, their latencies, their drops, how
  * many were in flight. A window closes once it is at least {@code minNanos} long and holds at
  * least {@code minSamples} samples, or once it is {@code maxNanos} long with at least one: few
  * samples at low rates, a stable mean at high ones. Not thread-safe: its limit guards it.
+ *
+ * <p>Besides the mean, it keeps a uniform sample of at most {@value #KEPT} latencies (reservoir
+ * sampling, seeded: the same samples give the same window) for the median, which a stall of the
+ * host does not move: a pause adds its length to the few calls in flight, not to the rest.
  */
 final class SampleWindow {
   private final long minNanos;
@@ -16,6 +22,11 @@ final class SampleWindow {
   double rttSum;
   long inFlightSum;
   int maxInFlight;
+  /** How many latencies the reservoir keeps for the median. */
+  static final int KEPT = 64;
+  private final double[] kept = new double[KEPT];
+  private final double[] sorted = new double[KEPT];
+  private long random = 0x9E3779B97F4A7C15L;
 
   SampleWindow(long minNanos, long maxNanos, int minSamples) {
     this.minNanos = minNanos;
@@ -27,6 +38,14 @@ final class SampleWindow {
   boolean add(long rttNanos, int inFlight, boolean dropped, long nowNanos) {
     if (start == Long.MIN_VALUE) {
       start = nowNanos;
+    }
+    if (samples < KEPT) {
+      kept[samples] = rttNanos;
+    } else {
+      int j = next(samples + 1);
+      if (j < KEPT) {
+        kept[j] = rttNanos;
+      }
     }
     samples++;
     rttSum += rttNanos;
@@ -41,6 +60,25 @@ final class SampleWindow {
 
   double meanRtt() {
     return rttSum / samples;
+  }
+
+  /** The median latency of the window's kept samples (its mean while it has none). */
+  double medianRtt() {
+    int n = Math.min(samples, KEPT);
+    if (n == 0) {
+      return meanRtt();
+    }
+    System.arraycopy(kept, 0, sorted, 0, n);
+    Arrays.sort(sorted, 0, n);
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /** A number in [0, bound) from a xorshift generator. */
+  private int next(int bound) {
+    random ^= random << 13;
+    random ^= random >>> 7;
+    random ^= random << 17;
+    return (int) Math.floorMod(random, (long) bound);
   }
 
   double meanInFlight() {

@@ -927,7 +927,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       long now = clock.nanoTime();
       PermitEnd end = new PermitEnd(p.key(), p.weight(),
           Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
-          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart());
+          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart(), p.waitedNanos);
       learnHold(p.key(), end.heldNanos(), end.outcome());
       if (adaptiveLimits != null) {
         AdaptiveLimit a = adaptive.get(p.key());
@@ -955,7 +955,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     @Override
     public boolean ended(Permit p, Outcome outcome) {
       InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
-          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0));
+          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0, p.waitedNanos));
       return true;
     }
   }

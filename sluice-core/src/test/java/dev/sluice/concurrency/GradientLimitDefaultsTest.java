@@ -32,6 +32,7 @@ class GradientLimitDefaultsTest {
         .contains("multiplies the limit by (default " + plain(b.backoff) + ";")
         .contains("without backing off (default " + plain(b.dropThreshold) + ";")
         .contains("stays above it (default " + plain(b.drift) + ")")
-        .contains("(default " + b.window.toMillis() + " ms and " + b.windowSamples + ";");
+        .contains("(default " + b.window.toMillis() + " ms and " + b.windowSamples + ";")
+        .contains("reached " + Math.round(b.utilization * 100) + "% of it");
   }
 }
