@@ -382,6 +382,31 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(l.inFlight("k")).isZero();
   }
 
+  /**
+   * A permit's end tells how long its acquisition waited, so that an adaptive limit can tell a
+   * call made late by its wait in the queue from one the backend made late.
+   */
+  @Test
+  public void aPermitsEnd_tellsHowLongItWaited() throws Exception {
+    List<PermitEnd> ends = new CopyOnWriteArrayList<>();
+    ConcurrencyLimiter l = limiter(b -> b.limit(1).onPermitEnd(ends::add));
+    Permit held = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> waiting = l.acquireAsync("k", 1, Duration.ofSeconds(5));
+    awaitWaiting(l, "k", 1);
+    clock.advance(Duration.ofMillis(50));
+    held.close();
+    Acquisition a = get(waiting);
+    assertThat(a.waitedNanos()).isGreaterThanOrEqualTo(Duration.ofMillis(50).toNanos());
+    clock.advance(Duration.ofMillis(10));
+    a.permit().release(Outcome.DROPPED);
+    assertThat(ends).hasSize(2);
+    assertThat(ends.get(0).waitedNanos()).as("granted at once").isZero();
+    assertThat(ends.get(0).droppedByItsWait()).isFalse();
+    PermitEnd waited = ends.get(1);
+    assertThat(waited.waitedNanos()).isEqualTo(a.waitedNanos());
+    assertThat(waited.droppedByItsWait()).as("waited 50 ms, held 10 ms, dropped").isTrue();
+  }
+
   @Test
   public void aWaiter_timesOut_andHoldsNothing() throws Exception {
     ConcurrencyLimiter l = limiter(b -> b.limit(1));
