@@ -60,8 +60,10 @@ public final class GradientLimit implements AdaptiveLimit {
    */
   private double refRtt = Double.NaN;
   private double refInFlight = Double.NaN;
+  private double refRate = Double.NaN;
   private double lastRtt = Double.NaN;
   private double lastInFlight = Double.NaN;
+  private double lastRate = Double.NaN;
   private double lastGradient = Double.NaN;
   /** Until the first window with a queue or drops, a used limit grows by half a window. */
   private boolean slowStart = true;
@@ -149,15 +151,20 @@ public final class GradientLimit implements AdaptiveLimit {
     fresh = 0;
     double rtt = Math.max(1, window.medianRtt());
     double inFlight = window.meanInFlight();
+    double rate = window.rate(nowNanos);
     if (Double.isNaN(baseline)) {
       baseline = rtt;
     } else {
       baseline = Math.min(rtt, baseline * (1 + drift));
-      // fewer in flight and a latency that did not follow: the backend's own speed, not a queue
-      // (a queue drains as in flight falls): a tenth fewer than the window before, or a fifth
-      // fewer than when the latency last fell, and a latency within 3% as high
+      // fewer in flight, a latency that did not follow, and fewer calls served: the backend's
+      // own speed, not a queue (a queue drains as in flight falls, and while it stands the
+      // backend serves as many as before): a tenth fewer than the window before, or a fifth
+      // fewer than when the latency last fell, a latency within 3% as high, and a rate that
+      // fell by at least half as much as in flight
       if (lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt
-          || refInFlight > 0 && inFlight <= 0.8 * refInFlight && rtt >= 0.97 * refRtt) {
+          && rate <= (1 + inFlight / lastInFlight) / 2 * lastRate
+          || refInFlight > 0 && inFlight <= 0.8 * refInFlight && rtt >= 0.97 * refRtt
+          && rate <= (1 + inFlight / refInFlight) / 2 * refRate) {
         baseline = Math.max(baseline, rtt / tolerance);
       }
     }
@@ -187,10 +194,12 @@ public final class GradientLimit implements AdaptiveLimit {
     limit = (int) estimate;
     lastRtt = rtt;
     lastInFlight = inFlight;
+    lastRate = rate;
     if (Double.isNaN(refInFlight) || inFlight >= refInFlight || rtt < 0.97 * refRtt
         || inFlight <= 0.8 * refInFlight) {
       refRtt = rtt;
       refInFlight = inFlight;
+      refRate = rate;
     }
     window.reset(nowNanos);
   }

@@ -81,6 +81,11 @@ final class SampleWindow {
     return (int) Math.floorMod(random, (long) bound);
   }
 
+  /** Samples a second from the window's start to {@code nowNanos}. */
+  double rate(long nowNanos) {
+    return samples * 1e9 / Math.max(1, nowNanos - start);
+  }
+
   double meanInFlight() {
     return (double) inFlightSum / samples;
   }
