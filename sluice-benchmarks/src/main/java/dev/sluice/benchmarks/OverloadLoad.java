@@ -1,5 +1,6 @@
 package dev.sluice.benchmarks;
 
+import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.servlet.ConcurrencyRule;
@@ -26,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
@@ -50,6 +52,13 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * per second, as a share of the smaller of offered load and the backend's capacity of the moment),
  * p50 and p99 latency of admitted requests (a request the client gave up on counts at its
  * deadline), and the share refused (503).
+ *
+ * <p>With {@code -Dstalls=EVERY_MS:LENGTH_MS} a helper process stops this whole JVM
+ * ({@code kill -STOP}) about every EVERY_MS for LENGTH_MS, then lets it go on ({@code kill
+ * -CONT}): a stall of the host, as a long GC pause or a starved CPU makes, that the backend, the
+ * limiter and the load generator all live through. {@code -Dvariant=workers-die|slower} runs one
+ * variant; {@code -Donly=gradient,fixed} runs the strategies whose names begin so. Each row
+ * also gives the adaptive limit's mean over the phase (sampled every 100 ms).
  *
  * <p>Run: {@code java -cp sluice-benchmarks/target/benchmarks.jar
  * dev.sluice.benchmarks.OverloadLoad [healthySeconds degradedSeconds restoredSeconds]}.
@@ -158,8 +167,38 @@ public final class OverloadLoad {
     return RANDOM.get();
   }
 
-  /** A limit in front of the backend (none: a null limiter) and how long a request may wait. */
-  record Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait) {}
+  /**
+   * A limit in front of the backend (none: a null limiter), how long a request may wait, and the
+   * adaptive limit it made last (null for none).
+   */
+  record Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait,
+      AtomicReference<AdaptiveLimit> adaptive) {
+    Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait) {
+      this(name, limiter, maxWait, new AtomicReference<>());
+    }
+  }
+
+  /** Whether {@code -Donly=a,b} (names' beginnings) chooses the strategy; all without it. */
+  static boolean chosen(String name) {
+    String only = System.getProperty("only");
+    if (only == null) {
+      return true;
+    }
+    for (String prefix : only.split(",")) {
+      if (name.equals(prefix.trim()) || name.startsWith(prefix.trim() + " ")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Stops this JVM about every {@code everyMs} for {@code lengthMs}, from another process. */
+  static Process stalls(long everyMs, long lengthMs) throws IOException {
+    long pid = ProcessHandle.current().pid();
+    String script = String.format(Locale.ROOT, "while :; do sleep %.3f; kill -STOP %d;"
+        + " sleep %.3f; kill -CONT %d; done", everyMs / 1000.0, pid, lengthMs / 1000.0, pid);
+    return new ProcessBuilder("sh", "-c", script).inheritIO().start();
+  }
 
   /** One request's fate. */
   record Outcome(long startNanos, long latencyNanos, int status) {}
@@ -177,6 +216,8 @@ public final class OverloadLoad {
     double capacity = WORKERS / (meanServiceMillis() / 1000);
     double rate = LOAD * capacity;
     ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+    List<long[]> limits = new ArrayList<>();
+    Process stalls = null;
     ExecutorService clientThreads = Executors.newCachedThreadPool();
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
         .executor(clientThreads).build();
@@ -186,7 +227,13 @@ public final class OverloadLoad {
           + (halveWorkers ? "workers=" : "slow="));
       // warm up: a second at the same load, not counted
       drive(http, work, rate, 1, null);
+      String stallSpec = System.getProperty("stalls");
+      if (stallSpec != null) {
+        String[] parts = stallSpec.split(":");
+        stalls = stalls(Long.parseLong(parts[0]), Long.parseLong(parts[1]));
+      }
       long start = System.nanoTime();
+      long nextSample = start;
       Random arrivals = new Random(42);
       int total = healthy + degraded + restored;
       long cut = start + TimeUnit.SECONDS.toNanos(healthy);
@@ -197,6 +244,11 @@ public final class OverloadLoad {
       long next = start;
       while (next < end) {
         long now = System.nanoTime();
+        AdaptiveLimit a = strategy.adaptive().get();
+        if (a != null && now >= nextSample) {
+          limits.add(new long[] {now, a.limit()});
+          nextSample = now + TimeUnit.MILLISECONDS.toNanos(100);
+        }
         if (!cutDone && now >= cut) {
           cutDone = true;
           call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS / 2) : "2")));
@@ -212,6 +264,13 @@ public final class OverloadLoad {
         send(http, work, next, outcomes);
         next += (long) (-Math.log(1 - arrivals.nextDouble()) / rate * 1e9);
       }
+      if (stalls != null) {
+        stalls.destroy();
+        stalls.waitFor();
+        stalls = null;
+        new ProcessBuilder("kill", "-CONT", String.valueOf(ProcessHandle.current().pid()))
+            .start().waitFor();
+      }
       // every request ends within its deadline on the client
       Thread.sleep(DEADLINE.toMillis() + 500);
       double degradedCapacity = capacity / 2;
@@ -221,10 +280,14 @@ public final class OverloadLoad {
           new Phase("restored", healthy + degraded + 5, total, capacity));
       List<String> rows = new ArrayList<>();
       for (Phase p : phases) {
-        rows.add(row(strategy.name(), halveWorkers, p, outcomes, start, rate));
+        rows.add(row(strategy.name(), halveWorkers, p, outcomes, start, rate)
+            + meanLimit(limits, start, p));
       }
       return rows;
     } finally {
+      if (stalls != null) {
+        stalls.destroy();
+      }
       clientThreads.shutdownNow();
     }
   }
@@ -299,6 +362,22 @@ public final class OverloadLoad {
         sent == 0 ? 0 : 100.0 * refused / sent, sent == 0 ? 0 : 100.0 * late / sent);
   }
 
+  /** The adaptive limit's mean over the phase, as a column ("-" for none). */
+  private static String meanLimit(List<long[]> limits, long start, Phase p) {
+    long from = start + (long) (p.from() * 1e9);
+    long to = start + (long) (p.to() * 1e9);
+    double sum = 0;
+    int n = 0;
+    for (long[] l : limits) {
+      if (l[0] >= from && l[0] < to) {
+        sum += l[1];
+        n++;
+      }
+    }
+    return n == 0 ? String.format(Locale.ROOT, " %7s", "-")
+        : String.format(Locale.ROOT, " %7.1f", sum / n);
+  }
+
   private static double percentile(long[] sorted, double q) {
     if (sorted.length == 0) {
       return Double.NaN;
@@ -317,23 +396,44 @@ public final class OverloadLoad {
         + " %d s healthy, %d s degraded, %d s restored; %d cores%n", WORKERS, MEDIAN_MS, SIGMA,
         meanServiceMillis(), capacity, LOAD * capacity, LOAD * 100, DEADLINE.toMillis(), healthy,
         degraded, restored, Runtime.getRuntime().availableProcessors());
-    System.out.printf(Locale.ROOT, "%-30s %-11s %-9s %6s %8s %7s %7s %8s %8s%n", "strategy",
-        "variant", "phase", "sent", "goodput", "p50 ms", "p99 ms", "refused", "late");
+    if (System.getProperty("stalls") != null) {
+      System.out.printf(Locale.ROOT, "host stalls (kill -STOP of this JVM): %s ms%n",
+          System.getProperty("stalls").replace(":", " ms every, "));
+    }
+    System.out.printf(Locale.ROOT, "%-30s %-11s %-9s %6s %8s %7s %7s %8s %8s %7s%n", "strategy",
+        "variant", "phase", "sent", "goodput", "p50 ms", "p99 ms", "refused", "late", "limit");
+    AtomicReference<AdaptiveLimit> made = new AtomicReference<>();
     Supplier<ConcurrencyLimiter> gradient = () -> ConcurrencyLimiter.builder()
-        .adaptive(() -> GradientLimit.builder().max(1000).build()).build();
+        .adaptive(() -> {
+          GradientLimit g = GradientLimit.builder().max(1000).build();
+          made.set(g);
+          return g;
+        }).build();
     List<Strategy> strategies = List.of(
         new Strategy("no limit", () -> null, Duration.ZERO),
         new Strategy("fixed 100 (generous)", () -> ConcurrencyLimiter.builder().limit(100)
             .build(), Duration.ZERO),
         new Strategy("fixed " + sized + " (Little's law)", () -> ConcurrencyLimiter.builder()
             .limit(sized).build(), Duration.ZERO),
-        new Strategy("gradient", gradient, Duration.ZERO),
-        new Strategy("gradient, wait to deadline", gradient, DEADLINE),
+        new Strategy("gradient", gradient, Duration.ZERO, made),
+        new Strategy("gradient, wait to deadline", gradient, DEADLINE, made),
         new Strategy("gradient, wait, CoDel", () -> ConcurrencyLimiter.builder()
-            .adaptive(() -> GradientLimit.builder().max(1000).build())
-            .codel(Duration.ofMillis(5), Duration.ofMillis(100)).build(), DEADLINE));
+            .adaptive(() -> {
+              GradientLimit g = GradientLimit.builder().max(1000).build();
+              made.set(g);
+              return g;
+            })
+            .codel(Duration.ofMillis(5), Duration.ofMillis(100)).build(), DEADLINE, made));
+    String variant = System.getProperty("variant", "both");
     for (boolean halve : new boolean[] {true, false}) {
+      if (variant.equals(halve ? "slower" : "workers-die")) {
+        continue;
+      }
       for (Strategy s : strategies) {
+        if (!chosen(s.name())) {
+          continue;
+        }
+        made.set(null);
         for (String row : run(s, halve, healthy, degraded, restored)) {
           System.out.println(row);
         }

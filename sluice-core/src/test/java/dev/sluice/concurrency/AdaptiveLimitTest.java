@@ -81,14 +81,31 @@ class AdaptiveLimitTest {
     assertThat(g.limit()).isBetween(55, 75);
   }
 
+  /**
+   * A window at the limit in flight on a backend without a queue, timed by Little's law: it
+   * serves {@code limit / rtt} calls a second, so the window's samples take that long to come.
+   */
+  private void served(GradientLimit g, double rttMs) {
+    int inFlight = g.limit();
+    int n = (int) Math.max(100, Math.round(inFlight * 100 / rttMs));
+    long span = (long) (n * rttMs / inFlight * MS);
+    for (int i = 0; i < n; i++) {
+      if (i == n - 1) {
+        now += span;
+      }
+      g.onEnd(new PermitEnd("k", 1, (long) (rttMs * MS), Outcome.SUCCESS, inFlight), now);
+    }
+  }
+
   @Test
   void gradient_aSlowerBackendRaisesTheBaseline_whenCuttingDoesNotBringTheLatencyDown() {
     GradientLimit g = GradientLimit.builder().initial(100).build();
-    used(g, 20);
-    used(g, 20);
-    // every call now takes 40 ms whatever is in flight: no queue, a slower backend
+    served(g, 20);
+    served(g, 20);
+    // every call now takes 40 ms whatever is in flight: no queue, a slower backend, which
+    // serves fewer calls a second as the limit comes down
     for (int i = 0; i < 30; i++) {
-      used(g, 40);
+      served(g, 40);
     }
     assertThat(g.baselineNanos()).as("moved up to the backend's own latency")
         .isGreaterThanOrEqualTo(40 * MS / 1.2 - 1);

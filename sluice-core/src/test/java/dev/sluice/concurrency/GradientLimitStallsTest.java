@@ -59,6 +59,22 @@ class GradientLimitStallsTest {
         .isBetween((int) (limit / 1.25), (int) Math.ceil(limit * 1.25));
   }
 
+  /**
+   * In flight falls and the latency holds while the backend serves as many calls a second as
+   * before: a queue draining (its samples were taken when it was long), not a slower backend.
+   */
+  @Test
+  void aQueueDrainingAsTheLimitFalls_doesNotLiftTheBaseline() {
+    GradientLimit g = GradientLimit.builder().initial(20).max(40).build();
+    steady(g, 20, 20);
+    double baseline = g.baselineNanos();
+    for (int inFlight : new int[] {40, 32, 25, 20, 16}) {
+      window(g, 60, inFlight, 0, 0, Outcome.SUCCESS, 0);   // 100 calls in ~100 ms each time
+    }
+    assertThat(g.baselineNanos()).as("the no-load latency")
+        .isCloseTo(baseline, within(baseline / 100));
+  }
+
   @Test
   void callsLateBecauseOfTheirWait_areLatencySamples_notDrops() {
     GradientLimit g = GradientLimit.builder().initial(20).max(40).build();
