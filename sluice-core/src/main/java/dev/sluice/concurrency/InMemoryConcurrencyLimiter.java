@@ -53,6 +53,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final Counters counters = new Counters();
   private final ConcurrencyLimiter.Builder settings;
   private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+  /**
+   * New keys are made under one of these, by the key's hash: callers racing on a new key make one
+   * state, and one adaptive limit (a supplier that registers a meter is called once per key).
+   */
+  private final Object[] newKeyLocks = newLocks(64);
   /** The groups with keys, when the limiter has a {@link ConcurrencyGroup}. */
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
   private final ConcurrencyGroup group;
@@ -252,9 +257,25 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
+  private static Object[] newLocks(int n) {
+    Object[] locks = new Object[n];
+    for (int i = 0; i < n; i++) {
+      locks[i] = new Object();
+    }
+    return locks;
+  }
+
   /** A new key's state, mapped within the bound; null if the bound is reached and none is idle. */
   private KeyState newKey(String key) {
-    int limit = limitOf(limitOfKey, key);
+    synchronized (newKeyLocks[(key.hashCode() & 0x7fffffff) % newKeyLocks.length]) {
+      KeyState made = keys.get(key);
+      return made != null ? made : makeKey(key);   // a dead one: the caller looks again
+    }
+  }
+
+  private KeyState makeKey(String key) {
+    // an adaptive key reads its limit from the adaptive limit its state makes: none made here
+    int limit = adaptiveLimits != null ? 1 : limitOf(limitOfKey, key);
     if (!reserveSlot()) {
       return null;
     }
@@ -574,7 +595,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (adaptive != null) {
         this.limit = Math.max(1, adaptive.limit());
       }
-      this.ceilings = ceilings(limit);
+      this.ceilings = ceilings(this.limit);
     }
 
     private int[] ceilings(int limit) {

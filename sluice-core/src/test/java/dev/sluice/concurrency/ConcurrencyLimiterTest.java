@@ -37,6 +37,41 @@ class ConcurrencyLimiterTest {
         .lease(Duration.ofSeconds(10)).onPermitEnd(ends::add);
   }
 
+  /**
+   * Callers racing on a new key make one adaptive limit for it: a supplier that registers a
+   * meter, or a benchmark that reads the limit it made, is called once per key (it was called
+   * once per racing caller: 176 times on the first second of a load test).
+   */
+  @Test
+  void callersRacingOnANewKey_makeOneAdaptiveLimit() throws Exception {
+    for (int round = 0; round < 20; round++) {
+      AtomicInteger made = new AtomicInteger();
+      ConcurrencyLimiter l = builder(1).adaptive(() -> {
+        made.incrementAndGet();
+        return AimdLimit.builder().initial(64).build();
+      }).build();
+      int threads = 16;
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Acquisition>> all = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        all.add(pool.submit(() -> {
+          go.await();
+          return l.tryAcquire("new");
+        }));
+      }
+      go.countDown();
+      int acquired = 0;
+      for (Future<Acquisition> f : all) {
+        acquired += f.get(10, TimeUnit.SECONDS).isAcquired() ? 1 : 0;
+      }
+      pool.shutdown();
+      assertThat(made.get()).as("round " + round).isEqualTo(1);
+      assertThat(acquired).isEqualTo(threads);
+      assertThat(l.inFlight("new")).isEqualTo(threads);
+    }
+  }
+
   @Test
   void atMostTheLimitInFlight_aRefusalSaysTheLimitAndTheWeightInFlight() {
     ConcurrencyLimiter l = builder(2).build();

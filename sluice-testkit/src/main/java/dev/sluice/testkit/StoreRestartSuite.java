@@ -59,9 +59,37 @@ public abstract class StoreRestartSuite {
     return storeTimeout().plusMillis(400);
   }
 
-  /** How soon after the server answers again decisions must reach it. */
+  /** How soon after the server answers again decisions must reach it, on a quiet host. */
   protected Duration recoveryAllowed() {
     return Duration.ofMillis(1500);
+  }
+
+  /**
+   * How long a fresh store takes, on this host and under the load running now, to open and get
+   * one decision answered: what a recovery repeats (a connection, a session, a first call). On a
+   * busy host it is what grows.
+   */
+  protected Duration freshStoreRoundTrip() throws Exception {
+    long t0 = System.nanoTime();
+    DecisionStore s = openStore();
+    try {
+      RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(10, Rate.perSecond(10))).store(s)
+          .onStoreFailure(StoreFailure.FAIL_CLOSED).build();
+      l.tryAcquire("round-trip-probe");
+    } finally {
+      closeStore(s);
+    }
+    return Duration.ofNanos(System.nanoTime() - t0);
+  }
+
+  /**
+   * The recovery bound in seconds: {@code quiet} on a quiet host; where the host is slow, the
+   * breaker's open time plus three fresh-store round trips measured just now (the bound is
+   * computed from the host's measured speed, never loosened by a constant).
+   */
+  protected double recoveryBound(Duration quiet, Duration breakerOpen, Duration roundTrip) {
+    double measured = (breakerOpen.toNanos() + 3 * roundTrip.toNanos()) / 1e9;
+    return Math.max(quiet.toNanos() / 1e9, measured);
   }
 
   /**
@@ -110,6 +138,7 @@ public abstract class StoreRestartSuite {
       }
       waitUntil(() -> fleet.get(0).stats().leases().unitsGranted() > 0
           && fleet.get(1).stats().leases().unitsGranted() > 0, 10);
+      Duration roundTrip = freshStoreRoundTrip();
       down.set(true);
       stopServer();
       waitUntil(() -> fleet.get(0).stats().degradedDecisions()
@@ -125,11 +154,13 @@ public abstract class StoreRestartSuite {
       waitUntil(() -> fleet.get(0).stats().leases().unitsGranted()
           + fleet.get(1).stats().leases().unitsGranted() > grantedBefore, 30);
       double recovery = (System.nanoTime() - answering) / 1e9;
+      double bound = recoveryBound(recoveryAllowed(), Duration.ofMillis(200), roundTrip);
       System.out.printf("%s fleet restart: %d admitted while down (bound 2000); leases back %.2f s"
-          + " after the server answered%n", getClass().getSimpleName(), admittedWhileDown.get(),
-          recovery);
+          + " after the server answered (bound %.2f s; a fresh store's round trip %d ms)%n",
+          getClass().getSimpleName(), admittedWhileDown.get(), recovery, bound,
+          roundTrip.toMillis());
       assertThat(recovery).as("seconds from the server answering to leases being granted")
-          .isLessThan(recoveryAllowed().toNanos() / 1e9);
+          .isLessThan(bound);
       stop.set(true);
       for (Future<?> f : load) {
         f.get(30, TimeUnit.SECONDS);
@@ -185,6 +216,7 @@ public abstract class StoreRestartSuite {
         }));
       }
       waitUntil(() -> !busy.check("probe").isDegraded(), 10);   // load against a live server
+      Duration roundTrip = freshStoreRoundTrip();
       down.set(System.nanoTime());
       stopServer();
       waitUntil(() -> busy.stats().degradedDecisions() >= 500, 30);
@@ -211,8 +243,9 @@ public abstract class StoreRestartSuite {
       System.out.printf("%s restart: slowest call while down %.0f ms; decisions back %.2f s"
           + " after the server answered%n", getClass().getSimpleName(), slowest.get() / 1e6,
           recovery);
-      assertThat(recovery).as("seconds from the server answering to decisions reaching it")
-          .isLessThan(recoveryAllowed().toNanos() / 1e9);
+      double bound = recoveryBound(recoveryAllowed(), Duration.ofMillis(200), roundTrip);
+      assertThat(recovery).as("seconds from the server answering to decisions reaching it"
+          + " (a fresh store's round trip: %d ms)", roundTrip.toMillis()).isLessThan(bound);
       stop.set(true);
       for (Future<?> f : load) {
         f.get(30, TimeUnit.SECONDS);
@@ -267,6 +300,7 @@ public abstract class StoreRestartSuite {
         }));
       }
       waitUntil(() -> !limiter.check("probe").isDegraded(), 10);
+      Duration roundTrip = freshStoreRoundTrip();
       stopServer();
       long downAt = System.nanoTime();
       waitUntil(() -> false, (int) longOutage().toSeconds());   // the outage, under load
@@ -280,8 +314,10 @@ public abstract class StoreRestartSuite {
       double recovery = (System.nanoTime() - answering) / 1e9;
       System.out.printf("%s long outage (%.1f s down): decisions back %.2f s after the server"
           + " answered%n", getClass().getSimpleName(), (answering - downAt) / 1e9, recovery);
-      assertThat(recovery).as("seconds from the server answering to decisions reaching it")
-          .isLessThan(1.0);
+      // the default breaker's open time is 1 s at most (its backoff's ceiling)
+      double bound = recoveryBound(Duration.ofSeconds(1), Duration.ZERO, roundTrip);
+      assertThat(recovery).as("seconds from the server answering to decisions reaching it"
+          + " (a fresh store's round trip: %d ms)", roundTrip.toMillis()).isLessThan(bound);
       stop.set(true);
       for (Future<?> f : load) {
         f.get(30, TimeUnit.SECONDS);
