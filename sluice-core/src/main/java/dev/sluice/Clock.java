@@ -24,6 +24,17 @@ public interface Clock {
     TimeUnit.NANOSECONDS.sleep(nanos);
   }
 
+  /**
+   * How long, between {@code fromNanos} and {@code toNanos} of this clock, this process could not
+   * run: a pause (a GC's stop-the-world, a starved CPU, a stopped process), as far as the clock
+   * knows; 0 by default. Adaptive limits do not learn from a permit held mostly through a pause:
+   * its latency, and the timeout the pause caused, are the host's, not the backend's. The system
+   * clock watches for pauses of 20 ms and more with one daemon thread, started on the first call.
+   */
+  default long pausedNanos(long fromNanos, long toNanos) {
+    return 0;
+  }
+
   /** The monotonic system clock: {@link System#nanoTime()}. */
   static Clock system() {
     return SystemClock.INSTANCE;

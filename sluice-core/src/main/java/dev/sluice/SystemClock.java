@@ -23,6 +23,11 @@ enum SystemClock implements Clock {
   }
 
   @Override
+  public long pausedNanos(long fromNanos, long toNanos) {
+    return PauseWatch.INSTANCE.pausedNanos(fromNanos, toNanos);
+  }
+
+  @Override
   public String toString() {
     return "Clock.system()";
   }

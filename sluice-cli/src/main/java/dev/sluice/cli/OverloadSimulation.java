@@ -249,16 +249,16 @@ final class OverloadSimulation {
     all.add(() -> new Unlimited());
     all.add(() -> new ClientRateLimit(s));
     all.add(() -> new SluiceLimiter("fixed limit " + s.workers(),
-        b -> b.limit(s.workers()), s.waits()));
+        b -> b.limit(s.workers()), s.waits(), s.stalls()));
     all.add(() -> new SluiceLimiter("fixed " + s.workers() + " + reserve",
         b -> b.limit(s.workers()).share(Priority.NORMAL, 0.9).share(Priority.SHEDDABLE, 0.8),
-        s.waits()));
+        s.waits(), s.stalls()));
     all.add(() -> new SluiceLimiter("Sluice AIMD", b -> b.adaptive(() -> AimdLimit.builder()
         .max(s.max()).build()).share(Priority.NORMAL, 0.95).share(Priority.SHEDDABLE, 0.9),
-        s.waits()));
+        s.waits(), s.stalls()));
     all.add(() -> new SluiceLimiter("Sluice gradient", b -> b.adaptive(() -> GradientLimit
         .builder().max(s.max()).build()).share(Priority.NORMAL, 0.9)
-        .share(Priority.SHEDDABLE, 0.8), s.waits()));
+        .share(Priority.SHEDDABLE, 0.8), s.waits(), s.stalls()));
     all.add(() -> new Netflix("Netflix Gradient2", Gradient2Limit.newBuilder().build()));
     all.add(() -> new Netflix("Netflix Gradient2 max " + s.max(),
         Gradient2Limit.newBuilder().maxConcurrency(s.max()).build()));
@@ -289,13 +289,27 @@ final class OverloadSimulation {
     }
   }
 
-  /** The virtual clock Sluice's limiters run on; nothing is ever scheduled. */
+  /** The virtual clock Sluice's limiters run on; it knows the host's stalls as pauses. */
   static final class VirtualClock implements Clock {
     long now;
+    long[] stalls = new long[0];
 
     @Override
     public long nanoTime() {
       return now;
+    }
+
+    @Override
+    public long pausedNanos(long fromNanos, long toNanos) {
+      long paused = 0;
+      for (int i = 0; i < stalls.length; i += 2) {
+        long s = Math.max(fromNanos, stalls[i]);
+        long e = Math.min(toNanos, stalls[i + 1]);
+        if (e > s) {
+          paused += e - s;
+        }
+      }
+      return paused;
     }
   }
 
@@ -381,8 +395,14 @@ final class OverloadSimulation {
 
     SluiceLimiter(String name, UnaryOperator<ConcurrencyLimiter.Builder> settings,
         boolean wait) {
+      this(name, settings, wait, new long[0]);
+    }
+
+    SluiceLimiter(String name, UnaryOperator<ConcurrencyLimiter.Builder> settings,
+        boolean wait, long[] stalls) {
       this.name = name;
       this.wait = wait;
+      this.clock.stalls = stalls;
       this.limiter = settings.apply(ConcurrencyLimiter.builder().lease(Duration.ofDays(1))
           .maxWaiters(wait ? ConcurrencyLimiter.DEFAULT_MAX_WAITERS : 0).clock(clock)
           .scheduler(scheduler)).build();

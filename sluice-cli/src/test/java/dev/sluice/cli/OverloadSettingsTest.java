@@ -102,24 +102,33 @@ class OverloadSettingsTest {
   }
 
   /**
-   * Stalls of the host (250 ms about every 2 s) in front of 8 workers at 120 requests a second
-   * whose service time doubles from 50 to 100 ms (p99 1.5x the median; the model in which the
-   * gradient went to 16 permits and 479 ms from 10 and 151 had 110 a second): over the degraded
-   * minute its limit and p99 stay within 1.25x of what they are without the stalls.
+   * Stalls of the host (250 ms about every 2 s) in front of 8 workers at 110 to 120 requests a
+   * second whose service time doubles from 50 to 100 ms (p99 1.5x the median; the model in which
+   * the gradient went to 16 permits and 479 ms from 10 and 151): over the degraded minute its
+   * limit and p99 stay within 1.25x of what they are without the stalls. On a backend this small
+   * both move with the load (the limit from 8.7 to 14.7 between 70% and 77% load without stalls),
+   * so the bound is on their means over four loads.
    */
   @Test
   void stallsOfTheHost_keepTheLimitAndTheP99Within125Percent() {
-    Settings plain = settings(8, 0.05, 0.075, 0.77, 1, Variant.SLOWER, false, 0, 0);
-    Settings stalled = settings(8, 0.05, 0.075, 0.77, 1, Variant.SLOWER, false, 2, 0.25);
-    assertThat(plain.offered()).isBetween(115.0, 125.0);
-    Result a = run(plain).get("Sluice gradient");
-    Result b = run(stalled).get("Sluice gradient");
-    double limitA = mean(a.limit(), 40, 90);
-    double limitB = mean(b.limit(), 40, 90);
+    double[] loads = {0.70, 0.72, 0.75, 0.77};
+    double limitA = 0;
+    double limitB = 0;
+    double p99A = 0;
+    double p99B = 0;
+    for (double load : loads) {
+      Settings plain = settings(8, 0.05, 0.075, load, 1, Variant.SLOWER, false, 0, 0);
+      Settings stalled = settings(8, 0.05, 0.075, load, 1, Variant.SLOWER, false, 2, 0.25);
+      assertThat(plain.offered()).isBetween(105.0, 125.0);
+      Result a = run(plain).get("Sluice gradient");
+      Result b = run(stalled).get("Sluice gradient");
+      limitA += mean(a.limit(), 40, 90) / loads.length;
+      limitB += mean(b.limit(), 40, 90) / loads.length;
+      p99A += median(a.p99Ms(), 40, 90) / loads.length;
+      p99B += median(b.p99Ms(), 40, 90) / loads.length;
+    }
     assertThat(limitB).as("the limit with stalls, against %.1f without", limitA)
         .isBetween(limitA / 1.25, limitA * 1.25);
-    double p99A = median(a.p99Ms(), 40, 90);
-    double p99B = median(b.p99Ms(), 40, 90);
     assertThat(p99B).as("the p99 with stalls, against %.1f ms without", p99A)
         .isBetween(p99A / 1.25, p99A * 1.25);
   }

@@ -60,8 +60,8 @@ public final class AimdLimit implements AdaptiveLimit {
 
   @Override
   public synchronized void onEnd(PermitEnd end, long nowNanos) {
-    if (end.outcome() == Outcome.IGNORED) {
-      return;
+    if (end.outcome() == Outcome.IGNORED || end.heldThroughAPause()) {
+      return;   // says nothing of the backend: a client error, or a pause of this process
     }
     // a drop that its wait in the queue explains is the queue's, not the backend's
     boolean dropped = end.outcome() != Outcome.SUCCESS && !end.droppedByItsWait()

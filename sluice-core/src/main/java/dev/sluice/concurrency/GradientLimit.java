@@ -131,8 +131,8 @@ public final class GradientLimit implements AdaptiveLimit {
 
   @Override
   public synchronized void onEnd(PermitEnd end, long nowNanos) {
-    if (end.outcome() == Outcome.IGNORED) {
-      return;
+    if (end.outcome() == Outcome.IGNORED || end.heldThroughAPause()) {
+      return;   // says nothing of the backend: a client error, or a pause of this process
     }
     // a drop of a call that waited in the queue and that the backend then served at its pace
     // (not one that failed fast) is the queue's: a latency sample

@@ -1000,16 +1000,19 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         long waitedNanos) {
       counters.ended(outcome, weight);
       if (adaptive != null) {
+        long now = clock.nanoTime();
         PermitEnd end = new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart,
-            waitedNanos);
-        adaptive.onEnd(end, clock.nanoTime());
+            waitedNanos, clock.pausedNanos(now - heldNanos, now));
+        adaptive.onEnd(end, now);
         if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
           tell(end);
         }
         return;
       }
       if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
-        tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart, waitedNanos));
+        long now = clock.nanoTime();
+        tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart, waitedNanos,
+            clock.pausedNanos(now - heldNanos, now)));
       }
     }
 

@@ -10,12 +10,23 @@ package dev.sluice.concurrency;
  * @param inFlight the key's weight in flight when it was taken, itself included
  * @param waitedNanos how long its acquisition waited for it in the limiter's queue (0 when it was
  *     granted at once)
+ * @param pausedNanos how much of the time it was held this process could not run, by the
+ *     limiter's clock ({@code Clock.pausedNanos}; 0 when none or unknown)
  */
 public record PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight,
-    long waitedNanos) {
-  /** A permit granted without a wait. */
+    long waitedNanos, long pausedNanos) {
+  /** A permit granted without a wait, held through no pause. */
   public PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight) {
-    this(key, weight, heldNanos, outcome, inFlight, 0);
+    this(key, weight, heldNanos, outcome, inFlight, 0, 0);
+  }
+
+  /**
+   * Whether a pause of this process is at least a quarter of the time it was held: its latency,
+   * and a timeout the pause caused, say nothing of the backend, and the adaptive limits do not
+   * learn from it.
+   */
+  public boolean heldThroughAPause() {
+    return pausedNanos > 0 && 4 * pausedNanos >= heldNanos;
   }
 
   /**

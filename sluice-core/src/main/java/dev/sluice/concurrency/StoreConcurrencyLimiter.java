@@ -925,9 +925,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    */
     private boolean finish(Permit p, Outcome outcome, boolean held) {
       long now = clock.nanoTime();
-      PermitEnd end = new PermitEnd(p.key(), p.weight(),
-          Math.max(0, (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos()),
-          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart(), p.waitedNanos);
+      long heldNanos = Math.max(0,
+          (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos());
+      PermitEnd end = new PermitEnd(p.key(), p.weight(), heldNanos,
+          held ? outcome : Outcome.EXPIRED, p.inFlightAtStart(), p.waitedNanos,
+          clock.pausedNanos(p.acquiredAtNanos(), p.acquiredAtNanos() + heldNanos));
       learnHold(p.key(), end.heldNanos(), end.outcome());
       if (adaptiveLimits != null) {
         AdaptiveLimit a = adaptive.get(p.key());
@@ -955,7 +957,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     @Override
     public boolean ended(Permit p, Outcome outcome) {
       InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
-          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0, p.waitedNanos));
+          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0, p.waitedNanos,
+          clock.pausedNanos(p.acquiredAtNanos(), clock.nanoTime())));
       return true;
     }
   }

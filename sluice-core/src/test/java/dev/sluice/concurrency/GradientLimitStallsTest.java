@@ -26,7 +26,7 @@ class GradientLimitStallsTest {
       now += i == 99 ? 2 * MS : MS;
       double held = rttMs + (i < stalled ? stallMs : 0);
       g.onEnd(new PermitEnd("k", 1, (long) (held * MS), outcome, inFlight,
-          (long) (waitedMs * MS)), now);
+          (long) (waitedMs * MS), 0), now);
     }
   }
 
@@ -73,6 +73,35 @@ class GradientLimitStallsTest {
     }
     assertThat(g.baselineNanos()).as("the no-load latency")
         .isCloseTo(baseline, within(baseline / 100));
+  }
+
+  /**
+   * Permits held through a pause of this process that the clock saw (a stall of the whole host:
+   * every call in flight through it times out at its client and is reported dropped) teach the
+   * limit nothing: neither the drops nor the latency.
+   */
+  @Test
+  void permitsHeldThroughAPauseOfThisProcess_teachNothing() {
+    GradientLimit g = GradientLimit.builder().initial(20).max(40).build();
+    steady(g, 20, 20);
+    int limit = g.limit();
+    double baseline = g.baselineNanos();
+    for (int w = 0; w < 10; w++) {
+      for (int i = 0; i < 100; i++) {
+        now += MS;
+        // 10 of each 100 were in flight through a 250-ms pause, and their clients gave up
+        boolean paused = i < 10;
+        g.onEnd(new PermitEnd("k", 1, (paused ? 270 : 20) * MS,
+            paused ? Outcome.DROPPED : Outcome.SUCCESS, g.limit(), 0, paused ? 250 * MS : 0),
+            now);
+      }
+      now += MS;
+    }
+    assertThat(g.limit()).as("ten drops in each window, all through the pause")
+        .isGreaterThanOrEqualTo(limit);
+    assertThat(g.baselineNanos()).isCloseTo(baseline, within(baseline / 100));
+    assertThat(new PermitEnd("k", 1, 1000 * MS, Outcome.DROPPED, 1, 0, 200 * MS)
+        .heldThroughAPause()).as("a pause under a quarter of a long hold").isFalse();
   }
 
   @Test
