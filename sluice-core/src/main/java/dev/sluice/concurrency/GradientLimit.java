@@ -14,10 +14,14 @@ import java.time.Duration;
  *       in flight through it, which move a mean and not a median.</li>
  *   <li>The <b>baseline</b> is the lowest window latency, forgotten slowly (it may rise by
  *       {@link Builder#drift} a window), so it follows a backend that got faster at once and
- *       one that got slower within a few seconds; and when the limiter cut the permits in flight
- *       and the latency did not follow them down, the latency is the backend's own and not a
+ *       one that got slower within a few seconds; and when the permits in flight fell, the
+ *       latency did not follow them down, and the backend served fewer calls a second (a
+ *       draining queue keeps it serving as many), the latency is the backend's own and not a
  *       queue's: the baseline moves up to it at once. No window pins the limit low to re-measure
  *       it (Envoy's minimum-RTT probe and its refusals).</li>
+ *   <li>A permit held through a <b>pause of this process</b> ({@link PermitEnd#heldThroughAPause},
+ *       from the clock's pause watch) teaches nothing: its latency, and the timeout the pause
+ *       caused, are the host's.</li>
  *   <li>The <b>gradient</b> {@code tolerance × baseline / latency}, kept within 0.5 and 1,
  *       scales the limit down when a queue builds; headroom (a tenth of the limit, or its square
  *       root where that is more: a small backend needs a queue of a few calls to stay busy) is

@@ -204,10 +204,13 @@ public abstract class FleetSuite {
     // docs/fleet.md: each instance holds at most cap units and gets at most cap a round trip
     // (the fleet's caps add up to BOUND), and makes its store decisions one at a time while its
     // lease is empty: the fleet can admit min(the rate, (BOUND + INSTANCES) / RTT) a second
+    // and never more than was asked: on a busy host the senders themselves get little CPU
     double reachable = Math.min(2000, (BOUND + INSTANCES) / rtt);
+    double expected = Math.min(reachable * 3.0, decisions.get());
     assertThat((double) admitted.get()).as("the fleet admits about what it can reach at the"
-        + " round trip measured beside it, %.1f ms (%.0f/s), not far less", rtt * 1000, reachable)
-        .isGreaterThan(0.5 * reachable * 3.0);
+        + " round trip measured beside it, %.1f ms (%.0f/s), or what was asked (%d decisions),"
+        + " not far less", rtt * 1000, reachable, decisions.get())
+        .isGreaterThan(0.5 * expected);
     // an instance's lease runs out rate / BOUND times a second, and stays empty for about one
     // refill, a round trip as a busy host serves it (its slow tail, p90, measured beside the
     // load): the share decided at the store is about rate / BOUND x that; at most 10% on a host
