@@ -33,9 +33,15 @@ class PauseWatchTest {
     Process stop = new ProcessBuilder("sh", "-c",
         "kill -STOP " + pid + "; sleep 0.15; kill -CONT " + pid).start();
     assertThat(stop.waitFor(30, TimeUnit.SECONDS)).isTrue();
-    Thread.sleep(50);   // the watch thread wakes after the stop and records it
-    long after = clock.nanoTime();
-    assertThat(clock.pausedNanos(before, after)).as("nanoseconds paused")
+    // the watch thread records the stop when it next runs: poll for it (on a busy host that may
+    // take a while; this waits for it, it does not time it)
+    long paused = 0;
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (paused < TimeUnit.MILLISECONDS.toNanos(100) && System.nanoTime() < giveUp) {
+      Thread.sleep(10);
+      paused = clock.pausedNanos(before, clock.nanoTime());
+    }
+    assertThat(paused).as("nanoseconds paused")
         .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
   }
 }
