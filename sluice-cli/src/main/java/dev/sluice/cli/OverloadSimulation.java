@@ -348,10 +348,11 @@ final class OverloadSimulation {
 
   /** A scheduler on the virtual clock: its tasks run when the run's time reaches them. */
   static final class VirtualScheduler implements Scheduler {
+    private record Task(long due, long seq, Runnable run) {}
+
     private final VirtualClock clock;
-    private final PriorityQueue<long[]> due = new PriorityQueue<>(
-        (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-    private final List<Runnable> tasks = new ArrayList<>();
+    private final PriorityQueue<Task> due = new PriorityQueue<>(
+        (a, b) -> a.due != b.due ? Long.compare(a.due, b.due) : Long.compare(a.seq, b.seq));
     private long seq;
 
     VirtualScheduler(VirtualClock clock) {
@@ -360,23 +361,18 @@ final class OverloadSimulation {
 
     @Override
     public void schedule(Runnable task, long delayNanos) {
-      tasks.add(task);
-      due.add(new long[] {clock.now + Math.max(0, delayNanos), seq++, tasks.size() - 1});
+      due.add(new Task(clock.now + Math.max(0, delayNanos), seq++, task));
     }
 
     long next() {
-      return due.isEmpty() ? Long.MAX_VALUE : due.peek()[0];
+      return due.isEmpty() ? Long.MAX_VALUE : due.peek().due;
     }
 
     void runUntil(long now) {
-      while (!due.isEmpty() && due.peek()[0] <= now) {
-        long[] d = due.poll();
-        clock.now = d[0];
-        Runnable task = tasks.set((int) d[2], null);
-        task.run();
-      }
-      if (due.isEmpty()) {
-        tasks.clear();
+      while (!due.isEmpty() && due.peek().due <= now) {
+        Task t = due.poll();
+        clock.now = t.due;
+        t.run.run();
       }
     }
   }
