@@ -70,6 +70,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
   /** This instance in the store's count of the fleet's live instances. */
   private final FleetMembership membership;
   private final LongAdder leaseCalls = new LongAdder();
+  private final LongAdder leaseCallNanos = new LongAdder();
   private final LongAdder unitsGranted = new LongAdder();
   private final LongAdder unitsReturned = new LongAdder();
   private final LongAdder unitsReconciled = new LongAdder();
@@ -439,6 +440,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       BiConsumer<Observation, Throwable> then) {
     leaseCalls.increment();
     inFlight.incrementAndGet();
+    long sent = clock.nanoTime();
     CompletableFuture<Observation> answer;
     try {
       answer = store.applyAsync(key, request);
@@ -446,6 +448,7 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       answer = CompletableFuture.failedFuture(e);
     }
     answer.whenComplete((observation, failure) -> {
+      leaseCallNanos.add(Math.max(0, clock.nanoTime() - sent));
       try {
         then.accept(observation, failure);
       } finally {
@@ -547,11 +550,14 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       return;
     }
     leaseCalls.increment();
+    long sent = clock.nanoTime();
     try {
       store.apply(l.key, release);
       count.accept(null, null);
     } catch (RuntimeException e) {
       count.accept(null, e);
+    } finally {
+      leaseCallNanos.add(Math.max(0, clock.nanoTime() - sent));
     }
   }
 
@@ -628,7 +634,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
       held += l.held.get();
       spent += l.spent();
     }
-    LeaseStats leaseStats = new LeaseStats(leaseCalls.sum(), unitsGranted.sum(),
+    LeaseStats leaseStats = new LeaseStats(leaseCalls.sum(), leaseCallNanos.sum(),
+        unitsGranted.sum(),
         unitsReturned.sum(), (long) (microStranded.sum() / MICRO), (long) (held / MICRO), spent / MICRO,
         localRejections.sum(), unitsReconciled.sum(), leases.size(), instances());
     return new LimiterStats(s.storeErrors(), s.degradedDecisions(), s.breakerOpen(),

@@ -222,6 +222,28 @@ class FleetModeTest {
   }
 
   @Test
+  void leaseCalls_areTimed_fromSendingToTheAnswer() {
+    RateLimiter l = fleet(tenPercent);
+    drive(l, "k", 500, 120);   // hot and leased; the store answers at once on this clock
+    LeaseStats before = l.stats().leases();
+    assertThat(before.leaseCalls()).isPositive();
+    assertThat(before.leaseCallNanos()).isZero();
+    store.holdAsync = true;
+    for (int i = 0; i < 200 && store.heldCount() == 0; i++) {
+      clock.now.addAndGet(10_000);
+      l.tryAcquireAsync("k", 1);
+    }
+    assertThat(store.heldCount()).as("a refill in flight").isEqualTo(1);
+    clock.now.addAndGet(7 * MS);
+    store.runHeld();
+    LeaseStats after = l.stats().leases();
+    assertThat(after.leaseCalls()).isEqualTo(before.leaseCalls() + 1);
+    assertThat(after.leaseCallNanos()).as("the one refill took 7 ms").isEqualTo(7 * MS);
+    assertThat(after.meanLeaseCallNanos()).isEqualTo(7.0 * MS / after.leaseCalls());
+    assertThat(LeaseStats.NONE.meanLeaseCallNanos()).isZero();
+  }
+
+  @Test
   void emptyLease_whenTheSharedBucketIsFull_isRejectedLocally_withoutAStoreCall() {
     Limit small = Limit.leakyBucket(100, Rate.perSecond(1000));
     InProcessStore shared = new InProcessStore(List.of(small), clock);

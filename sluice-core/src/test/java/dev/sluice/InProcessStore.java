@@ -120,6 +120,13 @@ final class InProcessStore implements DecisionStore {
     return f;
   }
 
+  /** The asynchronous calls held now. */
+  int heldCount() {
+    synchronized (held) {
+      return held.size();
+    }
+  }
+
   /** Runs the asynchronous calls held so far; returns how many. */
   int runHeld() {
     int n = 0;

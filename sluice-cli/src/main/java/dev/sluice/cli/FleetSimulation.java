@@ -372,7 +372,8 @@ final class FleetSimulation {
   }
 
   private static LeaseStats add(LeaseStats sum, long heldAtEnd, LeaseStats s) {
-    return new LeaseStats(sum.leaseCalls() + s.leaseCalls(), sum.unitsGranted() + s.unitsGranted(),
+    return new LeaseStats(sum.leaseCalls() + s.leaseCalls(),
+        sum.leaseCallNanos() + s.leaseCallNanos(), sum.unitsGranted() + s.unitsGranted(),
         sum.unitsReturned() + s.unitsReturned(), sum.unitsStranded() + s.unitsStranded(),
         sum.unitsHeld() + heldAtEnd, sum.unitsSpent() + s.unitsSpent(),
         sum.localRejections() + s.localRejections(), sum.unitsReconciled() + s.unitsReconciled(),
