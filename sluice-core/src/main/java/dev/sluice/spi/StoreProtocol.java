@@ -94,6 +94,59 @@ public final class StoreProtocol {
   /** Redis only: arguments in ARGV's header; the first limit's arguments start here. */
   public static final int ARGV_HEADER = 4;
 
+  /**
+   * Permits (concurrency limits), Redis only: the offsets in {@code permits.lua}'s ARGV (from 0;
+   * Lua's ARGV counts from 1): the {@link PermitOperation}'s code, the time in milliseconds (-1:
+   * Redis {@code TIME}), the permit id, its weight, the ceiling (an acquire: the most weight in
+   * flight after it), the lease in milliseconds, the expiry padding in milliseconds (0 unless
+   * time is passed); then, in a group's calls only, the group's limit, its borrowing ceiling, the
+   * key's assured share and the prefix of the key's members in the group's set. The permit
+   * constants are apart from the rate protocol's: {@code decide.lua} does not name them.
+   */
+  public static final int PERMIT_ARGV_OP = 0;
+  public static final int PERMIT_ARGV_NOW = 1;
+  public static final int PERMIT_ARGV_ID = 2;
+  public static final int PERMIT_ARGV_WEIGHT = 3;
+  public static final int PERMIT_ARGV_CEILING = 4;
+  public static final int PERMIT_ARGV_LEASE = 5;
+  public static final int PERMIT_ARGV_EXPIRY_PADDING = 6;
+  /** Arguments of a call outside a group. */
+  public static final int PERMIT_ARGV_PLAIN = 7;
+  public static final int PERMIT_ARGV_GROUP_LIMIT = 7;
+  public static final int PERMIT_ARGV_GROUP_CEILING = 8;
+  public static final int PERMIT_ARGV_ASSURED = 9;
+  public static final int PERMIT_ARGV_MEMBERS = 10;
+  /** Arguments of a group's call. */
+  public static final int PERMIT_ARGV_GROUPED = 11;
+
+  /**
+   * The permit operations, with the codes {@code permits.lua} and the SQL permit functions
+   * receive ({@code op_acquire} ... in SQL, {@code PERMIT_ACQUIRE} ... in Lua).
+   */
+  public enum PermitOperation {
+    /** Takes a permit if its weight fits the ceiling; a resent acquire takes nothing twice. */
+    ACQUIRE(0),
+    /** Moves a held permit's lease end. */
+    RENEW(1),
+    /** Gives a held permit back. */
+    RELEASE(2),
+    /** Counts the weight in flight, changing nothing but expired permits. */
+    COUNT(3),
+    /** Gives back the permit of an acquire whose answer was lost, and bars the id for a lease. */
+    CANCEL(4);
+
+    private final int code;
+
+    PermitOperation(int code) {
+      this.code = code;
+    }
+
+    /** The code scripts and functions receive. */
+    public int code() {
+      return code;
+    }
+  }
+
   /** Layout letter of a bucket whose scale is above 1 (two slots). */
   public static final char SCALED_BUCKET_LETTER = 'r';
 

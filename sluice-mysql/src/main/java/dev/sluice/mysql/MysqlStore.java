@@ -11,6 +11,7 @@ import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
+import dev.sluice.spi.StoreProtocol.PermitOperation;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import java.nio.charset.StandardCharsets;
@@ -569,11 +570,11 @@ public final class MysqlStore implements DecisionStore, PermitStore {
 
   // ------------------------------------------------------------------------------ permits
 
-  private static final int PERMIT_ACQUIRE = 0;
-  private static final int PERMIT_RENEW = 1;
-  private static final int PERMIT_RELEASE = 2;
-  private static final int PERMIT_COUNT = 3;
-  private static final int PERMIT_CANCEL = 4;
+  private static final int PERMIT_ACQUIRE = PermitOperation.ACQUIRE.code();
+  private static final int PERMIT_RENEW = PermitOperation.RENEW.code();
+  private static final int PERMIT_RELEASE = PermitOperation.RELEASE.code();
+  private static final int PERMIT_COUNT = PermitOperation.COUNT.code();
+  private static final int PERMIT_CANCEL = PermitOperation.CANCEL.code();
 
   /**
    * Takes a permit in {@code <table>_permits}: one call, one atomic step on the database clock

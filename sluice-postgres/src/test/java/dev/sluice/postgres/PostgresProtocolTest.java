@@ -86,4 +86,30 @@ class PostgresProtocolTest {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
+
+  /**
+   * The permit functions name their operations {@code op_acquire} ... with the codes of
+   * {@link StoreProtocol.PermitOperation}, in every schema version; the newest names each
+   * operation but the count (what no other operation is).
+   */
+  @Test
+  void permitFunctions_nameTheirOperations_withJavasCodes() throws IOException {
+    Map<String, Long> newest = Map.of();
+    for (String file : PostgresStore.SCHEMA_RESOURCES) {
+      Map<String, Long> ops = new TreeMap<>();
+      Matcher m = Pattern.compile("(?m)^\\s+op_(\\w+)\\s+CONSTANT int := (\\d+);").matcher(sql(file));
+      while (m.find()) {
+        String name = m.group(1).toUpperCase(Locale.ROOT);
+        long code = Long.parseLong(m.group(2));
+        assertThat(StoreProtocol.PermitOperation.valueOf(name).code()).as(file + ": op_"
+            + m.group(1)).isEqualTo(code);
+        ops.put(name, code);
+      }
+      if (!ops.isEmpty()) {
+        newest = ops;
+      }
+    }
+    assertThat(newest.keySet()).as("the newest permit functions' operations")
+        .containsExactlyInAnyOrder("ACQUIRE", "RENEW", "RELEASE", "CANCEL");
+  }
 }

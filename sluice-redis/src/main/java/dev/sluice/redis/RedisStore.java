@@ -6,6 +6,7 @@ import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreProtocol;
+import dev.sluice.spi.StoreProtocol.PermitOperation;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import io.lettuce.core.RedisClient;
@@ -29,7 +30,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -408,11 +408,11 @@ public final class RedisStore implements DecisionStore, PermitStore {
 
   // ------------------------------------------------------------------------------ permits
 
-  private static final int PERMIT_ACQUIRE = 0;
-  private static final int PERMIT_RENEW = 1;
-  private static final int PERMIT_RELEASE = 2;
-  private static final int PERMIT_COUNT = 3;
-  private static final int PERMIT_CANCEL = 4;
+  private static final int PERMIT_ACQUIRE = PermitOperation.ACQUIRE.code();
+  private static final int PERMIT_RENEW = PermitOperation.RENEW.code();
+  private static final int PERMIT_RELEASE = PermitOperation.RELEASE.code();
+  private static final int PERMIT_COUNT = PermitOperation.COUNT.code();
+  private static final int PERMIT_CANCEL = PermitOperation.CANCEL.code();
 
   /**
    * Takes a permit in the key's sorted set ({@code prefix{key}:permits}, the key's hash tag):
@@ -539,10 +539,24 @@ public final class RedisStore implements DecisionStore, PermitStore {
 
   private String[] permitArgs(int op, String permitId, int weight, int ceiling,
       long leaseMillis) {
-    return new String[] {Integer.toString(op),
-        Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000)), permitId,
-        Integer.toString(weight), Integer.toString(ceiling), Long.toString(leaseMillis),
-        micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS};
+    return permitArgs(StoreProtocol.PERMIT_ARGV_PLAIN, op, permitId, weight, ceiling,
+        leaseMillis);
+  }
+
+  /** permits.lua's ARGV, of the given length, with the arguments every call has. */
+  private String[] permitArgs(int length, int op, String permitId, int weight, int ceiling,
+      long leaseMillis) {
+    String[] args = new String[length];
+    args[StoreProtocol.PERMIT_ARGV_OP] = Integer.toString(op);
+    args[StoreProtocol.PERMIT_ARGV_NOW] =
+        Long.toString(micros == null ? -1 : Math.floorDiv(micros.getAsLong(), 1000));
+    args[StoreProtocol.PERMIT_ARGV_ID] = permitId;
+    args[StoreProtocol.PERMIT_ARGV_WEIGHT] = Integer.toString(weight);
+    args[StoreProtocol.PERMIT_ARGV_CEILING] = Integer.toString(ceiling);
+    args[StoreProtocol.PERMIT_ARGV_LEASE] = Long.toString(leaseMillis);
+    args[StoreProtocol.PERMIT_ARGV_EXPIRY_PADDING] =
+        micros == null ? "0" : INJECTED_TIME_EXPIRY_PADDING_MS;
+    return args;
   }
 
   // ------------------------------------------------------------------------------ permit groups
@@ -645,12 +659,15 @@ public final class RedisStore implements DecisionStore, PermitStore {
 
   private String[] groupArgs(PermitGroup group, String key, int op, String permitId, int weight,
       int ceiling, long leaseMillis) {
-    String[] plain = permitArgs(op, permitId, weight, ceiling, leaseMillis);
-    String[] args = Arrays.copyOf(plain, plain.length + 4);
-    args[plain.length] = group == null ? "0" : Integer.toString(group.limit());
-    args[plain.length + 1] = group == null ? "0" : Integer.toString(group.borrowCeiling());
-    args[plain.length + 2] = group == null ? "0" : Integer.toString(group.assured());
-    args[plain.length + 3] = key + "\u0000";
+    String[] args = permitArgs(StoreProtocol.PERMIT_ARGV_GROUPED, op, permitId, weight, ceiling,
+        leaseMillis);
+    args[StoreProtocol.PERMIT_ARGV_GROUP_LIMIT] =
+        group == null ? "0" : Integer.toString(group.limit());
+    args[StoreProtocol.PERMIT_ARGV_GROUP_CEILING] =
+        group == null ? "0" : Integer.toString(group.borrowCeiling());
+    args[StoreProtocol.PERMIT_ARGV_ASSURED] =
+        group == null ? "0" : Integer.toString(group.assured());
+    args[StoreProtocol.PERMIT_ARGV_MEMBERS] = key + "\u0000";
     return args;
   }
 

@@ -21,35 +21,52 @@
 --
 -- KEYS[1]  the key's sorted set       KEYS[2]  the key's cancelled ids (acquire and cancel)
 -- KEYS[3]  the group's sorted set (grouped calls only)
--- ARGV[1]  operation: 0 acquire, 1 renew, 2 release, 3 count, 4 cancel
--- ARGV[2]  now in ms, or -1 for Redis TIME (tests pass their clock)
--- ARGV[3]  permit id        ARGV[4]  weight
--- ARGV[5]  ceiling (acquire: the most weight in flight after it)
--- ARGV[6]  lease in ms      ARGV[7]  expiry padding in ms (with a test clock)
--- ARGV[8]  grouped acquire: the group's limit   ARGV[9] its borrowing ceiling
--- ARGV[10] grouped acquire: the key's assured share
--- ARGV[11] grouped calls: the prefix of the key's members in the group's set
+-- ARGV: the PERMIT_ARGV_ offsets below (StoreProtocol's; RedisProtocolTest compares them).
 -- Returns {done (1 or 0), weight in flight after the call, now in ms}.
 
-local OP_ACQUIRE, OP_RENEW, OP_RELEASE, OP_CANCEL = 0, 1, 2, 4
+-- the operations
+local PERMIT_ACQUIRE, PERMIT_RENEW, PERMIT_RELEASE, PERMIT_COUNT, PERMIT_CANCEL = 0, 1, 2, 3, 4
+-- ARGV, from 0: the operation, now in ms (-1: Redis TIME; tests pass their clock), the permit
+-- id, its weight, the ceiling (acquire: the most weight in flight after it), the lease in ms,
+-- the expiry padding in ms (with a test clock)
+local PERMIT_ARGV_OP = 0
+local PERMIT_ARGV_NOW = 1
+local PERMIT_ARGV_ID = 2
+local PERMIT_ARGV_WEIGHT = 3
+local PERMIT_ARGV_CEILING = 4
+local PERMIT_ARGV_LEASE = 5
+local PERMIT_ARGV_EXPIRY_PADDING = 6
+local PERMIT_ARGV_PLAIN = 7
+-- then a group's calls only: the group's limit, its borrowing ceiling, the key's assured share
+-- (those three in an acquire) and the prefix of the key's members in the group's set
+local PERMIT_ARGV_GROUP_LIMIT = 7
+local PERMIT_ARGV_GROUP_CEILING = 8
+local PERMIT_ARGV_ASSURED = 9
+local PERMIT_ARGV_MEMBERS = 10
+local PERMIT_ARGV_GROUPED = 11
+
 local CHUNK = 1000
 
+if #ARGV ~= PERMIT_ARGV_PLAIN and #ARGV ~= PERMIT_ARGV_GROUPED then
+  return redis.error_reply('sluice permits: ' .. #ARGV .. ' arguments, expected '
+      .. PERMIT_ARGV_PLAIN .. ' or ' .. PERMIT_ARGV_GROUPED)
+end
 local key = KEYS[1]
 local cancelled = KEYS[2]
 local group = KEYS[3]
-local in_group = ARGV[11]
-local op = tonumber(ARGV[1])
-local now = tonumber(ARGV[2])
+local in_group = ARGV[1 + PERMIT_ARGV_MEMBERS]
+local op = tonumber(ARGV[1 + PERMIT_ARGV_OP])
+local now = tonumber(ARGV[1 + PERMIT_ARGV_NOW])
 if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local id = ARGV[3]
-local weight = tonumber(ARGV[4])
+local id = ARGV[1 + PERMIT_ARGV_ID]
+local weight = tonumber(ARGV[1 + PERMIT_ARGV_WEIGHT])
 
 -- the usual call first, before anything else is defined: a permit of weight 1 outside a group
 if weight == 1 and not group then
-  if op == OP_RELEASE then
+  if op == PERMIT_RELEASE then
     local score = redis.call('ZSCORE', key, id)
     local removed = 0
     if score and tonumber(score) > now then
@@ -57,22 +74,22 @@ if weight == 1 and not group then
     end
     return {removed, redis.call('ZCARD', key), now}
   end
-  if op == OP_ACQUIRE then
+  if op == PERMIT_ACQUIRE then
     redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
     local n = redis.call('ZCARD', key)
     local c = redis.call('ZSCORE', cancelled, id)
     if c and tonumber(c) > now then
       return {0, n, now}   -- its cancel came first: it takes nothing
     end
-    if n + 1 > tonumber(ARGV[5]) then
+    if n + 1 > tonumber(ARGV[1 + PERMIT_ARGV_CEILING]) then
       -- full: a resent call whose permit is held is still answered as acquired
       return {redis.call('ZSCORE', key, id) and 1 or 0, n, now}
     end
-    local expires = now + tonumber(ARGV[6])
+    local expires = now + tonumber(ARGV[1 + PERMIT_ARGV_LEASE])
     if redis.call('ZADD', key, 'NX', expires, id) == 0 then
       return {1, n, now}   -- a resent call: its permit is held, nothing is taken twice
     end
-    local ttl = expires - now + tonumber(ARGV[7])
+    local ttl = expires - now + tonumber(ARGV[1 + PERMIT_ARGV_EXPIRY_PADDING])
     if redis.call('PTTL', key) < ttl then
       redis.call('PEXPIRE', key, ttl)
     end
@@ -121,7 +138,7 @@ end
 
 -- a set lives until its last lease ends: its expiry only ever moves later
 local function expire_set(set, expires)
-  local ttl = expires - now + tonumber(ARGV[7])
+  local ttl = expires - now + tonumber(ARGV[1 + PERMIT_ARGV_EXPIRY_PADDING])
   if redis.call('PTTL', set) < ttl then
     redis.call('PEXPIRE', set, ttl)
   end
@@ -134,7 +151,7 @@ local function expire_with(expires)
   end
 end
 
-if op == OP_RELEASE then
+if op == PERMIT_RELEASE then
   -- a release needs no count: it removes the permit's members, unless its lease has ended (then
   -- it changes nothing: the next call drops them), and answers with what the set holds
   local score = redis.call('ZSCORE', key, id)
@@ -145,14 +162,14 @@ if op == OP_RELEASE then
   return {removed > 0 and 1 or 0, redis.call('ZCARD', key), now}
 end
 
-if op == OP_CANCEL then
+if op == PERMIT_CANCEL then
   -- the permit goes if held; the id is remembered as cancelled until now plus the lease
   local score = redis.call('ZSCORE', key, id)
   local removed = 0
   if score and tonumber(score) > now then
     removed = on_members('ZREM')
   end
-  local ends = now + tonumber(ARGV[6])
+  local ends = now + tonumber(ARGV[1 + PERMIT_ARGV_LEASE])
   redis.call('ZREMRANGEBYSCORE', cancelled, '-inf', now)
   local c = redis.call('ZSCORE', cancelled, id)
   if not c or tonumber(c) < ends then
@@ -169,13 +186,16 @@ if group then
   redis.call('ZREMRANGEBYSCORE', group, '-inf', now)
   g = redis.call('ZCARD', group)
 end
-if op ~= OP_ACQUIRE and op ~= OP_RENEW then
+if op == PERMIT_COUNT then
   return {0, n, now}
+end
+if op ~= PERMIT_ACQUIRE and op ~= PERMIT_RENEW then
+  return redis.error_reply('sluice permits: no operation has code ' .. tostring(op))
 end
 
 local held = redis.call('ZSCORE', key, id)
-local expires = now + tonumber(ARGV[6])
-if op == OP_RENEW then
+local expires = now + tonumber(ARGV[1 + PERMIT_ARGV_LEASE])
+if op == PERMIT_RENEW then
   if not held then
     return {0, n, now}
   end
@@ -193,11 +213,12 @@ local c = redis.call('ZSCORE', cancelled, id)
 if c and tonumber(c) > now then
   return {0, n, now}
 end
-if n + weight > tonumber(ARGV[5]) then
+if n + weight > tonumber(ARGV[1 + PERMIT_ARGV_CEILING]) then
   return {0, n, now}
 end
-if group and (g + weight > tonumber(ARGV[8])
-    or (n + weight > tonumber(ARGV[10]) and g + weight > tonumber(ARGV[9]))) then
+if group and (g + weight > tonumber(ARGV[1 + PERMIT_ARGV_GROUP_LIMIT])
+    or (n + weight > tonumber(ARGV[1 + PERMIT_ARGV_ASSURED])
+      and g + weight > tonumber(ARGV[1 + PERMIT_ARGV_GROUP_CEILING]))) then
   return {0, n, now}
 end
 on_members('ZADD', nil, expires)

@@ -40,4 +40,36 @@ class RedisProtocolTest {
     // the fast path is for the layout of one bucket of scale 1
     assertThat(lua).contains("ARGV[1 + ARGV_LAYOUT] == '" + StoreProtocol.Kind.BUCKET.letter(1) + "'");
   }
+
+  /**
+   * permits.lua names the permit protocol's numbers (operations, ARGV offsets and lengths) with
+   * StoreProtocol's names, one for one, and reads ARGV only through them.
+   */
+  @Test
+  void permitsScript_namesThePermitProtocol_oneForOne() throws IOException {
+    String lua;
+    try (InputStream in = RedisStore.class.getResourceAsStream("/dev/sluice/redis/permits.lua")) {
+      lua = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Map<String, Long> script = locals(lua);
+    script.keySet().removeIf(name -> !name.startsWith("PERMIT_"));   // the script's own, CHUNK
+    assertThat(script).isEqualTo(ProtocolConstants.permits());
+    assertThat(Pattern.compile("ARGV\\[\\d+\\]").matcher(lua).find())
+        .as("no ARGV read by a bare number").isFalse();
+  }
+
+  private static Map<String, Long> locals(String lua) {
+    Map<String, Long> script = new TreeMap<>();
+    Matcher m = Pattern.compile("(?m)^local ([A-Z_]+(?:, [A-Z_]+)*) = (-?\\d+(?:, -?\\d+)*)$")
+        .matcher(lua);
+    while (m.find()) {
+      String[] names = m.group(1).split(", ");
+      String[] values = m.group(2).split(", ");
+      assertThat(values).as(m.group()).hasSameSizeAs(names);
+      for (int i = 0; i < names.length; i++) {
+        script.put(names[i], Long.parseLong(values[i]));
+      }
+    }
+    return script;
+  }
 }
