@@ -180,13 +180,19 @@ public interface ConcurrencyLimiter extends AutoCloseable {
    */
   int DEFAULT_MAX_WAITERS = 100;
 
+  /** How long a permit lasts without a release or a renewal unless {@link Builder#lease} says otherwise. */
+  Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+  /** Keys held at once unless {@link Builder#maximumKeys} says otherwise. */
+  long DEFAULT_MAXIMUM_KEYS = 100_000;
+
   /** Settings of an in-memory {@link ConcurrencyLimiter}. */
   final class Builder {
     ToIntFunction<String> limit;
-    Duration lease = Duration.ofSeconds(30);
+    Duration lease = DEFAULT_LEASE;
     int maxWaiters = DEFAULT_MAX_WAITERS;
     QueueOrder order = QueueOrder.FIFO;
-    long maximumKeys = 100_000;
+    long maximumKeys = DEFAULT_MAXIMUM_KEYS;
     Clock clock = Clock.system();
     Scheduler scheduler = Scheduler.system();
     /** The listener when none is set: nothing to tell, so nothing is allocated to tell it. */

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
-import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
@@ -94,21 +93,7 @@ final class PermitEndpoint {
       StoreFailure failure, CircuitBreakerSettings breaker) {
     Map<String, ConcurrencyLimiter> out = new LinkedHashMap<>();
     policies.concurrency().forEach((name, spec) -> {
-      ConcurrencyLimiter.Builder b = ConcurrencyLimiter.builder()
-          .lease(spec.lease()).maxWaiters(spec.maxWaiters()).maximumKeys(spec.maximumKeys());
-      if (!spec.adaptive().equals("none")) {
-        b.adaptive(AdaptiveLimit.named(spec.adaptive(), spec.minLimit(), spec.maxLimit(),
-            spec.initialLimit()));
-      } else if (spec.limit() > 0) {
-        b.limit(spec.limit());
-      }
-      if (spec.group() != null) {
-        b.group(spec.group());
-      }
-      spec.shares().forEach(b::share);
-      if (spec.codelTarget() != null) {
-        b.codel(spec.codelTarget(), spec.codelInterval());
-      }
+      ConcurrencyLimiter.Builder b = spec.builder();
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, "permits:" + name)).circuitBreaker(breaker)
             .onStoreFailure(failure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED

@@ -5,9 +5,7 @@ import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.StoreFailure;
-import dev.sluice.concurrency.ConcurrencyGroup;
-import dev.sluice.concurrency.ConcurrencyLimiter;
-import dev.sluice.concurrency.Priority;
+import dev.sluice.concurrency.ConcurrencySpec;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -17,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -275,33 +272,6 @@ public final class Policies {
     return concurrency;
   }
 
-  /**
-   * A concurrency limit of the file ({@code concurrency:}), served by {@code /v1/permits}.
-   *
-   * @param limit the most weight in flight per key
-   * @param lease how long a permit lasts without a renewal
-   * @param maxWaiters acquisitions that may wait per key
-   * @param shares each priority's share of the permits (those given)
-   * @param maximumKeys keys held at once
-   * @param adaptive {@code none} (a fixed limit), {@code gradient} or {@code aimd}
-   * @param minLimit an adaptive limit's floor
-   * @param maxLimit an adaptive limit's ceiling
-   * @param initialLimit an adaptive limit's start
-   * @param codelTarget CoDel's target wait for each key's queue; null when CoDel is off
-   * @param codelInterval CoDel's interval; null when CoDel is off
-   * @param group the groups the keys are partitions of; null when none
-   */
-  public record ConcurrencySpec(int limit, Duration lease, int maxWaiters,
-      Map<Priority, Double> shares, long maximumKeys, String adaptive, int minLimit,
-      int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval,
-      ConcurrencyGroup group) {}
-
-  private static final Set<String> CONCURRENCY_KEYS = Set.of("limit", "lease", "maxWaiters",
-      "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit", "codelTarget",
-      "codelInterval", "group");
-  private static final Set<String> CONCURRENCY_GROUP_KEYS = Set.of("limit", "assured",
-      "assuredKeys", "reserve", "key", "separator");
-
   private static Map<String, ConcurrencySpec> concurrency(String source, Node node,
       List<String> problems) {
     if (!(node instanceof MappingNode m) || m.getValue().isEmpty()) {
@@ -313,252 +283,44 @@ public final class Policies {
     for (NodeTuple t : m.getValue()) {
       String name = scalar(t.getKeyNode());
       String what = "concurrency '" + name + "'";
-      if (name == null || !NAME.matcher(name).matches()) {
-        problems.add(at(source, t.getKeyNode()) + "a concurrency limit's name must be 1 to 64 of"
-            + " A-Z a-z 0-9 _ . - but was '" + name + "'");
-        continue;
-      }
-      if (!(t.getValueNode() instanceof MappingNode settings)) {
+      if (!(t.getValueNode() instanceof MappingNode)) {
         problems.add(at(source, t.getValueNode()) + what + ": must be a mapping such as"
             + " {limit: 20, lease: 30s}");
         continue;
       }
-      int before = problems.size();
-      double limit = Double.NaN;
-      Duration lease = Duration.ofSeconds(30);
-      double maxWaiters = ConcurrencyLimiter.DEFAULT_MAX_WAITERS;
-      double maximumKeys = 100_000;
-      Map<Priority, Double> shares = new EnumMap<>(Priority.class);
-      String adaptive = "none";
-      double minLimit = 1;
-      double maxLimit = 1000;
-      double initialLimit = 20;
-      Duration codelTarget = null;
-      Duration codelInterval = null;
-      Node groupNode = null;
-      for (NodeTuple f : settings.getValue()) {
-        String k = scalar(f.getKeyNode());
-        Node v = f.getValueNode();
-        if (k == null || !CONCURRENCY_KEYS.contains(k)) {
-          problems.add(at(source, f.getKeyNode()) + what + ": unknown key '" + k
-              + "' (expected one of " + String.join(", ", new TreeSet<>(CONCURRENCY_KEYS)) + ")");
-          continue;
-        }
-        switch (k) {
-          case "limit" -> limit = whole(source, what, k, v, 1, Integer.MAX_VALUE, problems);
-          case "maxWaiters" -> maxWaiters = whole(source, what, k, v, 0, 1_000_000, problems);
-          case "maximumKeys" -> maximumKeys = whole(source, what, k, v, 1, 1_000_000_000,
-              problems);
-          case "minLimit" -> minLimit = whole(source, what, k, v, 1, 1_000_000, problems);
-          case "maxLimit" -> maxLimit = whole(source, what, k, v, 1, 1_000_000, problems);
-          case "initialLimit" -> initialLimit = whole(source, what, k, v, 1, 1_000_000, problems);
-          case "adaptive" -> {
-            String a = scalar(v);
-            if (a == null || !Set.of("none", "gradient", "aimd").contains(a)) {
-              problems.add(at(source, v) + what + ": 'adaptive' must be none, gradient or aimd"
-                  + " but was '" + a + "'");
-            } else {
-              adaptive = a;
-            }
-          }
-          case "lease" -> {
-            Duration d = duration(source, what, k, v, problems);
-            if (d != null && (d.toMillis() < 1 || d.compareTo(Duration.ofDays(1)) > 0)) {
-              problems.add(at(source, v) + what + ": 'lease' must be between 1ms and 1d but was '"
-                  + scalar(v) + "'");
-            } else if (d != null) {
-              lease = d;
-            }
-          }
-          case "group" -> groupNode = v;
-          case "codelTarget" -> codelTarget = duration(source, what, k, v, problems);
-          case "codelInterval" -> codelInterval = duration(source, what, k, v, problems);
-          default -> shares(source, what, v, shares, problems);
-        }
-      }
-      if (problems.size() == before && (codelTarget == null) != (codelInterval == null)) {
-        problems.add(at(source, t.getKeyNode()) + what + ": CoDel needs both 'codelTarget' and"
-            + " 'codelInterval' (such as 5ms and 100ms)");
-      } else if (codelTarget != null && codelInterval != null && (codelTarget.toNanos() <= 0
-          || codelInterval.compareTo(codelTarget) < 0
-          || codelInterval.compareTo(Duration.ofMinutes(1)) > 0)) {
-        problems.add(at(source, t.getKeyNode()) + what + ": CoDel needs 0 < codelTarget <="
-            + " codelInterval <= 1m but codelTarget was " + codelTarget + " and codelInterval "
-            + codelInterval);
-      }
-      boolean fixed = settings.getValue().stream()
-          .anyMatch(f -> "limit".equals(scalar(f.getKeyNode())));
-      ConcurrencyGroup group = null;
-      if (groupNode != null) {
-        group = concurrencyGroup(source, what, groupNode, problems);
-        if (!adaptive.equals("none")) {
-          problems.add(at(source, groupNode) + what + ": adaptive limits and groups do not"
-              + " combine yet (a group's keys share a fixed limit)");
-        }
-      }
-      if (adaptive.equals("none") && !fixed && groupNode == null) {
-        problems.add(at(source, t.getKeyNode()) + what + ": 'limit' is missing (the most"
-            + " permits in flight per key, or adaptive: gradient)");
-      } else if (!adaptive.equals("none") && fixed) {
-        problems.add(at(source, t.getKeyNode()) + what + ": 'limit' and 'adaptive: " + adaptive
-            + "' exclude each other (bound an adaptive limit with minLimit and maxLimit)");
-      } else if (!adaptive.equals("none") && minLimit > maxLimit) {
-        problems.add(at(source, t.getKeyNode()) + what + ": 'minLimit' (" + (long) minLimit
-            + ") is above 'maxLimit' (" + (long) maxLimit + ")");
-      }
-      double above = 1;
-      for (Priority p : Priority.values()) {
-        double share = shares.getOrDefault(p, 1.0);
-        if (share > above) {
-          problems.add(at(source, settings) + what + ": the share of " + p.name().toLowerCase(
-              Locale.ROOT) + " (" + share + ") is above a higher priority's (" + above + ")");
-        }
-        above = Math.min(above, share);
-      }
-      if (problems.size() == before) {
-        out.put(name, new ConcurrencySpec(fixed ? (int) limit : 0, lease, (int) maxWaiters,
-            Map.copyOf(shares), (long) maximumKeys, adaptive, (int) minLimit, (int) maxLimit,
-            (int) initialLimit, codelTarget, codelInterval, group));
+      // the words of ConcurrencySpec, with each field's node, so a problem names its line
+      Map<String, Node> nodes = new LinkedHashMap<>();
+      Object fields = plain(t.getValueNode(), "", nodes);
+      @SuppressWarnings("unchecked")
+      Map<String, Object> settings = (Map<String, Object>) fields;
+      ConcurrencySpec spec = ConcurrencySpec.parse(name, settings, field -> field,
+          (field, message) -> problems.add(at(source, field == null ? t.getKeyNode()
+              : nodes.getOrDefault(field, t.getValueNode())) + what + ": " + message));
+      if (spec != null) {
+        out.put(name, spec);
       }
     }
     return Collections.unmodifiableMap(out);
   }
 
-  /** A whole number from {@code min} to {@code max}; NaN (and a problem) otherwise. */
-  private static double whole(String source, String what, String key, Node v, long min, long max,
-      List<String> problems) {
-    double n = number(source, what, key, v, problems);
-    if (Double.isNaN(n)) {
-      return n;
+  /**
+   * A YAML node as ConcurrencySpec reads it: a scalar's text, a mapping as a map (a key given
+   * twice keeps its first value), anything else as its text; each field's node by its path.
+   */
+  private static Object plain(Node node, String path, Map<String, Node> nodes) {
+    if (node instanceof MappingNode m) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      for (NodeTuple t : m.getValue()) {
+        String k = String.valueOf(scalar(t.getKeyNode()));
+        nodes.putIfAbsent(path + k, t.getValueNode());
+        out.putIfAbsent(k, plain(t.getValueNode(), path + k + ".", nodes));
+      }
+      return out;
     }
-    if (n != Math.rint(n) || n < min || n > max) {
-      problems.add(at(source, v) + what + ": '" + key + "' must be a whole number from " + min
-          + " to " + max + " but was '" + scalar(v) + "'");
-      return Double.NaN;
-    }
-    return n;
+    String text = scalar(node);
+    return text == null ? node.getNodeId().name().toLowerCase(Locale.ROOT) : text;
   }
 
-  /** A concurrency limit's {@code group:}, checked; null (and problems) if it is not one. */
-  private static ConcurrencyGroup concurrencyGroup(String source, String limitWhat, Node node,
-      List<String> problems) {
-    String what = limitWhat + " group";
-    if (!(node instanceof MappingNode m)) {
-      problems.add(at(source, node) + what + ": must be a mapping such as {limit: 100, assured:"
-          + " 10, key: prefix}");
-      return null;
-    }
-    int before = problems.size();
-    double limit = Double.NaN;
-    double assured = 0;
-    double reserve = -1;
-    String key = "all";
-    String separator = null;
-    Map<String, Node> assuredKeys = new LinkedHashMap<>();
-    for (NodeTuple f : m.getValue()) {
-      String k = scalar(f.getKeyNode());
-      Node v = f.getValueNode();
-      if (k == null || !CONCURRENCY_GROUP_KEYS.contains(k)) {
-        problems.add(at(source, f.getKeyNode()) + what + ": unknown key '" + k
-            + "' (expected one of " + String.join(", ", new TreeSet<>(CONCURRENCY_GROUP_KEYS))
-            + ")");
-        continue;
-      }
-      switch (k) {
-        case "limit" -> limit = whole(source, what, k, v, 1, 1_000_000, problems);
-        case "assured" -> assured = whole(source, what, k, v, 0, 1_000_000, problems);
-        case "reserve" -> reserve = whole(source, what, k, v, 0, 1_000_000, problems);
-        case "key" -> {
-          key = scalar(v);
-          if (!"all".equals(key) && !"prefix".equals(key)) {
-            problems.add(at(source, v) + what + ": 'key' must be all or prefix but was '" + key
-                + "'");
-          }
-        }
-        case "separator" -> {
-          separator = scalar(v);
-          if (separator == null || separator.isEmpty()) {
-            problems.add(at(source, v) + what + ": 'separator' must be a non-empty string");
-          }
-        }
-        default -> {
-          if (!(v instanceof MappingNode keys)) {
-            problems.add(at(source, v) + what + ": 'assuredKeys' must map keys to their assured"
-                + " shares");
-          } else {
-            keys.getValue().forEach(t -> assuredKeys.put(scalar(t.getKeyNode()), t.getValueNode()));
-          }
-        }
-      }
-    }
-    if (separator != null && !"prefix".equals(key)) {
-      problems.add(at(source, node) + what + ": 'separator' applies with key: prefix");
-    }
-    if (!m.getValue().stream().anyMatch(f -> "limit".equals(scalar(f.getKeyNode())))) {
-      problems.add(at(source, node) + what + ": 'limit' is missing (the permits in flight the"
-          + " group's keys hold at most, together)");
-    }
-    if (problems.size() != before) {
-      return null;
-    }
-    long max = (long) limit;
-    Map<String, Integer> named = new LinkedHashMap<>();
-    assuredKeys.forEach((k, v) -> {
-      double a = whole(source, what, "assuredKeys." + k, v, 0, max, problems);
-      if (!Double.isNaN(a)) {
-        named.put(k, (int) a);
-      }
-    });
-    if (assured > limit) {
-      problems.add(at(source, node) + what + ": 'assured' (" + (long) assured + ") is above its"
-          + " 'limit' (" + max + ")");
-    }
-    if (reserve > limit) {
-      problems.add(at(source, node) + what + ": 'reserve' (" + (long) reserve + ") is above its"
-          + " 'limit' (" + max + ")");
-    }
-    if (problems.size() != before) {
-      return null;
-    }
-    int everyKey = (int) assured;
-    Map<String, Integer> shares = Map.copyOf(named);
-    ConcurrencyGroup g = ConcurrencyGroup.sharing((int) limit)
-        .assured(k -> shares.getOrDefault(k, everyKey));
-    if (reserve >= 0) {
-      g = g.reserve((int) reserve);
-    }
-    return "prefix".equals(key) ? g.byPrefix(separator == null ? "/" : separator) : g;
-  }
-
-  private static void shares(String source, String what, Node node, Map<Priority, Double> shares,
-      List<String> problems) {
-    if (!(node instanceof MappingNode m)) {
-      problems.add(at(source, node) + what + ": 'shares' must map critical, normal or sheddable"
-          + " to a share from 0 to 1");
-      return;
-    }
-    for (NodeTuple t : m.getValue()) {
-      String k = scalar(t.getKeyNode());
-      Priority p = k == null ? null : switch (k) {
-        case "critical" -> Priority.CRITICAL;
-        case "normal" -> Priority.NORMAL;
-        case "sheddable" -> Priority.SHEDDABLE;
-        default -> null;
-      };
-      if (p == null) {
-        problems.add(at(source, t.getKeyNode()) + what + ": unknown priority '" + k
-            + "' (expected critical, normal or sheddable)");
-        continue;
-      }
-      double share = number(source, what, k, t.getValueNode(), problems);
-      if (!Double.isNaN(share) && !(share >= 0 && share <= 1)) {
-        problems.add(at(source, t.getValueNode()) + what + ": the share of " + k + " must be"
-            + " between 0 and 1 but was '" + scalar(t.getValueNode()) + "'");
-      } else if (!Double.isNaN(share)) {
-        shares.put(p, share);
-      }
-    }
-  }
 
   private static Node groupNode(Node policy) {
     if (policy instanceof MappingNode m) {

@@ -427,7 +427,7 @@ class PermitEndpointTest {
           "p.yaml:4: concurrency 'a': CoDel needs both 'codelTarget' and 'codelInterval' (such"
               + " as 5ms and 100ms)",
           "p.yaml:5: concurrency 'b': CoDel needs 0 < codelTarget <= codelInterval <= 1m but"
-              + " codelTarget was PT1S and codelInterval PT0.1S");
+              + " codelTarget was '1s' and codelInterval '100ms'");
     }
   }
 
@@ -465,10 +465,12 @@ class PermitEndpointTest {
       throw new AssertionError("a bad group was accepted");
     } catch (ConfigException e) {
       assertThat(e.problems()).containsExactlyInAnyOrder(
-          "p.yaml:4: concurrency 'a' group: 'limit' is missing (the permits in flight the"
+          "p.yaml:4: concurrency 'a': 'group.limit' is missing (the permits in flight the"
               + " group's keys hold at most, together)",
-          "p.yaml:5: concurrency 'b' group: 'key' must be all or prefix but was 'hash'",
-          "p.yaml:5: concurrency 'b' group: 'separator' applies with key: prefix",
+          "p.yaml:5: concurrency 'b': 'group.assured' must be a whole number from 0 to 4 but"
+              + " was '5'",
+          "p.yaml:5: concurrency 'b': 'group.key' must be all or prefix but was 'hash'",
+          "p.yaml:5: concurrency 'b': 'group.separator' applies with 'group.key: prefix'",
           "p.yaml:6: concurrency 'c': adaptive limits and groups do not combine yet (a group's"
               + " keys share a fixed limit)");
     }

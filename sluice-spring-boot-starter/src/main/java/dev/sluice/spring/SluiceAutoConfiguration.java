@@ -5,6 +5,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.ConcurrencySpec;
 import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
@@ -176,7 +177,7 @@ public class SluiceAutoConfiguration {
       limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));
     }
     Map<String, ConcurrencyLimiter> concurrency = new LinkedHashMap<>();
-    for (ConcurrencySettings.LimitSpec spec : settings.concurrency.limits.values()) {
+    for (ConcurrencySpec spec : settings.concurrency.limits.values()) {
       ConcurrencyLimiter.Builder b = spec.builder();
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, spec.name())).onStoreFailure(settings.failure)

@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.concurrency.ConcurrencySpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -373,7 +374,7 @@ public class SluiceProperties {
     /** The most weight in flight per key (at least 1). */
     private Integer limit;
     /** How long a permit lasts without a release or a renewal (a holder that dies costs at most this). */
-    private Duration lease = Duration.ofSeconds(30);
+    private Duration lease = ConcurrencySpec.DEFAULT_LEASE;
     /** Acquisitions that may wait per key (0: none waits). */
     private int maxWaiters = ConcurrencyLimiter.DEFAULT_MAX_WAITERS;
     /** Which waiter a released permit goes to: fifo or lifo. */
@@ -393,18 +394,18 @@ public class SluiceProperties {
      */
     private ConcurrencyGroupSettings group;
     /** Keys held at once (in memory; on a store, keys with waiters here). */
-    private long maximumKeys = 100_000;
+    private long maximumKeys = ConcurrencySpec.DEFAULT_MAXIMUM_KEYS;
     /**
      * An adaptive limit instead of a fixed one: none (the default: limit is fixed), gradient or
      * aimd. With one, limit is not needed; min-limit, max-limit and initial-limit bound it.
      */
     private String adaptive = "none";
     /** An adaptive limit's floor (default 1). */
-    private int minLimit = 1;
+    private int minLimit = ConcurrencySpec.DEFAULT_MIN_LIMIT;
     /** An adaptive limit's ceiling (default 1000). */
-    private int maxLimit = 1000;
+    private int maxLimit = ConcurrencySpec.DEFAULT_MAX_LIMIT;
     /** An adaptive limit's start (default 20). */
-    private int initialLimit = 20;
+    private int initialLimit = ConcurrencySpec.DEFAULT_INITIAL_LIMIT;
 
     public String getAdaptive() {
       return adaptive;
@@ -524,7 +525,7 @@ public class SluiceProperties {
     /** all: every key in one group (default); prefix: a key's group is the key up to the separator. */
     private String key = "all";
     /** With key: prefix, what ends a key's group (default "/": "acme/live" is in group "acme"). */
-    private String separator = "/";
+    private String separator;
 
     public Integer getLimit() {
       return limit;

@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.concurrency.ConcurrencySpec;
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
@@ -119,25 +120,31 @@ class ConfigurationTest {
         .run(context -> {
           assertThat(context).hasFailed();
           assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
-              "sluice.concurrency.limits.db.limit: must be at least 1 but was 0",
-              "sluice.concurrency.limits.db.lease: must be between 1ms and 1d but was PT0S",
-              "sluice.concurrency.limits.db.queue-order: must be fifo or lifo but was 'random'",
-              "sluice.concurrency.limits.db.shares.sheddable: must be between 0 and 1 but was 1.5",
-              "sluice.concurrency.limits.db.shares.urgent: must be critical, normal or sheddable",
-              "sluice.concurrency.limits.nolimit.limit: is missing (the most requests in flight"
-                  + " per key, or set adaptive: gradient)",
-              "sluice.concurrency.limits.nolimit.max-waiters: must be from 0 to 1000000 but was -1",
+              "sluice.concurrency.limits.db: 'limit' must be a whole number from 1 to "
+                  + "2147483647 but was '0'",
+              "sluice.concurrency.limits.db: 'lease' must be between 1ms and 1d but was '0s'",
+              "sluice.concurrency.limits.db: 'queue-order' must be fifo or lifo but was "
+                  + "'random'",
+              "sluice.concurrency.limits.db: the share of sheddable must be between 0 and 1 "
+                  + "but was '1.5'",
+              "sluice.concurrency.limits.db: unknown priority 'urgent' (expected critical, "
+                  + "normal or sheddable)",
+              "sluice.concurrency.limits.nolimit: 'max-waiters' must be a whole number from "
+                  + "0 to 1000000 but was '-1'",
+              "sluice.concurrency.limits.nolimit: 'limit' is missing (the most permits in "
+                  + "flight per key, or adaptive: gradient)",
               "sluice.concurrency.rules[0].path: a path pattern starts with '/' but was 'api'",
-              "sluice.concurrency.rules[0].limit: no limit 'dbb' under sluice.concurrency.limits"
-                  + " (there are [db, nolimit])",
-              "sluice.concurrency.rules[0].per: must be client, route or global but was 'tenant'",
-              "sluice.concurrency.rules[0].key: must be ip, principal or header:NAME but was"
-                  + " 'cookie'",
+              "sluice.concurrency.rules[0].limit: no limit 'dbb' under "
+                  + "sluice.concurrency.limits (there are [db, nolimit])",
+              "sluice.concurrency.rules[0].per: must be client, route or global but was "
+                  + "'tenant'",
+              "sluice.concurrency.rules[0].key: must be ip, principal or header:NAME but was "
+                  + "'cookie'",
               "sluice.concurrency.rules[0].max-wait: must be between 0 and 1m but was PT2M",
-              "sluice.concurrency.rules[0].priority-header: not an HTTP header name:"
-                  + " 'X Priority'",
-              "sluice.concurrency.rules[0].deadline-headers[1]: not an HTTP header name:"
-                  + " 'x deadline'");
+              "sluice.concurrency.rules[0].priority-header: not an HTTP header name: 'X "
+                  + "Priority'",
+              "sluice.concurrency.rules[0].deadline-headers[1]: not an HTTP header name: 'x "
+                  + "deadline'");
         });
   }
 
@@ -166,12 +173,15 @@ class ConfigurationTest {
         .run(context -> {
           assertThat(context).hasFailed();
           assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
-              "sluice.concurrency.limits.db.adaptive: must be none, gradient or aimd but was"
-                  + " 'vegas'",
-              "sluice.concurrency.limits.g.min-limit: must be from 1 to max-limit (50) but was 60",
-              "sluice.concurrency.limits.g.initial-limit: must be at least 1 but was 0",
-              "sluice.concurrency.limits.g.limit: a fixed limit and adaptive: gradient exclude"
-                  + " each other (bound an adaptive limit with min-limit and max-limit)");
+              "sluice.concurrency.limits.db: 'adaptive' must be none, gradient or aimd but "
+                  + "was 'vegas'",
+              "sluice.concurrency.limits.db: 'limit' is missing (the most permits in flight "
+                  + "per key, or adaptive: gradient)",
+              "sluice.concurrency.limits.g: 'initial-limit' must be a whole number from 1 to "
+                  + "1000000 but was '0'",
+              "sluice.concurrency.limits.g: 'limit' and 'adaptive: gradient' exclude each "
+                  + "other (bound an adaptive limit with min-limit and max-limit)",
+              "sluice.concurrency.limits.g: 'min-limit' (60) is above 'max-limit' (50)");
         });
   }
 
@@ -216,17 +226,17 @@ class ConfigurationTest {
         .run(context -> {
           assertThat(context).hasFailed();
           assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
-              "sluice.concurrency.limits.a.group.limit: is missing (the permits in flight the"
-                  + " group's keys hold at most, together)",
-              "sluice.concurrency.limits.b.group.assured: must be from 0 to the group's limit (4)"
-                  + " but was 5",
-              "sluice.concurrency.limits.b.group.assured-keys.live: must be from 0 to the group's"
-                  + " limit (4) but was -1",
-              "sluice.concurrency.limits.b.group.reserve: must be from 0 to the group's limit (4)"
-                  + " but was 9",
-              "sluice.concurrency.limits.b.group.key: must be all or prefix but was 'hash'",
-              "sluice.concurrency.limits.c.group: adaptive limits and groups do not combine yet"
-                  + " (a group's keys share a fixed limit)");
+              "sluice.concurrency.limits.a: 'group.limit' is missing (the permits in flight "
+                  + "the group's keys hold at most, together)",
+              "sluice.concurrency.limits.b: 'group.assured' must be a whole number from 0 to "
+                  + "4 but was '5'",
+              "sluice.concurrency.limits.b: 'group.reserve' must be a whole number from 0 to "
+                  + "4 but was '9'",
+              "sluice.concurrency.limits.b: 'group.key' must be all or prefix but was 'hash'",
+              "sluice.concurrency.limits.b: 'group.assured-keys.live' must be a whole number "
+                  + "from 0 to 4 but was '-1'",
+              "sluice.concurrency.limits.c: adaptive limits and groups do not combine yet (a "
+                  + "group's keys share a fixed limit)");
         });
   }
 
@@ -238,7 +248,7 @@ class ConfigurationTest {
         "sluice.concurrency.limits.db.codel-interval=100ms")
         .run(context -> {
           assertThat(context).hasNotFailed();
-          ConcurrencySettings.LimitSpec db = context.getBean(SluiceLimiters.class).settings
+          ConcurrencySpec db = context.getBean(SluiceLimiters.class).settings
               .concurrency.limits.get("db");
           assertThat(db.codelTarget()).isEqualTo(Duration.ofMillis(5));
           assertThat(db.codelInterval()).isEqualTo(Duration.ofMillis(100));
@@ -250,10 +260,10 @@ class ConfigurationTest {
         .run(context -> {
           assertThat(context).hasFailed();
           assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
-              "sluice.concurrency.limits.a.codel-interval: is missing (CoDel needs codel-target"
-                  + " and codel-interval, such as 5ms and 100ms)",
-              "sluice.concurrency.limits.b.codel-interval: CoDel needs 0 < codel-target <="
-                  + " codel-interval <= 1m but codel-target was PT1S and codel-interval PT0.1S");
+              "sluice.concurrency.limits.a: CoDel needs both 'codel-target' and "
+                  + "'codel-interval' (such as 5ms and 100ms)",
+              "sluice.concurrency.limits.b: CoDel needs 0 < codel-target <= codel-interval "
+                  + "<= 1m but codel-target was '1s' and codel-interval '100ms'");
         });
   }
 
