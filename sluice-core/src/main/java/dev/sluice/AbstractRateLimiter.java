@@ -57,6 +57,8 @@ abstract class AbstractRateLimiter implements RateLimiter {
     return future;
   }
 
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void attempt(CompletableFuture<Decision> future, String key, double cost,
       long timeoutNanos, long start) {
     if (future.isDone()) {

@@ -123,6 +123,8 @@ final class Combiner {
    * {@link #apply} without blocking: the caller's call alone goes as an asynchronous one, and a
    * seat in a batch is answered when the batch's call ends.
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   CompletableFuture<Observation> applyAsync(String key, double cost) {
     for (;;) {
       Lane mine = new Lane();
@@ -174,6 +176,8 @@ final class Combiner {
    * After a call on the lane's key ends: sends the batch formed behind it, and the next when
    * that one ends, until none has formed; then the lane leaves the map.
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void drain(String key, Lane lane) {
     for (;;) {
       Batch b;

@@ -188,9 +188,9 @@ final class CompiledLimit {
    */
   static BigInteger[] exactTicksPerUnit(Rate rate, long ticksPerSecond) {
     BigInteger[] amount = Rationals.of(rate.amount());
-    BigInteger periodNanos = BigInteger.valueOf(rate.period().getSeconds())
+    BigInteger periodNanos = BigInteger.valueOf(rate.period().toSeconds())
         .multiply(BigInteger.valueOf(1_000_000_000L))
-        .add(BigInteger.valueOf(rate.period().getNano()));
+        .add(BigInteger.valueOf(rate.period().toNanosPart()));
     BigInteger nanosPerTick = BigInteger.valueOf(1_000_000_000L / ticksPerSecond);
     BigInteger num = periodNanos.multiply(amount[1]);
     BigInteger den = nanosPerTick.multiply(amount[0]);

@@ -42,6 +42,8 @@ final class FleetMembership {
    * Tells the store this instance is alive and reads how many are (one call at a time). A store
    * that cannot count answers -1 and changes nothing.
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   void heartbeat() {
     if (!busy.compareAndSet(false, true)) {
       return;

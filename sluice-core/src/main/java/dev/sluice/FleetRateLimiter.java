@@ -436,6 +436,8 @@ final class FleetRateLimiter extends AbstractRateLimiter {
    * Sends a lease or release call in the background and runs {@code then} on its answer; the
    * call counts as in flight until {@code then} has run, so that close() can wait for it.
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void send(String key, StoreRequest request,
       BiConsumer<Observation, Throwable> then) {
     leaseCalls.increment();

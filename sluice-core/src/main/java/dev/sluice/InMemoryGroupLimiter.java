@@ -309,7 +309,7 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
       for (;;) {
         if (single) {
           long v = readE();
-          if (v == DEAD || BucketRules.backlog(v, now) == 0 && casE(v, DEAD)) {
+          if (v == DEAD || (BucketRules.backlog(v, now) == 0 && casE(v, DEAD))) {
             return true;
           }
           if (BucketRules.backlog(v, now) > 0) {
@@ -317,7 +317,7 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
           }
         } else {
           long[] p = readPair();
-          if (p == DEAD_PAIR || BucketRules.backlog(limit, p, 0, now) == 0 && casPair(p, DEAD_PAIR)) {
+          if (p == DEAD_PAIR || (BucketRules.backlog(limit, p, 0, now) == 0 && casPair(p, DEAD_PAIR))) {
             return true;
           }
           if (BucketRules.backlog(limit, p, 0, now) > 0) {

@@ -279,8 +279,6 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
     private final CompiledLimit[] limits;
     private final Clock clock;
-    /** Every limit is a bucket: the meter takes Engine.meterInPlace. */
-    private final boolean buckets;
     /** Even while free, odd while a thread holds the cell; written only through SEQ. */
     @SuppressWarnings("unused")
     private volatile int seq;
@@ -294,7 +292,6 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
 
     SlotsCell(CompiledLimit[] limits, boolean buckets, Clock clock, long[] state) {
       this.limits = limits;
-      this.buckets = buckets;
       this.clock = clock;
       this.state = state;
     }

@@ -139,6 +139,8 @@ final class KeyTable {
    * Frees a batch of slots. Threads that find the bound reached wait here for one another rather
    * than insert past it; the first evicts for all of them.
    */
+  // ThreadPriorityCheck: a spin while another thread finishes a short insert; correctness does not depend on it
+  @SuppressWarnings("ThreadPriorityCheck")
   private void makeRoom() {
     sweepLock.lock();
     try {

@@ -20,6 +20,8 @@ final class SharedScheduler implements Scheduler {
     executor.setRemoveOnCancelPolicy(true);
   }
 
+  // FutureReturnValueIgnored: Scheduler.schedule is fire and forget: its tasks catch their own failures
+  @SuppressWarnings("FutureReturnValueIgnored")
   @Override
   public void schedule(Runnable task, long delayNanos) {
     executor.schedule(task, delayNanos, TimeUnit.NANOSECONDS);

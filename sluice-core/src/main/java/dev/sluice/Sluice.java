@@ -128,6 +128,8 @@ public final class Sluice {
       return this;
     }
 
+    // read by the javadoc of maximumKeys ({@value}), not by code
+    @SuppressWarnings("UnusedVariable")
     private static final String DEFAULT_MAXIMUM_KEYS_TEXT = "1,000,000";
 
     /**

@@ -49,7 +49,7 @@ enum Algo {
 
   static List<Algo> parseList(String list) {
     List<Algo> out = new ArrayList<>();
-    for (String part : list.split(",")) {
+    for (String part : list.split(",", -1)) {
       String id = part.strip().toLowerCase(Locale.ROOT);
       if (id.equals("all")) {
         return List.of(values());

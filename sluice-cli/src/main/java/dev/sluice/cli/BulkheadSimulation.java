@@ -107,8 +107,8 @@ final class BulkheadSimulation {
         break;
       }
       // the permits and calls that ended before this arrival, in time order
-      while (!ends.isEmpty() && (long) ends.peek()[0] <= t
-          || !unlimitedEnds.isEmpty() && unlimitedEnds.peek() <= t) {
+      while ((!ends.isEmpty() && (long) ends.peek()[0] <= t)
+          || (!unlimitedEnds.isEmpty() && unlimitedEnds.peek() <= t)) {
         long next = Math.min(ends.isEmpty() ? Long.MAX_VALUE : (long) ends.peek()[0],
             unlimitedEnds.isEmpty() ? Long.MAX_VALUE : unlimitedEnds.peek());
         inFlightArea += (double) inFlight * (next - last);

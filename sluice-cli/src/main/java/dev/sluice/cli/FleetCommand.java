@@ -171,7 +171,7 @@ final class FleetCommand implements Callable<Integer> {
     int skewed = 0;
     double factor = 1;
     if (skew != null) {
-      String[] kf = skew.split(":");
+      String[] kf = skew.split(":", -1);
       try {
         skewed = Integer.parseInt(kf[0]);
         factor = Double.parseDouble(kf[1]);

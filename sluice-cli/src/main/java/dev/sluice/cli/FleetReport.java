@@ -75,6 +75,8 @@ final class FleetReport {
     return (long) Math.floor(fleet / s.instances()) * s.instances();
   }
 
+  // FormatString: the summary's values are the Long and Double summary() puts; FleetCommandTest prints every line
+  @SuppressWarnings("FormatString")
   static String table(List<FleetSimulation.Result> results) {
     StringBuilder b = new StringBuilder();
     FleetSimulation.Settings s = results.get(0).settings;

@@ -362,6 +362,8 @@ final class FleetSimulation {
     }
   }
 
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private static void whenDone(CompletableFuture<Decision> f,
       Consumer<Decision> then) {
     if (f.isDone()) {

@@ -277,7 +277,7 @@ final class OverloadSimulation {
 
     @Override
     public Object admit(long now, int priority) {
-      return Boolean.TRUE;
+      return true;
     }
 
     @Override
@@ -416,6 +416,8 @@ final class OverloadSimulation {
       return a.isAcquired() ? a.permit() : null;
     }
 
+    // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+    @SuppressWarnings("FutureReturnValueIgnored")
     @Override
     public void admit(long now, int priority, long deadline, Answer answer) {
       if (!wait) {

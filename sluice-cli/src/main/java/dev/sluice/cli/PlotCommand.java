@@ -82,13 +82,11 @@ final class PlotCommand implements Callable<Integer> {
     long first = arrivals.get(0).nanos();
     long last = arrivals.get(arrivals.size() - 1).nanos();
     long drain = (long) Math.min(1e15, run.capacity() / run.rate() * 1e9);
-    List<Simulation.Result> results = new ArrayList<>();
     long end = last;
     for (Algo a : run.algos()) {
       // a first pass finds the last departure of the queue
       Simulation.Trace probe = new Simulation.Trace(first, last, 1);
-      Simulation.Result r = Simulation.run(a, arrivals, run.rate(), run.capacity(), run.op(), probe, null);
-      results.add(r);
+      Simulation.run(a, arrivals, run.rate(), run.capacity(), run.op(), probe, null);
       for (long[] e : probe.events) {
         end = Math.max(end, e[2]);
       }

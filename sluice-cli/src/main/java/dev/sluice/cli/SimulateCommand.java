@@ -44,6 +44,8 @@ final class SimulateCommand implements Callable<Integer> {
   }
 
   /** Progress on a terminal for long runs; nothing when output is piped or in tests. */
+  // System.console() is null when output is piped on the JDK 17 this targets (JDK 22 changed it)
+  @SuppressWarnings("SystemConsoleNull")
   static LongConsumer progress(CommandSpec spec, Algo algo, int total) {
     if (total < 200_000 || System.console() == null) {
       return null;

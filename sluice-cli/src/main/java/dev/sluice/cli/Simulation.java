@@ -31,6 +31,8 @@ final class Simulation {
     }
 
     @Override
+    // one simulation thread moves this clock; volatile only so that other threads read it
+    @SuppressWarnings("NonAtomicVolatileUpdate")
     public void sleep(long nanos) {
       now += nanos;
     }

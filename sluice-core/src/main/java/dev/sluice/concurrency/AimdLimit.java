@@ -64,7 +64,7 @@ public final class AimdLimit implements AdaptiveLimit {
       return;   // says nothing of the backend: a client error, or a pause of this process
     }
     // a drop that its wait in the queue explains is the queue's, not the backend's
-    boolean dropped = end.outcome() != Outcome.SUCCESS && !end.droppedByItsWait()
+    boolean dropped = (end.outcome() != Outcome.SUCCESS && !end.droppedByItsWait())
         || end.heldNanos() > latencyThresholdNanos;
     if (!window.add(end.heldNanos(), end.inFlight(), dropped, nowNanos)) {
       return;

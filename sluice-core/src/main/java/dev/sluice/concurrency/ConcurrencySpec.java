@@ -220,7 +220,8 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
           + maxLimit + ")");
     } else if (!adaptive.equals("none") && r.count == 0) {
       try {
-        AdaptiveLimit.named(adaptive, minLimit, maxLimit, initialLimit).get();
+        // builds one limit, for the checks its builder makes (an initial limit out of bounds)
+        var unused = AdaptiveLimit.named(adaptive, minLimit, maxLimit, initialLimit).get();
       } catch (IllegalArgumentException e) {
         r.note(null, e.getMessage());
       }

@@ -32,6 +32,8 @@ final class Counters {
   }
 
   /** Counts the answer the future completes with; returns it. */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   CompletableFuture<Acquisition> counted(CompletableFuture<Acquisition> f) {
     f.whenComplete((a, failure) -> {
       if (a != null) {

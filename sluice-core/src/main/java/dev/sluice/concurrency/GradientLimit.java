@@ -165,10 +165,10 @@ public final class GradientLimit implements AdaptiveLimit {
       // backend serves as many as before): a tenth fewer than the window before, or a fifth
       // fewer than when the latency last fell, a latency within 3% as high, and a rate that
       // fell by at least half as much as in flight
-      if (lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt
-          && rate <= (1 + inFlight / lastInFlight) / 2 * lastRate
-          || refInFlight > 0 && inFlight <= 0.8 * refInFlight && rtt >= 0.97 * refRtt
-          && rate <= (1 + inFlight / refInFlight) / 2 * refRate) {
+      if ((lastInFlight > 0 && inFlight <= 0.9 * lastInFlight && rtt >= 0.97 * lastRtt
+          && rate <= (1 + inFlight / lastInFlight) / 2 * lastRate)
+          || (refInFlight > 0 && inFlight <= 0.8 * refInFlight && rtt >= 0.97 * refRtt
+          && rate <= (1 + inFlight / refInFlight) / 2 * refRate)) {
         baseline = Math.max(baseline, rtt / tolerance);
       }
     }

@@ -45,7 +45,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final ToIntFunction<String> limitOfKey;
   private final long leaseNanos;
   private final int maxWaiters;
-  private final QueueOrder order;
   private final long maximumKeys;
   private final Clock clock;
   private final Scheduler scheduler;
@@ -73,7 +72,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.limitOfKey = b.limitOfKey();
     this.leaseNanos = b.lease.toNanos();
     this.maxWaiters = b.maxWaiters;
-    this.order = b.order;
     this.maximumKeys = b.maximumKeys;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
@@ -834,6 +832,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
+    // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+    @SuppressWarnings("FutureReturnValueIgnored")
     Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();

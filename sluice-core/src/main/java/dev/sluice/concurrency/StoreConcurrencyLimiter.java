@@ -62,7 +62,6 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final long leaseMillis;
   private final long pollNanos;
   private final int maxWaiters;
-  private final QueueOrder order;
   private final long maximumKeys;
   private final Clock clock;
   private final Scheduler scheduler;
@@ -104,7 +103,6 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     this.leaseMillis = b.lease.toMillis();
     this.pollNanos = b.pollInterval.toNanos();
     this.maxWaiters = b.maxWaiters;
-    this.order = b.order;
     this.maximumKeys = b.maximumKeys;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
@@ -238,6 +236,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     return counters.counted(waitFor(key, weight, priority, timeout));
   }
 
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private CompletableFuture<Acquisition> waitFor(String key, int weight, Priority priority,
       Duration timeout) {
     check(key, weight, priority);
@@ -355,6 +355,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** Queues {@code w} among its key's waiters (or refuses it: queue or keys full). */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void enqueue(String key, Waiter w, long timeoutNanos) {
     List<Runnable> after = new ArrayList<>(0);
     Acquisition refused = null;
@@ -432,6 +434,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
    * Asks the store for the permit of {@code ws}'s head waiter, unless an ask is in flight (which
    * then asks again when it ends).
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void pump(Waiters ws) {
     Waiter next;
     List<Runnable> shed = new ArrayList<>(0);
@@ -541,6 +545,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         leaseNanos), FIRST_RETRY_NANOS);
   }
 
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void cancel(String key, String storeId, int weight, long until, long backoff) {
     CompletableFuture<PermitReply> sent;
     try {

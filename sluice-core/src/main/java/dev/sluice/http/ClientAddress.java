@@ -99,6 +99,8 @@ public final class ClientAddress {
     return format(client);
   }
 
+  // an empty element names no hop: split dropping trailing ones is what is meant
+  @SuppressWarnings("StringSplitter")
   private static List<String> forwardedHops(Function<String, ? extends Iterable<String>> headers) {
     List<String> hops = new ArrayList<>();
     Iterable<String> forwarded = headers.apply("Forwarded");

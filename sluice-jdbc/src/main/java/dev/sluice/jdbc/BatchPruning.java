@@ -55,7 +55,7 @@ public final class BatchPruning implements AutoCloseable {
         return t;
       });
       long millis = every.toMillis();
-      pruner.scheduleWithFixedDelay(() -> {
+      var unused = pruner.scheduleWithFixedDelay(() -> {
         try {
           pruneExpired();
         } catch (RuntimeException e) {

@@ -51,6 +51,8 @@ public final class Deadline {
     return d;
   }
 
+  // ARMED is a concurrent set: removing while iterating is defined
+  @SuppressWarnings("ModifyCollectionInEnhancedForLoop")
   private static void watch() {
     while (true) {
       LockSupport.parkNanos(PERIOD_NANOS);

@@ -76,6 +76,8 @@ public final class SluiceMetrics {
    *
    * @throws IllegalArgumentException if {@code name} is blank
    */
+  // ReferenceEquality: NONE marks a limiter not in fleet mode; a fleet's all-zero stats equal it but are not it
+  @SuppressWarnings("ReferenceEquality")
   public static MeterBinder binder(RateLimiter limiter, String name) {
     Objects.requireNonNull(limiter, "limiter");
     Objects.requireNonNull(name, "name");

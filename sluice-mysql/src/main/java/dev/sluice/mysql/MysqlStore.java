@@ -286,7 +286,7 @@ public final class MysqlStore implements DecisionStore, PermitStore {
       return decide(stateKey, member, request, deadline);
     }
     Semaphore lock =
-        stripes[(stateKey.hashCode() * 0x9E3779B9 >>> 22) & (stripes.length - 1)];
+        stripes[((stateKey.hashCode() * 0x9E3779B9) >>> 22) & (stripes.length - 1)];
     try {
       if (!lock.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
         throw new MysqlStoreException("MySQL decision on table " + table + " waited more"

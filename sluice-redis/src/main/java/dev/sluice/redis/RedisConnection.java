@@ -224,6 +224,8 @@ final class RedisConnection implements AutoCloseable {
    * Connects to the server at {@code uri} with {@code client}, or with a client of the store's
    * own when it is null (then shut down with the store).
    */
+  // FutureReturnValueIgnored: the client's resources shut down in the background; close() does not wait for them
+  @SuppressWarnings("FutureReturnValueIgnored")
   static RedisConnection connect(RedisClient client, RedisURI uri, boolean uriTimeoutGiven,
       Duration connectTimeout, Duration commandTimeout, Duration reconnectDelayCap,
       Duration startupTimeout) {
@@ -256,6 +258,8 @@ final class RedisConnection implements AutoCloseable {
   }
 
   /** Connects to a Redis Cluster through its seeds, on a client of the store's own. */
+  // FutureReturnValueIgnored: the client's resources shut down in the background; close() does not wait for them
+  @SuppressWarnings("FutureReturnValueIgnored")
   static RedisConnection connectCluster(List<RedisURI> seedUris, Duration topologyRefresh,
       Duration connectTimeout, Duration commandTimeout, Duration reconnectDelayCap, String name,
       Duration startupTimeout) {

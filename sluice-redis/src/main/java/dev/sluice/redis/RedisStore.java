@@ -286,6 +286,8 @@ public final class RedisStore implements DecisionStore, PermitStore {
     return evalAsync(new String[] {stateKey(key)}, args(request));
   }
 
+  // FutureReturnValueIgnored: the nested stage is composed (thenCompose(f -> f)) before it is returned
+  @SuppressWarnings("FutureReturnValueIgnored")
   private CompletableFuture<Observation> evalAsync(String[] keys, String[] args) {
     CompletableFuture<List<Object>> first =
         redis.asyncCommands.<List<Object>>evalsha(redis.sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture();
@@ -438,6 +440,8 @@ public final class RedisStore implements DecisionStore, PermitStore {
         permitArgs(PERMIT_RELEASE, permitId, weight, 0, 0));
   }
 
+  // FutureReturnValueIgnored: the nested stage is composed (thenCompose(f -> f)) before it is returned
+  @SuppressWarnings("FutureReturnValueIgnored")
   private CompletableFuture<PermitReply> permitsAsync(String[] keys, String[] args) {
     CompletableFuture<List<Long>> first;
     try {

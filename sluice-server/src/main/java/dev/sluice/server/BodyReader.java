@@ -46,7 +46,9 @@ final class BodyReader implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+    // sweep() catches what an answer can throw: the schedule never ends by an exception
+    var unused = sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS,
+        TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -114,9 +116,13 @@ final class BodyReader implements AutoCloseable {
     long now = System.nanoTime();
     for (Exchange x : waiting) {
       if (now - x.deadlineNanos >= 0 && x.claim()) {
-        x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
-        responses.sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
-            + requestTimeoutMillis + " ms");
+        try {
+          x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
+          responses.sendProblem(x, 408, Problem.HTTP, "the request did not arrive within "
+              + requestTimeoutMillis + " ms");
+        } catch (RuntimeException e) {
+          // the connection is gone; the next late body is still answered
+        }
       }
     }
   }

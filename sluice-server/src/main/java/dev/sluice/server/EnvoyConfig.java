@@ -570,7 +570,7 @@ final class EnvoyConfig {
       }
       String[] ext = extension(source, path, f.get("sluice"));
       String algorithm = ext == null ? settings.algorithm() : ext[0];
-      Boolean overrides = ext == null || ext[2] == null ? null : Boolean.valueOf(ext[2]);
+      Boolean overrides = (ext == null || ext[2] == null) ? null : Boolean.valueOf(ext[2]);
       String policy = text(source, f.get("policy"), "policy");
       if (policy != null) {
         if (policies == null) {

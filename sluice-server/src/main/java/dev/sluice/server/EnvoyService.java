@@ -146,6 +146,8 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * The limiters of {@code config}: a limited node whose path and limit are those of a node of
    * {@code before} keeps that node's limiter, and so its keys' state.
    */
+  // IdentityHashMapUsage: descriptor nodes are keyed by identity: equal nodes of two configurations are two limiters
+  @SuppressWarnings("IdentityHashMapUsage")
   private State build(EnvoyConfig config, State before) {
     Map<String, Map.Entry<EnvoyConfig.DescriptorNode, RateLimiter>> old = new HashMap<>();
     if (before != null) {
@@ -242,6 +244,9 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * decided asynchronously, which in memory completes at once and on a shared store completes on
    * the store's own threads; the answer is sent when every one has completed.
    */
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  // ReferenceEquality: MALFORMED is a marker instance
+  @SuppressWarnings({"FutureReturnValueIgnored", "ReferenceEquality"})
   @Override
   public void shouldRateLimit(RateLimitRequest request,
       StreamObserver<RateLimitResponse> responses) {
@@ -445,7 +450,7 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
   /** Whether a request's limit override applies to a descriptor that reached {@code node}. */
   private boolean overridesApply(EnvoyConfig.DescriptorNode node) {
-    return node != null && node.overrides != null ? node.overrides : settings.overrides();
+    return (node != null && node.overrides != null) ? node.overrides : settings.overrides();
   }
 
   /** The unit of an override, by its number on the wire (WEEK too); null for an unknown one. */
@@ -652,6 +657,8 @@ final class EnvoyService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
    * hits_addend when set, and the {@code metadata} of the configuration's descriptors that
    * passed, merged (the first value of a key wins; mappings merge).
    */
+  // ReferenceEquality: the node's own limit object decided this item, not an equal one
+  @SuppressWarnings("ReferenceEquality")
   private static Struct dynamicMetadata(RateLimitRequest request,
       Item[] items, RateLimitResponse.Builder out) {
     Struct.Builder fields = Struct.newBuilder();

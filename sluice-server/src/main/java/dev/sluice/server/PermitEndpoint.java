@@ -84,7 +84,14 @@ final class PermitEndpoint {
         t.setDaemon(true);
         return t;
       });
-      sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
+      // a sweep that throws would end the schedule: each failure waits for the next sweep
+      var unused = sweeper.scheduleWithFixedDelay(() -> {
+        try {
+          sweep();
+        } catch (RuntimeException e) {
+          // a permit that could not be forgotten now is found again in a second
+        }
+      }, 1, 1, TimeUnit.SECONDS);
     }
   }
 
@@ -165,6 +172,8 @@ final class PermitEndpoint {
     });
   }
 
+  // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
+  @SuppressWarnings("FutureReturnValueIgnored")
   private void acquire(Exchange x, byte[] body) throws Refusal {
     JsonNode root;
     try {

@@ -172,6 +172,8 @@ final class PolicyRegistry {
   }
 
   /** Limiters for new policies; a policy whose limits did not change keeps its limiter (and state). */
+  // ReferenceEquality: a policy kept is the same object; an equal one rebuilt replaces it and the old limiter closes
+  @SuppressWarnings("ReferenceEquality")
   private Map<String, Policy> build(Policies p, Map<String, Policy> old) {
     Map<String, Policy> out = new LinkedHashMap<>();
     for (Map.Entry<String, List<Limit>> e : p.all().entrySet()) {

@@ -100,12 +100,17 @@ public final class SluiceServer implements AutoCloseable {
         return t;
       });
       long every = options.reloadEvery.toMillis();
-      reloader.scheduleWithFixedDelay(() -> {
-        if (options.configFile != null) {
-          registry.reloadIfChanged();
-        }
-        if (envoyReloader != null) {
-          envoyReloader.reloadIfChanged();
+      // a task that throws would end the schedule: each failure is logged, the next run retries
+      var unused = reloader.scheduleWithFixedDelay(() -> {
+        try {
+          if (options.configFile != null) {
+            registry.reloadIfChanged();
+          }
+          if (envoyReloader != null) {
+            envoyReloader.reloadIfChanged();
+          }
+        } catch (RuntimeException e) {
+          LOG.log(System.Logger.Level.WARNING, "reloading the configuration failed", e);
         }
       }, every, every, TimeUnit.MILLISECONDS);
     } else {

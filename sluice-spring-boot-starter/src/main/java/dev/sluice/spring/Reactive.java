@@ -35,7 +35,8 @@ final class Reactive {
     return admitted.flatMapMany(ok -> Reactive.<Flux<Object>>proceed(invocation, Flux.class));
   }
 
-  @SuppressWarnings("unchecked")
+  // TypeParameterUnusedInFormals: the caller names the publisher it expects (Mono or Flux), which proceed() returns for the methods wrapped
+  @SuppressWarnings({"unchecked", "TypeParameterUnusedInFormals"})
   private static <P> P proceed(MethodInvocation invocation, Class<?> type) {
     try {
       return (P) invocation.proceed();
@@ -49,6 +50,8 @@ final class Reactive {
    * it is subscribed to, and held until the publisher ends (an error: {@code DROPPED}; a
    * cancellation: {@code IGNORED}).
    */
+  // FutureReturnValueIgnored: a release is fire and forget: the permit's lease ends it if the release is lost
+  @SuppressWarnings("FutureReturnValueIgnored")
   static Object holding(Class<?> returns, ConcurrencyLimiter limiter,
       ConcurrencyLimitedInterceptor.Target t, String key, MethodInvocation invocation) {
     Mono<Permit> permit = Mono.defer(() ->

@@ -830,7 +830,7 @@ public abstract class ConformanceSuite {
     try {
       KeyLimiter bound = l.forKey("hot");   // odd threads call through it
       for (int phase = 0; phase < 4; phase++) {
-        clock.advance(Duration.ofMillis(700 * phase));
+        clock.advance(Duration.ofMillis(700L * phase));
         double room = l.check("hot", 0.25).remaining();
         List<Future<double[]>> results = new ArrayList<>();
         CountDownLatch go = new CountDownLatch(1);

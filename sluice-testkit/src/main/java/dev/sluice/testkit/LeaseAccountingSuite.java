@@ -48,7 +48,7 @@ public abstract class LeaseAccountingSuite {
       for (int t = 0; t < threads; t++) {
         done.add(pool.submit(() -> {
           for (int i = 0; i < 60; i++) {
-            long want = 1 + ThreadLocalRandom.current().nextInt(5);
+            long want = 1L + ThreadLocalRandom.current().nextInt(5);
             Observation seen = store.apply(key, ref.request(Operation.LEASE, 1, want));
             granted.addAndGet(ref.granted(seen.normalizedState(), seen.now(), 1, want));
             calls.incrementAndGet();

@@ -201,7 +201,7 @@ public final class ReferenceModel {
   }
 
   /** One limit's state for one key. */
-  abstract class Single {
+  abstract static class Single {
     final Limit limit;
     final Fraction capacity;
 

@@ -73,6 +73,8 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
   }
 
   /** Acquires the permit of rule {@code i} and the rest, then runs the chain holding them. */
+  // ReferenceEquality: NO_KEY is a marker instance, never a key a request names
+  @SuppressWarnings("ReferenceEquality")
   private Mono<Void> acquire(ServerWebExchange exchange, WebFilterChain chain,
       List<WebConcurrencyRule> matched, int i, List<Permit> held) {
     if (i == matched.size()) {
@@ -134,6 +136,8 @@ public final class SluiceConcurrencyWebFilter implements WebFilter {
   }
 
   /** Releases without blocking this thread (an event loop) on a shared store's answer. */
+  // FutureReturnValueIgnored: a release is fire and forget: the permit's lease ends it if the release is lost
+  @SuppressWarnings("FutureReturnValueIgnored")
   private static void release(List<Permit> held, Outcome outcome) {
     for (Permit p : held) {
       p.releaseAsync(outcome);

@@ -80,6 +80,8 @@ public final class SluiceWebFilter implements WebFilter {
     return new Builder();
   }
 
+  // ReferenceEquality: NO_KEY is a marker instance, never a key a request names
+  @SuppressWarnings("ReferenceEquality")
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     ServerHttpRequest request = exchange.getRequest();
