@@ -95,6 +95,20 @@ public abstract class LinearizabilitySuite {
     return Integer.getInteger("sluice.lincheck.iterations", 30);
   }
 
+  /**
+   * Interleavings the model checker explores per scenario: 100 by default, 300 with
+   * {@code -Pthorough} ({@code -Dsluice.lincheck.invocations}). Every scenario, and so every
+   * operation, is checked at either size; the thorough one explores more orders of each.
+   */
+  private static int invocations() {
+    return Integer.getInteger("sluice.lincheck.invocations", 100);
+  }
+
+  /** Runs per scenario under stress: 500 by default, 2,000 with {@code -Pthorough}. */
+  private static int stressInvocations() {
+    return Integer.getInteger("sluice.lincheck.stress.invocations", 500);
+  }
+
   @Test
   public void linearizable_underModelChecking() {
     modelCheck(getClass());
@@ -114,7 +128,8 @@ public abstract class LinearizabilitySuite {
   static void modelCheck(Class<?> suite) {
     warmUp(suite);
     LinChecker.check(suite, new ModelCheckingOptions()
-        .iterations(iterations()).invocationsPerIteration(300).threads(2).actorsPerThread(3));
+        .iterations(iterations()).invocationsPerIteration(invocations()).threads(2)
+        .actorsPerThread(3));
   }
 
   /** Runs every operation of a fresh instance of {@code suite} once, with each int argument 1. */
@@ -137,6 +152,7 @@ public abstract class LinearizabilitySuite {
   /** Lincheck's stress run of a suite's operations, at the sizes every suite uses. */
   static void stress(Class<?> suite) {
     LinChecker.check(suite, new StressOptions()
-        .iterations(iterations()).invocationsPerIteration(2_000).threads(3).actorsPerThread(3));
+        .iterations(iterations()).invocationsPerIteration(stressInvocations()).threads(3)
+        .actorsPerThread(3));
   }
 }
