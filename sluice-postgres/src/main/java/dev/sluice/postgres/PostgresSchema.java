@@ -14,8 +14,10 @@ import javax.sql.DataSource;
 
 /**
  * The store's schema: the versioned SQL files shipped in the jar ({@link
- * PostgresStore#SCHEMA_RESOURCES}), the version a table's comment records, and the check at
- * build time that creates or migrates a table when asked to, or says exactly what is missing.
+ * PostgresStore#SCHEMA_RESOURCES}), which take a table from one version to the next, the
+ * baseline ({@link PostgresStore#BASELINE_RESOURCE}) a fresh install runs instead, the version a
+ * table's comment records, and the check at build time that creates or migrates a table when
+ * asked to, or says exactly what is missing.
  */
 final class PostgresSchema {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,49}");
@@ -23,14 +25,10 @@ final class PostgresSchema {
 
   private PostgresSchema() {}
 
-  /** The schema's SQL for {@code table}: every file in order, the name replaced. Idempotent. */
+  /** A fresh install's SQL for {@code table}: the baseline, the name replaced. Idempotent. */
   static String sql(String table, boolean unlogged) {
     checkTable(table);
-    StringBuilder all = new StringBuilder();
-    for (String resource : PostgresStore.SCHEMA_RESOURCES) {
-      all.append(migration(resource, table)).append('\n');
-    }
-    String sql = all.toString();
+    String sql = migration(PostgresStore.BASELINE_RESOURCE, table);
     return unlogged ? sql.replace("CREATE TABLE", "CREATE UNLOGGED TABLE") : sql;
   }
 
@@ -96,9 +94,11 @@ final class PostgresSchema {
       }
       if (found == 0) {
         throw new IllegalStateException("table " + table + " does not exist in " + where
-            + ": create it with the SQL in " + PostgresStore.SCHEMA_RESOURCE.substring(1)
-            + " (PostgresStore.schemaSql(\"" + table + "\", false) gives it for this name;"
-            + " Flyway or Liquibase can run it), or call createIfMissing(true) on the builder");
+            + ": create it with the SQL in " + PostgresStore.BASELINE_RESOURCE.substring(1)
+            + " (PostgresStore.schemaSql(\"" + table + "\", false) gives it for this name), or"
+            + " the files V1__ to V" + PostgresStore.SCHEMA_VERSION + "__sluice.sql beside it in"
+            + " order (as Flyway or Liquibase run them), or call createIfMissing(true) on the"
+            + " builder");
       }
       if (found < 0) {
         throw new IllegalStateException("table " + table + " in " + where + " is not a Sluice"

@@ -58,6 +58,11 @@ public final class PostgresStore implements DecisionStore, PermitStore {
           "/dev/sluice/postgres/V5__sluice.sql", "/dev/sluice/postgres/V6__sluice.sql",
           "/dev/sluice/postgres/V7__sluice.sql", "/dev/sluice/postgres/V8__sluice.sql",
           "/dev/sluice/postgres/V9__sluice.sql");
+  /**
+   * The schema at {@link #SCHEMA_VERSION} in one file, for a fresh install: what the files of
+   * {@link #SCHEMA_RESOURCES} leave, each function in its newest form only.
+   */
+  public static final String BASELINE_RESOURCE = "/dev/sluice/postgres/B9__sluice.sql";
 
   private static final int SERIALIZATION_RETRIES = 5;
   /** Decisions on one key (one stripe) this JVM lets wait in the database at once. */
@@ -129,8 +134,8 @@ public final class PostgresStore implements DecisionStore, PermitStore {
   }
 
   /**
-   * The schema's SQL for {@code table} (every file of {@link #SCHEMA_RESOURCES}, in order, with
-   * the name replaced), optionally creating the table {@code UNLOGGED}. Idempotent.
+   * The schema's SQL for {@code table}, as a fresh install runs it ({@link #BASELINE_RESOURCE}
+   * with the name replaced), optionally creating the table {@code UNLOGGED}. Idempotent.
    *
    * @throws IllegalArgumentException if {@code table} is not a plain lower-case identifier
    */

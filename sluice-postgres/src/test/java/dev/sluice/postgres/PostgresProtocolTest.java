@@ -7,6 +7,8 @@ import dev.sluice.testkit.ProtocolConstants;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -28,7 +30,9 @@ class PostgresProtocolTest {
   @Test
   void everyVersionsConstants_areStoreProtocols() throws IOException {
     Map<String, Long> java = ProtocolConstants.byName();
-    for (String file : PostgresStore.SCHEMA_RESOURCES) {
+    List<String> files = new ArrayList<>(PostgresStore.SCHEMA_RESOURCES);
+    files.add(PostgresStore.BASELINE_RESOURCE);
+    for (String file : files) {
       Map<String, Long> constants = constants(sql(file));
       constants.forEach((name, value) -> assertThat(java)
           .as(file + ": c_" + name.toLowerCase(Locale.ROOT))
@@ -111,5 +115,15 @@ class PostgresProtocolTest {
     }
     assertThat(newest.keySet()).as("the newest permit functions' operations")
         .containsExactlyInAnyOrder("ACQUIRE", "RENEW", "RELEASE", "CANCEL");
+    Matcher b = Pattern.compile("(?m)^\\s+op_(\\w+)\\s+CONSTANT int := (\\d+);")
+        .matcher(sql(PostgresStore.BASELINE_RESOURCE));
+    int named = 0;
+    while (b.find()) {
+      named++;
+      assertThat(StoreProtocol.PermitOperation.valueOf(b.group(1).toUpperCase(Locale.ROOT)).code())
+          .as("the baseline's op_" + b.group(1)).isEqualTo(Long.parseLong(b.group(2)));
+    }
+    assertThat(named).as("the baseline's two permit functions name four operations each")
+        .isEqualTo(8);
   }
 }
