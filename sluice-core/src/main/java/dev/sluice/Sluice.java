@@ -29,6 +29,11 @@ public final class Sluice {
       public EngineAccess.Reference ofGroup(Group group, long ticksPerSecond) {
         return ReferenceEngine.ofGroup(group, ticksPerSecond);
       }
+
+      @Override
+      public Builder generalPathOnly(Builder builder) {
+        return builder.generalPathOnly();
+      }
     });
   }
 

@@ -68,6 +68,36 @@ class HouseRulesTest {
     assertThat(found).as("import these instead").isEmpty();
   }
 
+  /** Each package's main classes live in one module: no module adds classes to another's package. */
+  @Test
+  void noModulePutsClassesInAnothersPackage() throws IOException {
+    Pattern pkg = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
+    Map<String, Set<String>> modulesOfPackage = new HashMap<>();
+    try (Stream<Path> modules = Files.list(ROOT)) {
+      for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java")))
+          .toList()) {
+        try (Stream<Path> walk = Files.walk(module.resolve("src/main/java"))) {
+          for (Path f : walk.filter(x -> x.toString().endsWith(".java"))
+              .filter(x -> !x.getFileName().toString().equals("module-info.java")).toList()) {
+            Matcher m = pkg.matcher(Files.readString(f));
+            if (m.find()) {
+              modulesOfPackage.computeIfAbsent(m.group(1), k -> new HashSet<>())
+                  .add(module.getFileName().toString());
+            }
+          }
+        }
+      }
+    }
+    assertThat(modulesOfPackage).as("packages read").hasSizeGreaterThan(10);
+    Map<String, Set<String>> split = new HashMap<>();
+    modulesOfPackage.forEach((p, m) -> {
+      if (m.size() > 1) {
+        split.put(p, m);
+      }
+    });
+    assertThat(split).as("packages whose main classes several modules hold").isEmpty();
+  }
+
   private static List<Path> mainSources() throws IOException {
     List<Path> files = new ArrayList<>();
     try (Stream<Path> modules = Files.list(ROOT)) {

@@ -3,6 +3,7 @@ package dev.sluice.internal;
 import dev.sluice.Decision;
 import dev.sluice.Group;
 import dev.sluice.Limit;
+import dev.sluice.Sluice;
 import dev.sluice.spi.StoreProtocol.Operation;
 import dev.sluice.spi.StoreRequest;
 import java.util.List;
@@ -39,6 +40,17 @@ public final class EngineAccess {
     Reference of(List<Limit> limits, long ticksPerSecond);
 
     Reference ofGroup(Group group, long ticksPerSecond);
+
+    /** The builder, set to route even a single bucket through the general engine. */
+    Sluice.Builder generalPathOnly(Sluice.Builder builder);
+  }
+
+  /**
+   * For benchmarks that measure what the lock-free path buys: the builder, set to route even a
+   * single bucket through the general engine.
+   */
+  public static Sluice.Builder generalPathOnly(Sluice.Builder builder) {
+    return factory().generalPathOnly(builder);
   }
 
   /** Called once, by the engine. */

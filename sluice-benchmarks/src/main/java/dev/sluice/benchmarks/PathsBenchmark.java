@@ -1,5 +1,10 @@
-package dev.sluice;
+package dev.sluice.benchmarks;
 
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
+import dev.sluice.internal.EngineAccess;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -19,8 +24,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * stays only if it pays for itself): one hot key of one bucket that always admits, decided on the
  * lock-free path ({@code lockFree}: one CAS on one long, in steps from the cell's origin) and on
  * the general path that every other limit takes ({@code general}: {@code BucketRules} under the
- * cell's lock), at a rate of whole nanoseconds and at 3/s. In package {@code dev.sluice} for
- * {@code Sluice.Builder.generalPathOnly()}.
+ * cell's lock), at a rate of whole nanoseconds and at 3/s. The general path is set through
+ * {@code EngineAccess.generalPathOnly}, which core exports to Sluice's own modules only.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -40,7 +45,8 @@ public class PathsBenchmark {
   public void setUp() {
     Limit limit = Limit.leakyBucket(perSecond * 1e8, Rate.perSecond(perSecond));
     lockFree = Sluice.builder().limit(limit).maximumKeys(1_000).build();
-    general = Sluice.builder().limit(limit).maximumKeys(1_000).generalPathOnly().build();
+    general = EngineAccess.generalPathOnly(Sluice.builder().limit(limit).maximumKeys(1_000))
+        .build();
   }
 
   /** Each iteration starts from an empty bucket (a second of calls fills 1e8 at most). */
