@@ -35,6 +35,25 @@ class ServeProcessTest {
   }
 
   /**
+   * A database that cannot be reached at startup is one line naming it, without its password,
+   * and exit status 1: never the connection pool's stack trace.
+   */
+  @Test
+  void anUnreachableDatabase_isOneLine_withoutItsPassword() throws Exception {
+    for (String[] store : new String[][] {
+        {"--postgres", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=secret", "PostgreSQL"},
+        {"--mysql", "jdbc:mysql://u:secret@127.0.0.1:1/x", "MySQL"}}) {
+      Process p = sluice("serve", "--port", "0", store[0], store[1]).redirectErrorStream(true)
+          .start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).as(out).isEqualTo(1);
+      assertThat(out).as(store[2]).contains("sluice serve: cannot connect to " + store[2] + " at ")
+          .contains("***").doesNotContain("secret").doesNotContain("\tat ");
+    }
+  }
+
+  /**
    * Regression (issue 11, defect 7): after SIGTERM the exit status was 143; the docs promise 0
    * after a clean shutdown. Also: every log line, Sluice's and Jetty's, has the one format, and
    * the startup hint names a policy that exists (defect 12).

@@ -2,12 +2,15 @@ package dev.sluice.server;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
 import dev.sluice.mysql.MysqlStore;
 import dev.sluice.postgres.PostgresStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.spi.DecisionStore;
 import java.time.Duration;
 import java.sql.SQLException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -37,7 +40,7 @@ final class SharedStore {
       config.setMaximumPoolSize(options.postgresPoolSize);
       config.setPoolName("sluice-server");
       config.setConnectionTimeout(Math.max(250, storeTimeout.toMillis()));
-      HikariDataSource ds = new HikariDataSource(config);
+      HikariDataSource ds = pool(config, "PostgreSQL", options.postgresUrl);
       PostgresStore pg;
       try {
         // connections of their own while the pool waits out its back-off after an outage
@@ -61,7 +64,7 @@ final class SharedStore {
       config.setMaximumPoolSize(options.mysqlPoolSize);
       config.setPoolName("sluice-server");
       config.setConnectionTimeout(Math.max(250, storeTimeout.toMillis()));
-      HikariDataSource ds = new HikariDataSource(config);
+      HikariDataSource ds = pool(config, "MySQL", options.mysqlUrl);
       MysqlStore my;
       try {
         // connections of their own while the pool waits out its back-off after an outage
@@ -81,6 +84,38 @@ final class SharedStore {
       });
     }
     return null;
+  }
+
+  /**
+   * The pool, connected: a database that cannot be reached is an IllegalStateException that
+   * names it (the URL without its password) and says why, which {@code sluice serve} prints as
+   * one line, never the pool's stack trace.
+   */
+  static HikariDataSource pool(HikariConfig config, String database, String url) {
+    try {
+      return new HikariDataSource(config);
+    } catch (HikariPool.PoolInitializationException e) {
+      String why = e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+      // the driver may quote the URL back: its password goes wherever it stands
+      Matcher secret = PASSWORD.matcher(url);
+      while (why != null && secret.find()) {
+        String password = secret.group(1) != null ? secret.group(1) : secret.group(2);
+        if (!password.isEmpty()) {
+          why = why.replace(password, "***");
+        }
+      }
+      throw new IllegalStateException("cannot connect to " + database + " at " + redacted(url)
+          + ": " + why, e);
+    }
+  }
+
+  private static final Pattern PASSWORD =
+      Pattern.compile("(?i)password=([^&;]*)|//[^/:@]+:([^/@]*)@");
+
+  /** A JDBC URL without its password (a {@code password=} parameter or user:password@). */
+  static String redacted(String url) {
+    return url.replaceAll("(?i)(password=)[^&;]*", "$1***").replaceAll("//([^/:@]+):[^/@]*@",
+        "//$1:***@");
   }
 
   /** The resolution of a store's clock: nanoseconds in memory, microseconds shared. */
