@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Saturating;
 import dev.sluice.spi.StoreRequest;
 import java.time.Duration;
 
@@ -19,11 +20,7 @@ final class Ticks {
 
   /** {@code a + b}, clamped to {@code [-MAX..MAX]} for finite operands. */
   static long add(long a, long b) {
-    long r = a + b;
-    if (((a ^ r) & (b ^ r)) < 0) {
-      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return r;
+    return Saturating.add(a, b);
   }
 
   /** {@code max(0, a - b)} without overflow. */
@@ -70,11 +67,7 @@ final class Ticks {
   }
 
   static long toNanosSaturated(Duration duration) {
-    try {
-      return Math.min(duration.toNanos(), MAX);
-    } catch (ArithmeticException overflow) {
-      return duration.isNegative() ? -MAX : MAX;
-    }
+    return Math.max(-MAX, Math.min(Saturating.nanos(duration), MAX));
   }
 
   /** Nanoseconds in {@code ticks} of {@code ticksPerSecond}, saturating at Long.MAX_VALUE. */

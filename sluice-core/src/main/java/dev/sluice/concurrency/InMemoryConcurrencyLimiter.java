@@ -2,6 +2,7 @@ package dev.sluice.concurrency;
 
 import dev.sluice.Clock;
 import dev.sluice.Scheduler;
+import dev.sluice.internal.Saturating;
 import dev.sluice.spi.PermitGroup;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -186,7 +187,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     check(key, weight, priority);
     checkTimeout(timeout);
     CompletableFuture<Acquisition> future = new CompletableFuture<>();
-    Acquisition now = acquire(key, weight, priority, saturatedNanos(timeout), future);
+    Acquisition now = acquire(key, weight, priority, Saturating.nanos(timeout), future);
     if (now != null) {
       future.complete(now);
     }
@@ -196,14 +197,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   static void checkTimeout(Duration timeout) {
     if (timeout == null || timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must be zero or positive but was " + timeout);
-    }
-  }
-
-  static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
     }
   }
 
@@ -776,7 +769,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       }
       int gen = (handleGen[slot] + 1) & 0x7fff_ffff;   // odd: in use
       handleGen[slot] = gen;
-      long expires = saturatedAdd(now, leaseNanos);
+      long expires = Saturating.add(now, leaseNanos);
       handleExpiry[slot] = expires;
       handleAcquired[slot] = now;
       add(1);
@@ -898,7 +891,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       add(weight);
       counters.granted(weight);
       Permit p = new Permit(this, key, ids.incrementAndGet(), weight, now,
-          saturatedAdd(now, leaseNanos), inFlight);
+          Saturating.add(now, leaseNanos), inFlight);
       hold(p);
       leaseEnds(p.expiresAt);
       return p;
@@ -1082,7 +1075,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         long now = clock.nanoTime();
         expire(now);   // a lease that ended, not yet taken back, is not renewed
         if (p.isActive() && p.slot >= 0 && p.slot < heldCount && held[p.slot] == p) {
-          p.expiresAt = saturatedAdd(now, leaseNanos);
+          p.expiresAt = Saturating.add(now, leaseNanos);
           renewed = true;
         }
         after = takeLater();
@@ -1094,8 +1087,4 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   private static final int PRIORITIES = Priority.values().length;
 
-  static long saturatedAdd(long a, long b) {
-    long r = a + b;
-    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
-  }
 }

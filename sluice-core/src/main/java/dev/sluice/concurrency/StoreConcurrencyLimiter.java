@@ -5,6 +5,7 @@ import dev.sluice.Scheduler;
 import dev.sluice.StoreFailure;
 import dev.sluice.internal.Breakers;
 import dev.sluice.internal.CircuitBreaker;
+import dev.sluice.internal.Saturating;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.spi.StoreKeys;
@@ -214,7 +215,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     if (reply.done()) {
       counters.granted(weight);
       Permit p = new Permit(shared, key, id, weight, now,
-          InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), reply.inFlight());
+          Saturating.add(now, leaseNanos), reply.inFlight());
       return new Acquisition(p, null, limit, reply.inFlight(), waiters, now - since, false,
           group != null && reply.inFlight() > group.assuredOf(key));
     }
@@ -252,9 +253,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
     CompletableFuture<Acquisition> future = new CompletableFuture<>();
     long now = clock.nanoTime();
-    long timeoutNanos = InMemoryConcurrencyLimiter.saturatedNanos(timeout);
+    long timeoutNanos = Saturating.nanos(timeout);
     Waiter w = new Waiter(weight, priority, limit, now,
-        InMemoryConcurrencyLimiter.saturatedAdd(now, timeoutNanos), future);
+        Saturating.add(now, timeoutNanos), future);
     Waiters ws = waiting.get(key);
     boolean behindOthers = false;
     if (ws != null) {
@@ -541,7 +542,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       pendingCancels.decrementAndGet();   // bounded: the lease gives this one back
       return;
     }
-    cancel(key, storeId, weight, InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(),
+    cancel(key, storeId, weight, Saturating.add(clock.nanoTime(),
         leaseNanos), FIRST_RETRY_NANOS);
   }
 
@@ -605,7 +606,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         long now = clock.nanoTime();
         counters.granted(weight);
         Permit p = new Permit(uncounted, key, ids.incrementAndGet(), weight, now,
-            InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), 0);
+            Saturating.add(now, leaseNanos), 0);
         return new Acquisition(p, null, limit, 0, 0, 0, true);
       }
       case FALLBACK_IN_MEMORY:
@@ -745,7 +746,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
     long now = clock.nanoTime();
     return new Permit(new Adopted(sharedId), key, -1, weight, now,
-        InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos), 0);
+        Saturating.add(now, leaseNanos), 0);
   }
 
   /**
@@ -851,7 +852,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       PermitReply r = store.renew(p.key(), id, p.weight(), leaseMillis);
       b.success();
       if (r.done()) {
-        p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(now, leaseNanos);
+        p.expiresAt = Saturating.add(now, leaseNanos);
       }
       return r.done();
     } catch (RuntimeException e) {
@@ -956,7 +957,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       if (!p.isActive()) {
         return false;
       }
-      p.expiresAt = InMemoryConcurrencyLimiter.saturatedAdd(clock.nanoTime(), leaseNanos);
+      p.expiresAt = Saturating.add(clock.nanoTime(), leaseNanos);
       return true;
     }
 

@@ -2,7 +2,6 @@ package dev.sluice.internal;
 
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Clock;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -49,8 +48,8 @@ public final class CircuitBreaker {
     this.failureRate = settings.failureRate();
     this.minimumCalls = settings.minimumCalls();
     this.consecutiveUnavailable = settings.consecutiveUnavailable();
-    this.openNanos = saturatedNanos(settings.openFor());
-    this.bucketNanos = Math.max(1, saturatedNanos(settings.window()) / BUCKETS);
+    this.openNanos = Saturating.nanos(settings.openFor());
+    this.bucketNanos = Math.max(1, Saturating.nanos(settings.window()) / BUCKETS);
     this.clock = clock;
     for (int i = 0; i < BUCKETS; i++) {
       stamp.set(i, Long.MIN_VALUE);
@@ -136,13 +135,5 @@ public final class CircuitBreaker {
   public long remainingOpenNanos() {
     long until = openUntil.get();
     return until == CLOSED ? 0 : Math.max(0, until - clock.nanoTime());
-  }
-
-  private static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
   }
 }
