@@ -286,23 +286,10 @@ class MysqlAdmitStatementTest {
       Decision d = l.tryAcquire("k", 2);
       assertThat(d.isAllowed()).as("fail closed").isFalse();
       assertThat(d.isDegraded()).isTrue();
-      // the caller has left; the row comes free well after (50 ms on the database's clock), not
-      // in the same millisecond, where the caller's timeout and the statement's allowance, each
-      // rounded to its own millisecond, may not yet agree that it has left
-      try (PreparedStatement now = holder.prepareStatement("SELECT SYSDATE(6) + 0")) {
-        double left;
-        try (ResultSet r = now.executeQuery()) {
-          r.next();
-          left = r.getDouble(1);
-        }
-        double t = left;
-        while (t < left + 0.05) {
-          try (ResultSet r = now.executeQuery()) {
-            r.next();
-            t = r.getDouble(1);
-          }
-        }
-      }
+      // the caller has left; the row comes free once the statement has waited in the server
+      // longer than the caller's time left, counted from its start there (on a busy host that
+      // can be well after the caller gave up)
+      MysqlStoreTest.awaitStatementsPastTheirTime(holder, table, 100);
       holder.rollback();   // the statement, still waiting in the database, gets the row now
       CombinedCallsCheck.awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM"
           + " information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE"

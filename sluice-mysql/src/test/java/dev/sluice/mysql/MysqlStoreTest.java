@@ -380,6 +380,7 @@ class MysqlStoreTest {
       assertThat(took).as("bounded by the timeout, not by the lock holder")
           .isLessThan(TimeUnit.SECONDS.toNanos(2));
       assertThat(l.tryAcquire("other").isDegraded()).as("other keys are not held").isFalse();
+      awaitStatementsPastTheirTime(holder, table, 100);
       releaseKey(holder);
     }
     assertThat(l.stats().storeErrors()).isEqualTo(1);
@@ -409,6 +410,7 @@ class MysqlStoreTest {
         CombinedCallsCheck.awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM"
             + " information_schema.PROCESSLIST WHERE STATE LIKE '%user lock%' OR INFO LIKE 'CALL %'");
         // the first call's one statement may still wait for the row: late, it charges nothing
+        awaitStatementsPastTheirTime(holder, table, 100);
         releaseKey(holder);
       });
     }
@@ -422,6 +424,24 @@ class MysqlStoreTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at most 255 bytes of UTF-8 on MySQL but was 256 bytes");
     assertThat(store.acquire("k", "i".repeat(255), 1, 10, 1000).done()).isTrue();
+  }
+
+  /**
+   * Waits until every one statement on {@code table} still waiting in the server has waited
+   * there longer than its allowance ({@code timeoutMillis}, with 100 ms to spare): the caller's
+   * time left counts from the statement's start on the server, which on a busy host can come
+   * well after the caller sent it (and after the caller gave up), so releasing the row on the
+   * caller's clock alone could let a statement the server began late charge in its time.
+   * MariaDB reports a statement's time in milliseconds ({@code TIME_MS}), MySQL in seconds.
+   */
+  static void awaitStatementsPastTheirTime(Connection holder, String table, long timeoutMillis)
+      throws SQLException {
+    boolean mariadb = holder.getMetaData().getDatabaseProductVersion().contains("MariaDB");
+    String young = mariadb ? "TIME_MS < " + (timeoutMillis + 100)
+        : "TIME < " + Math.max(1, (timeoutMillis + 100 + 999) / 1000);
+    CombinedCallsCheck.awaitNoSessionWaiting(holder, "SELECT COUNT(*) FROM"
+        + " information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE"
+        + " '%INSERT INTO " + table + " %' AND " + young);
   }
 
   /**
