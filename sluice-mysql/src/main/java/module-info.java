@@ -2,7 +2,7 @@
 module dev.sluice.mysql {
   requires transitive dev.sluice;
   requires transitive java.sql;
-  requires dev.sluice.jdbc;
+  requires transitive dev.sluice.jdbc;
 
   exports dev.sluice.mysql;
 }

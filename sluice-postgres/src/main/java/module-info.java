@@ -1,7 +1,7 @@
 /** The PostgreSQL store for Sluice, on plain JDBC. */
 module dev.sluice.postgres {
   requires transitive dev.sluice;
-  requires dev.sluice.jdbc;
+  requires transitive dev.sluice.jdbc;
   requires transitive java.sql;
 
   exports dev.sluice.postgres;

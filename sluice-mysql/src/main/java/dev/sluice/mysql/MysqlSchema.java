@@ -1,9 +1,6 @@
 package dev.sluice.mysql;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import dev.sluice.jdbc.SchemaFiles;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -37,18 +34,7 @@ final class MysqlSchema {
   }
 
   static String migration(String resource, String table) {
-    return template(resource).replace(MysqlStore.DEFAULT_TABLE, table);
-  }
-
-  private static String template(String resource) {
-    try (InputStream in = MysqlSchema.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException(resource + " is missing from the classpath");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return SchemaFiles.forTable(MysqlSchema.class.getResourceAsStream(resource), resource, table);
   }
 
   /**
@@ -83,12 +69,8 @@ final class MysqlSchema {
   }
 
   static String checkTable(String table) {
-    if (table == null || !IDENTIFIER.matcher(table).matches()) {
-      throw new IllegalArgumentException("table must be a lower-case SQL identifier of at most 36"
-          + " characters ([a-z_][a-z0-9_]*; the connection's database holds it) but was "
-          + (table == null ? "null" : "'" + table + "'"));
-    }
-    return table;
+    return SchemaFiles.checkTable(table, IDENTIFIER, "a lower-case SQL identifier of at most 36"
+        + " characters ([a-z_][a-z0-9_]*; the connection's database holds it)");
   }
 
   /**
@@ -105,7 +87,7 @@ final class MysqlSchema {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      String where = describe(c);
+      String where = SchemaFiles.describe(c);
       if (database(c) == null) {
         throw new IllegalStateException("the connection to " + where + " has no database: name"
             + " one in the JDBC URL (jdbc:mariadb://host:3306/app or jdbc:mysql://host:3306/app)");
@@ -211,13 +193,6 @@ final class MysqlSchema {
     }
   }
 
-  private static String describe(Connection c) {
-    try {
-      return "database " + c.getCatalog() + " at " + c.getMetaData().getURL();
-    } catch (SQLException e) {
-      return "the database";
-    }
-  }
 
   /** 0: no table; -1: a table that is not Sluice's; else the version its comment names. */
   private static int version(Connection c, String table) throws SQLException {

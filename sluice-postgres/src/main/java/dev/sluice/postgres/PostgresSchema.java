@@ -1,9 +1,6 @@
 package dev.sluice.postgres;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import dev.sluice.jdbc.SchemaFiles;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -33,27 +30,12 @@ final class PostgresSchema {
   }
 
   static String migration(String resource, String table) {
-    return template(resource).replace(PostgresStore.DEFAULT_TABLE, table);
-  }
-
-  private static String template(String resource) {
-    try (InputStream in = PostgresSchema.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new IllegalStateException(resource + " is missing from the classpath");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return SchemaFiles.forTable(PostgresSchema.class.getResourceAsStream(resource), resource, table);
   }
 
   static String checkTable(String table) {
-    if (table == null || !IDENTIFIER.matcher(table).matches()) {
-      throw new IllegalArgumentException("table must be a lower-case SQL identifier of at most 50"
-          + " characters ([a-z_][a-z0-9_]*; use the connection's search_path for a schema) but was "
-          + (table == null ? "null" : "'" + table + "'"));
-    }
-    return table;
+    return SchemaFiles.checkTable(table, IDENTIFIER, "a lower-case SQL identifier of at most 50"
+        + " characters ([a-z_][a-z0-9_]*; use the connection's search_path for a schema)");
   }
 
   /**
@@ -66,7 +48,7 @@ final class PostgresSchema {
   static void prepare(DataSource dataSource, String table, boolean createIfMissing,
       boolean unlogged) {
     try (Connection c = dataSource.getConnection()) {
-      String where = describe(c);
+      String where = SchemaFiles.describe(c);
       int found = version(c, table);
       if ((found == 0 || (found > 0 && found < PostgresStore.SCHEMA_VERSION)) && createIfMissing) {
         boolean auto = c.getAutoCommit();
@@ -130,13 +112,6 @@ final class PostgresSchema {
     }
   }
 
-  private static String describe(Connection c) {
-    try {
-      return "database " + c.getCatalog() + " at " + c.getMetaData().getURL();
-    } catch (SQLException e) {
-      return "the database";
-    }
-  }
 
   /** 0: no table; -1: a table that is not Sluice's; else the version its comment names. */
   private static int version(Connection c, String table) throws SQLException {
