@@ -4,7 +4,7 @@ import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.servlet.ConcurrencyRule;
-import dev.sluice.servlet.SluiceConcurrencyFilter;
+import dev.sluice.servlet.SluiceFilter;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
@@ -96,7 +96,7 @@ public final class OverloadLoad {
       server.addConnector(connector);
       ServletContextHandler context = new ServletContextHandler("/");
       if (limiter != null) {
-        SluiceConcurrencyFilter filter = SluiceConcurrencyFilter.builder()
+        SluiceFilter filter = SluiceFilter.builder()
             .rule(ConcurrencyRule.path("/work/**").limiter(limiter).global()
                 .maxWait(maxWait).build())
             .build();

@@ -62,12 +62,13 @@ public abstract class FilterBuilder<R, B extends FilterBuilder<R, B>> {
   }
 
   /**
-   * The rules, checked.
+   * The rules, checked: there may be none if the filter has {@code otherRules} of another kind
+   * (its concurrency rules).
    *
-   * @throws IllegalArgumentException naming the filter if it has no rule
+   * @throws IllegalArgumentException naming the filter if it has no rule of either kind
    */
-  protected final List<R> rules(String filter) {
-    if (rules.isEmpty()) {
+  protected final List<R> rules(String filter, int otherRules) {
+    if (rules.isEmpty() && otherRules == 0) {
       throw new IllegalArgumentException("a " + filter + " needs at least one rule");
     }
     return List.copyOf(rules);

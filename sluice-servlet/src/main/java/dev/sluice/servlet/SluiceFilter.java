@@ -2,9 +2,18 @@ package dev.sluice.servlet;
 
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.http.ConcurrencyAnswers;
+import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.http.FilterBuilder;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -14,23 +23,42 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A Jakarta Servlet filter that holds requests to rate limits: the first {@link Rule} that
- * matches a request decides it; a request no rule matches passes. A rejected request gets
- * {@code 429 Too Many Requests} with {@code Retry-After} (whole seconds, rounded up, at least 1)
- * and an {@code application/problem+json} body; every limited response carries the
- * {@code RateLimit-Policy} and {@code RateLimit} fields (or the legacy {@code X-RateLimit-*}, or
- * none) and {@code Access-Control-Expose-Headers} for them. When the limiter's store is down and
- * its failure policy refuses without deciding (fail closed), the answer is {@code 503}; a refusal
- * by the local fallback limiter is a rate limit's, {@code 429}.
+ * A Jakarta Servlet filter that holds requests to rate limits and caps the requests in flight,
+ * with two kinds of rule.
+ *
+ * <p><b>Rate limits</b> ({@link Rule}): the first rule that matches a request decides it; a
+ * request no rule matches passes. A rejected request gets {@code 429 Too Many Requests} with
+ * {@code Retry-After} (whole seconds, rounded up, at least 1) and an {@code
+ * application/problem+json} body; every limited response carries the {@code RateLimit-Policy}
+ * and {@code RateLimit} fields (or the legacy {@code X-RateLimit-*}, or none) and {@code
+ * Access-Control-Expose-Headers} for them. When the limiter's store is down and its failure
+ * policy refuses without deciding (fail closed), the answer is {@code 503}; a refusal by the
+ * local fallback limiter is a rate limit's, {@code 429}.
+ *
+ * <p><b>Concurrency limits</b> ({@link ConcurrencyRule}), after the rate limits (a request they
+ * refuse never takes a permit, and a queued one holds none while it waits): every rule that
+ * matches a request must give it a permit (a per-client cap and a global shedder together, say),
+ * or it is refused with {@link ConcurrencyAnswers}' answer ({@code 429} for a per-client rule,
+ * {@code 503} for shedding, {@code Retry-After}, {@code application/problem+json}) and the permits
+ * it got are given back. A request that passes holds its permits until it ends: when the chain
+ * returns, or, for a request put in asynchronous mode, when it completes, fails or times out.
+ * Each permit ends once, with the outcome {@link ConcurrencyAnswers#outcome} reads from the
+ * response (what adaptive limits learn from). Only a request's first dispatch takes permits.
  *
  * <pre>{@code
  * SluiceFilter filter = SluiceFilter.builder()
  *     .rule(Rule.path("/api/**").limiter(limiter).key(Keys.clientIp(List.of("10.0.0.0/8"), 64)).build())
+ *     .rule(ConcurrencyRule.path("/api/**").limiter(perClient).perClient(Keys.clientIp()).build())
+ *     .rule(ConcurrencyRule.path("/**").limiter(backend).global().build())
  *     .build();
  * servletContext.addFilter("sluice", filter).addMappingForUrlPatterns(null, false, "/*");
  * }</pre>
@@ -44,16 +72,24 @@ public final class SluiceFilter implements Filter {
     void sleep(long nanos) throws InterruptedException;
   }
 
+  /** The request attribute holding the permits of a request in flight (a re-dispatch skips). */
+  static final String HELD = SluiceFilter.class.getName() + ".held";
+
   private final List<Rule> rules;
+  private final List<ConcurrencyRule> concurrencyRules;
   /** What a matched request gets, decided as the WebFlux filter decides it. */
   private final FilterPolicy policy;
+  private final MissingKey missingKey;
   private final boolean combineHeaders;
   private final Sleeper sleeper;
+  private final AtomicLong concurrencyRefusals = new AtomicLong();
 
-  private SluiceFilter(List<Rule> rules, FilterPolicy policy, boolean combineHeaders,
-      Sleeper sleeper) {
+  private SluiceFilter(List<Rule> rules, List<ConcurrencyRule> concurrencyRules,
+      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Sleeper sleeper) {
     this.rules = rules;
+    this.concurrencyRules = concurrencyRules;
     this.policy = policy;
+    this.missingKey = missingKey;
     this.combineHeaders = combineHeaders;
     this.sleeper = sleeper;
   }
@@ -73,6 +109,43 @@ public final class SluiceFilter implements Filter {
     // which "/api/./x", "//api/x" or "/%61pi/x" would disguise)
     String path = request.getServletPath()
         + (request.getPathInfo() == null ? "" : request.getPathInfo());
+    ServletResponse out = rules.isEmpty() ? res : rateLimited(request, response, path);
+    if (out == null) {
+      return;   // answered
+    }
+    if (concurrencyRules.isEmpty() || request.getDispatcherType() != DispatcherType.REQUEST
+        || request.getAttribute(HELD) != null) {
+      chain.doFilter(req, out);   // an async or error dispatch of a request already counted
+      return;
+    }
+    List<Permit> held = permits(request, response, path);
+    if (held == null) {
+      return;   // refused
+    }
+    if (held.isEmpty()) {
+      chain.doFilter(req, out);
+      return;
+    }
+    request.setAttribute(HELD, held);
+    boolean failed = true;
+    try {
+      chain.doFilter(req, out);
+      failed = false;
+    } finally {
+      if (!failed && request.isAsyncStarted()) {
+        request.getAsyncContext().addListener(new Releaser(held, response));
+      } else {
+        release(held, ConcurrencyAnswers.outcome(response.getStatus(), failed));
+      }
+    }
+  }
+
+  /**
+   * The rate rules' part: the response to go on with (the given one, or a wrapper that combines
+   * header fields), or null when the request was answered here.
+   */
+  private ServletResponse rateLimited(HttpServletRequest request, HttpServletResponse response,
+      String path) throws IOException {
     Rule rule = null;
     for (Rule r : rules) {
       if (r.matches(request.getMethod(), path)) {
@@ -81,20 +154,18 @@ public final class SluiceFilter implements Filter {
       }
     }
     if (rule == null) {
-      chain.doFilter(req, res);
-      return;
+      return response;
     }
     String method = request.getMethod();
     String key = rule.settings().key().key(request);
     if (key == null) {
       FilterPolicy.Outcome o = policy.withoutKey(method, path, rule);
       if (o.passes()) {
-        chain.doFilter(req, res);
-        return;
+        return response;
       }
       if (o.problem() != null) {
         writeProblem(response, o.problem());
-        return;
+        return null;
       }
       key = o.key();
     }
@@ -103,7 +174,7 @@ public final class SluiceFilter implements Filter {
       cost = rule.settings().cost().applyAsDouble(request);
     } catch (RuntimeException e) {
       writeProblem(response, policy.costFailed(e));
-      return;
+      return null;
     }
     Decision d;
     try {
@@ -111,12 +182,12 @@ public final class SluiceFilter implements Filter {
       d = rule.settings().queue() ? limiter.reserve(key, cost) : limiter.tryAcquire(key, cost);
     } catch (IllegalArgumentException e) {
       writeProblem(response, policy.invalidInput(e));
-      return;
+      return null;
     }
     FilterPolicy.Outcome o = policy.decided(d, cost, method, path, key, response::setHeader);
     if (o.problem() != null) {
       writeProblem(response, o.problem());
-      return;
+      return null;
     }
     if (o.delayNanos() > 0) {
       try {
@@ -125,10 +196,66 @@ public final class SluiceFilter implements Filter {
         Thread.currentThread().interrupt();
         writeProblem(response, new RateLimitProblem(503, "Interrupted", "the server stopped"
             + " while the request was queued"));
-        return;
+        return null;
       }
     }
-    chain.doFilter(req, combineHeaders ? new CombiningResponse(response) : res);
+    return combineHeaders ? new CombiningResponse(response) : response;
+  }
+
+  /**
+   * The concurrency rules' part: the permits of every rule that matches, or null when one
+   * refused (the request was answered and the permits taken so far given back).
+   */
+  private List<Permit> permits(HttpServletRequest request, HttpServletResponse response,
+      String path) throws IOException {
+    String method = request.getMethod();
+    List<Permit> held = new ArrayList<>(2);
+    for (ConcurrencyRule rule : concurrencyRules) {
+      if (!rule.matches(method, path)) {
+        continue;
+      }
+      ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings = rule.settings();
+      String key = rule.key(request);
+      if (key == null) {   // a per-client rule and a request without the client's key
+        if (missingKey == MissingKey.ALLOW) {
+          continue;
+        }
+        if (missingKey == MissingKey.REJECT) {
+          release(held, Outcome.IGNORED);
+          writeProblem(response, settings.missingKey());
+          return null;
+        }
+        key = FilterPolicy.SHARED_KEY;
+      }
+      Acquisition a;
+      try {
+        Duration wait = settings.waitFor(key, request::getHeader);
+        a = wait.isZero()
+            ? settings.limiter().tryAcquire(key, 1, settings.priorityOf(request))
+            : settings.limiter().acquire(key, 1, settings.priorityOf(request), wait);
+      } catch (IllegalArgumentException e) {
+        release(held, Outcome.IGNORED);
+        writeProblem(response, new RateLimitProblem(400, "Bad Request",
+            "the request cannot be limited: " + e.getMessage()));
+        return null;
+      }
+      if (!a.isAcquired()) {
+        release(held, Outcome.IGNORED);
+        concurrencyRefusals.incrementAndGet();
+        response.setHeader("Retry-After", Long.toString(settings.retryAfterSeconds()));
+        writeProblem(response, ConcurrencyAnswers.problem(a, settings.scope(),
+            settings.limitName()));
+        return null;
+      }
+      held.add(a.permit());
+    }
+    return held;
+  }
+
+  private static void release(List<Permit> held, Outcome outcome) {
+    for (Permit p : held) {
+      p.release(outcome);
+    }
   }
 
   /**
@@ -159,6 +286,49 @@ public final class SluiceFilter implements Filter {
   /** Requests answered 503 because the store was down and its policy refuses. */
   public long unavailableResponses() {
     return policy.unavailableResponses();
+  }
+
+  /** Requests a concurrency rule refused (429 or 503) since start. */
+  public long concurrencyRefusals() {
+    return concurrencyRefusals.get();
+  }
+
+  /** Releases an asynchronous request's permits once, when it completes, fails or times out. */
+  private static final class Releaser implements AsyncListener {
+    private final List<Permit> held;
+    private final HttpServletResponse response;
+    private final AtomicBoolean done = new AtomicBoolean();
+
+    Releaser(List<Permit> held, HttpServletResponse response) {
+      this.held = held;
+      this.response = response;
+    }
+
+    private void end(Outcome outcome) {
+      if (done.compareAndSet(false, true)) {
+        release(held, outcome);
+      }
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      end(ConcurrencyAnswers.outcome(response.getStatus(), false));
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      end(Outcome.DROPPED);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      end(Outcome.DROPPED);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      event.getAsyncContext().addListener(this);   // a new cycle: keep listening
+    }
   }
 
   /**
@@ -192,8 +362,15 @@ public final class SluiceFilter implements Filter {
     }
   }
 
-  /** Settings of a {@link SluiceFilter}: {@link FilterBuilder}'s, and how a queued request waits. */
+  /**
+   * Settings of a {@link SluiceFilter}: {@link FilterBuilder}'s (its {@code onMissingKey} also
+   * says what a per-client concurrency rule does with a request without the client's key:
+   * {@code REJECT} answers 400 naming the limit, {@code ALLOW} lets it pass that rule, {@code
+   * SHARED} counts every such request under one key, {@code shared:no-key}), the concurrency
+   * rules, and how a queued request waits.
+   */
   public static final class Builder extends FilterBuilder<Rule, Builder> {
+    private final List<ConcurrencyRule> concurrencyRules = new ArrayList<>();
     private Sleeper sleeper = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
 
     private Builder() {}
@@ -209,9 +386,24 @@ public final class SluiceFilter implements Filter {
       return this;
     }
 
+    /**
+     * Adds a concurrency rule; a request must get a permit from every concurrency rule that
+     * matches it, after the rate rules let it through.
+     */
+    public Builder rule(ConcurrencyRule rule) {
+      concurrencyRules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /**
+     * The filter.
+     *
+     * @throws IllegalArgumentException if it has no rule of either kind
+     */
     public SluiceFilter build() {
-      return new SluiceFilter(rules("SluiceFilter"),
-          new FilterPolicy(headers(), missingKey(), isDryRun(), LOG), isCombineHeaders(), sleeper);
+      return new SluiceFilter(rules("SluiceFilter", concurrencyRules.size()),
+          List.copyOf(concurrencyRules), new FilterPolicy(headers(), missingKey(), isDryRun(), LOG),
+          missingKey(), isCombineHeaders(), sleeper);
     }
   }
 }

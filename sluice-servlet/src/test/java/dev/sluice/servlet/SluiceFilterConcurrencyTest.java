@@ -3,6 +3,10 @@ package dev.sluice.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
@@ -38,11 +42,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The concurrency filter in a real Jetty 12 container, over real HTTP: requests held in the
+ * The filter's concurrency rules in a real Jetty 12 container, over real HTTP: requests held in the
  * servlet hold their permits, the excess is refused (503 for shedding, 429 for a client's cap),
  * and every permit ends once, on completion, error, async completion or async timeout.
  */
-class SluiceConcurrencyFilterTest {
+class SluiceFilterConcurrencyTest {
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<PermitEnd> ends = new CopyOnWriteArrayList<>();
   /** Requests inside the servlet, each waiting for its latch. */
@@ -140,7 +144,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void globalShedding_refusesTheExcessWith503_andReleasesOnCompletion() throws Exception {
     ConcurrencyLimiter backend = limiter(2);
-    SluiceConcurrencyFilter filter = SluiceConcurrencyFilter.builder()
+    SluiceFilter filter = SluiceFilter.builder()
         .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build();
     start(filter);
     CompletableFuture<HttpResponse<String>> one = hold("/hold/1");
@@ -161,14 +165,40 @@ class SluiceConcurrencyFilterTest {
     assertThat(two.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(backend.inFlight("global")).isZero();
     assertThat(send("/x").statusCode()).isEqualTo(200);
-    assertThat(filter.refusedRequests()).isEqualTo(1);
+    assertThat(filter.concurrencyRefusals()).isEqualTo(1);
     assertThat(ends).extracting(PermitEnd::outcome).containsOnly(Outcome.SUCCESS);
+  }
+
+  @Test
+  void bothKindsOfRule_inOneFilter_aRequestTheRateLimitRefuses_takesNoPermit() throws Exception {
+    RateLimiter rate = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perHour(1))).build();
+    ConcurrencyLimiter backend = limiter(1);
+    SluiceFilter filter = SluiceFilter.builder()
+        .rule(Rule.path("/**").limiter(rate).build())
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build();
+    start(filter);
+    CompletableFuture<HttpResponse<String>> one = hold("/hold/1");
+    CountDownLatch first = nextInside();
+    assertThat(backend.inFlight("global")).isEqualTo(1);
+    HttpResponse<String> shed = send("/x");
+    assertThat(shed.statusCode()).as("the rate limit admits it, the concurrency rule sheds it")
+        .isEqualTo(503);
+    assertThat(shed.headers().firstValue("RateLimit")).as("the rate limit's fields").isPresent();
+    first.countDown();
+    assertThat(one.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    HttpResponse<String> limited = send("/x");
+    assertThat(limited.statusCode()).as("the bucket of 2 is full").isEqualTo(429);
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(filter.rejectedRequests()).isEqualTo(1);
+    assertThat(filter.concurrencyRefusals()).isEqualTo(1);
+    assertThat(ends).as("one permit, the held request's; the 429 took none").hasSize(1)
+        .extracting(PermitEnd::outcome).containsOnly(Outcome.SUCCESS);
   }
 
   @Test
   void perClientCap_refusesThatClientWith429_andServesOthers() throws Exception {
     ConcurrencyLimiter perClient = limiter(1);
-    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(perClient)
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**").limiter(perClient)
         .perClient(Keys.header("X-Client")).build()).build());
     CompletableFuture<HttpResponse<String>> a = hold("/hold", "X-Client", "a");
     CountDownLatch aInside = nextInside();
@@ -190,7 +220,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void aRequestWithoutItsClientKey_isRefused400_unlessTheyAreToShareOneKey() throws Exception {
     ConcurrencyLimiter perClient = limiter(1);
-    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**")
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**")
         .limiter("per-client", perClient).perClient(Keys.header("X-Client")).build()).build());
     HttpResponse<String> none = send("/x");
     assertThat(none.statusCode()).isEqualTo(400);
@@ -199,7 +229,7 @@ class SluiceConcurrencyFilterTest {
         .contains("\"limit\":\"per-client\",\"reason\":\"missing_key\"");
     assertThat(send("/x", "X-Client", "a").statusCode()).isEqualTo(200);
     stop();
-    start(SluiceConcurrencyFilter.builder().missingKey(MissingKey.SHARED)
+    start(SluiceFilter.builder().onMissingKey(MissingKey.SHARED)
         .rule(ConcurrencyRule.path("/**").limiter(perClient).perClient(Keys.header("X-Client"))
             .build()).build());
     CompletableFuture<HttpResponse<String>> holding = hold("/hold");
@@ -217,7 +247,7 @@ class SluiceConcurrencyFilterTest {
   void everyMatchingRule_mustAdmit_andARefusalGivesBackWhatWasTaken() throws Exception {
     ConcurrencyLimiter perClient = limiter(5);
     ConcurrencyLimiter backend = limiter(1);
-    start(SluiceConcurrencyFilter.builder()
+    start(SluiceFilter.builder()
         .rule(ConcurrencyRule.path("/**").limiter(perClient).perClient(Keys.header("X-Client"))
             .build())
         .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
@@ -235,7 +265,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void failuresAndClientErrors_endTheirPermits_droppedAndIgnored() throws Exception {
     ConcurrencyLimiter backend = limiter(1);
-    start(SluiceConcurrencyFilter.builder()
+    start(SluiceFilter.builder()
         .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
     assertThat(send("/fail").statusCode()).isEqualTo(500);
     assertThat(send("/missing").statusCode()).isEqualTo(404);
@@ -248,7 +278,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void anAsyncRequest_holdsItsPermitUntilItCompletes_orTimesOut() throws Exception {
     ConcurrencyLimiter backend = limiter(1);
-    start(SluiceConcurrencyFilter.builder()
+    start(SluiceFilter.builder()
         .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build());
     CompletableFuture<HttpResponse<String>> slow = hold("/async");
     AsyncContext ctx = asyncs.poll(10, TimeUnit.SECONDS);
@@ -271,7 +301,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void priorities_shedSheddableTrafficFirst() throws Exception {
     ConcurrencyLimiter backend = limiter(2);
-    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
         .global().priority(req -> req.getHeader("X-Batch") != null ? Priority.SHEDDABLE
             : Priority.NORMAL).build()).build());
     CompletableFuture<HttpResponse<String>> batch = hold("/hold", "X-Batch", "1");
@@ -291,7 +321,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void aDeadlineShorterThanTheExpectedWait_isRefusedAtOnce() throws Exception {
     ConcurrencyLimiter backend = limiter(1);
-    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
         .global().maxWait(Duration.ofSeconds(30)).build()).build());
     // one request held and ended teaches the limiter how long a permit is held
     CompletableFuture<HttpResponse<String>> first = hold("/hold");
@@ -313,7 +343,7 @@ class SluiceConcurrencyFilterTest {
   void aDeadlineHeader_boundsTheWait() throws Exception {
     ConcurrencyLimiter backend = ConcurrencyLimiter.builder().limit(1).deadlineAware(false)
         .build();
-    start(SluiceConcurrencyFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend)
         .global().maxWait(Duration.ofSeconds(30)).deadlineHeaders("X-Timeout-Ms").build())
         .build());
     CompletableFuture<HttpResponse<String>> busy = hold("/hold");
@@ -331,7 +361,7 @@ class SluiceConcurrencyFilterTest {
   @Test
   void aDeadlineThatCannotBeRead_isAnswered400_namingIt_andDeadlinesCanBeOff() throws Exception {
     ConcurrencyLimiter backend = limiter(1);
-    start(SluiceConcurrencyFilter.builder()
+    start(SluiceFilter.builder()
         .rule(ConcurrencyRule.path("/grpc/**").limiter(backend).global().build())
         .rule(ConcurrencyRule.path("/plain/**").limiter(backend).global().deadlineHeaders()
             .build()).build());
@@ -357,7 +387,7 @@ class SluiceConcurrencyFilterTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT2M");
     assertThatThrownBy(() -> ConcurrencyRule.path("/api").deadlineHeaders("grpc timeout"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'grpc timeout'");
-    assertThatThrownBy(() -> SluiceConcurrencyFilter.builder().build())
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one rule");
+    assertThatThrownBy(() -> SluiceFilter.builder().build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one rule");
   }
 }

@@ -6,9 +6,7 @@ import dev.sluice.servlet.ConcurrencyRule;
 import dev.sluice.servlet.KeyResolver;
 import dev.sluice.servlet.Keys;
 import dev.sluice.servlet.Rule;
-import dev.sluice.servlet.SluiceConcurrencyFilter;
 import dev.sluice.servlet.SluiceFilter;
-import dev.sluice.webflux.SluiceConcurrencyWebFilter;
 import dev.sluice.webflux.SluiceWebFilter;
 import dev.sluice.webflux.WebConcurrencyRule;
 import dev.sluice.webflux.WebKeyResolver;
@@ -18,11 +16,14 @@ import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -35,8 +36,24 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 import reactor.core.publisher.Mono;
 
-/** The servlet filter or the WebFlux filter for {@code sluice.rules}, and the 429 answers. */
+/**
+ * The servlet filter or the WebFlux filter for {@code sluice.rules} and {@code
+ * sluice.concurrency.rules} (one filter of both kinds of rule), and the 429 answers.
+ */
 final class SluiceWebConfigurations {
+  /** When there is a rate rule or a concurrency rule. */
+  static final class AnyRules extends AnyNestedCondition {
+    AnyRules() {
+      super(ConfigurationCondition.ConfigurationPhase.REGISTER_BEAN);
+    }
+
+    @ConditionalOnProperty(prefix = "sluice.rules[0]", name = "path")
+    static final class RateRules {}
+
+    @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
+    static final class ConcurrencyRules {}
+  }
+
   private SluiceWebConfigurations() {}
 
   /** Servlet applications (Spring MVC on Tomcat, Jetty, Undertow). */
@@ -44,9 +61,12 @@ final class SluiceWebConfigurations {
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
   @ConditionalOnClass({Filter.class, HandlerExceptionResolver.class})
   static class Servlet {
-    /** The filter, at {@code sluice.filter-order}, for every path. */
+    /**
+     * The filter, at {@code sluice.filter-order}, for every path: the rate rules, then the
+     * concurrency rules (a request refused by its rate limit never takes a permit).
+     */
     @Bean
-    @ConditionalOnProperty(prefix = "sluice.rules[0]", name = "path")
+    @Conditional(AnyRules.class)
     FilterRegistrationBean<SluiceFilter> sluiceFilter(SluiceLimiters limiters, SluiceProperties p) {
       SluiceSettings s = limiters.settings;
       SluiceFilter.Builder b = SluiceFilter.builder().headers(s.headers).onMissingKey(s.missingKey)
@@ -65,24 +85,7 @@ final class SluiceWebConfigurations {
         }
         b.rule(rule.build());
       }
-      FilterRegistrationBean<SluiceFilter> reg = new FilterRegistrationBean<>(b.build());
-      reg.setName("sluiceFilter");
-      reg.setOrder(p.getFilterOrder());
-      reg.addUrlPatterns("/*");
-      return reg;
-    }
-
-    /**
-     * The concurrency filter, just after the rate-limit filter (a request refused by its rate
-     * limit never takes a permit), for every path.
-     */
-    @Bean
-    @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
-    FilterRegistrationBean<SluiceConcurrencyFilter> sluiceConcurrencyFilter(
-        SluiceLimiters limiters, SluiceProperties p) {
-      SluiceConcurrencyFilter.Builder b = SluiceConcurrencyFilter.builder()
-          .missingKey(limiters.settings.missingKey);
-      for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
+      for (ConcurrencySettings.RuleSpec r : s.concurrency.rules) {
         ConcurrencyRule.Builder rule = ConcurrencyRule.path(r.path())
             .limiter(r.limit(), limiters.concurrency(r.limit())).maxWait(r.maxWait())
             .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
@@ -101,10 +104,9 @@ final class SluiceWebConfigurations {
         }
         b.rule(rule.build());
       }
-      FilterRegistrationBean<SluiceConcurrencyFilter> reg =
-          new FilterRegistrationBean<>(b.build());
-      reg.setName("sluiceConcurrencyFilter");
-      reg.setOrder(p.getFilterOrder() + 1);
+      FilterRegistrationBean<SluiceFilter> reg = new FilterRegistrationBean<>(b.build());
+      reg.setName("sluiceFilter");
+      reg.setOrder(p.getFilterOrder());
       reg.addUrlPatterns("/*");
       return reg;
     }
@@ -171,9 +173,11 @@ final class SluiceWebConfigurations {
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
   @ConditionalOnClass({WebFilter.class, Mono.class})
   static class Reactive {
-    /** The filter, at {@code sluice.filter-order}. */
+    /**
+     * The filter, at {@code sluice.filter-order}: the rate rules, then the concurrency rules.
+     */
     @Bean
-    @ConditionalOnProperty(prefix = "sluice.rules[0]", name = "path")
+    @Conditional(AnyRules.class)
     OrderedWebFilter sluiceWebFilter(SluiceLimiters limiters, SluiceProperties p) {
       SluiceSettings s = limiters.settings;
       SluiceWebFilter.Builder b = SluiceWebFilter.builder().headers(s.headers)
@@ -192,16 +196,7 @@ final class SluiceWebConfigurations {
         }
         b.rule(rule.build());
       }
-      return new OrderedWebFilter(b.build(), p.getFilterOrder());
-    }
-
-    /** The concurrency filter, just after the rate-limit filter. */
-    @Bean
-    @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
-    OrderedWebFilter sluiceConcurrencyWebFilter(SluiceLimiters limiters, SluiceProperties p) {
-      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder()
-          .missingKey(limiters.settings.missingKey);
-      for (ConcurrencySettings.RuleSpec r : limiters.settings.concurrency.rules) {
+      for (ConcurrencySettings.RuleSpec r : s.concurrency.rules) {
         WebConcurrencyRule.Builder rule = WebConcurrencyRule.path(r.path())
             .limiter(r.limit(), limiters.concurrency(r.limit())).maxWait(r.maxWait())
             .deadlineHeaders(r.deadlineHeaders().toArray(new String[0]))
@@ -221,7 +216,7 @@ final class SluiceWebConfigurations {
         }
         b.rule(rule.build());
       }
-      return new OrderedWebFilter(b.build(), p.getFilterOrder() + 1);
+      return new OrderedWebFilter(b.build(), p.getFilterOrder());
     }
 
     /**

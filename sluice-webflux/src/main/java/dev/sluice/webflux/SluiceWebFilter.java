@@ -2,7 +2,13 @@ package dev.sluice.webflux;
 
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
+import dev.sluice.concurrency.Acquisition;
+import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Permit;
+import dev.sluice.http.ConcurrencyAnswers;
+import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.http.FilterBuilder;
+import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.internal.FilterPolicy;
@@ -11,8 +17,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -21,10 +29,12 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 /**
  * The reactive twin of the servlet {@code SluiceFilter}: a Spring WebFlux {@link WebFilter} that
- * holds requests to rate limits without ever blocking an event-loop thread. It decides with
+ * holds requests to rate limits and caps the requests in flight without ever blocking an
+ * event-loop thread. It decides with
  * {@link dev.sluice.RateLimiter#tryAcquireAsync} (a meter) or
  * {@link dev.sluice.RateLimiter#reserveAsync} (a {@link WebRule.Builder#queue queue}, whose delay
  * is waited out on a timer), so a shared store's round trip, or a queued request's wait, holds no
@@ -38,11 +48,21 @@ import reactor.core.publisher.Mono;
  * local fallback limiter is a rate limit's, {@code 429}). The answers are the servlet filter's, word for word
  * ({@link RateLimitProblem}).
  *
+ * <p>Concurrency limits ({@link WebConcurrencyRule}) come after the rate limits: every one that
+ * matches a request must give it a permit (acquired with {@link
+ * dev.sluice.concurrency.ConcurrencyLimiter#acquireAsync}, so a store's round trip or a wait
+ * holds no thread), or it is refused as the servlet filter refuses ({@link ConcurrencyAnswers}:
+ * {@code 429} per client, {@code 503} shedding, {@code Retry-After}, a problem document) and the
+ * permits it got are given back. A request that passes holds its permits until its response
+ * completes, fails or is cancelled (the client went away); each permit ends once, with the
+ * outcome read from the response ({@code IGNORED} for a cancellation).
+ *
  * <pre>{@code
  * @Bean
- * WebFilter sluice(RateLimiter limiter) {
+ * WebFilter sluice(RateLimiter limiter, ConcurrencyLimiter backend) {
  *   return SluiceWebFilter.builder()
  *       .rule(WebRule.path("/api/**").limiter(limiter).key(WebKeys.header("X-Api-Key")).build())
+ *       .rule(WebConcurrencyRule.path("/api/**").limiter(backend).global().build())
  *       .build();
  * }
  * }</pre>
@@ -54,17 +74,22 @@ public final class SluiceWebFilter implements WebFilter {
   private static final MediaType PROBLEM = MediaType.parseMediaType(RateLimitProblem.MEDIA_TYPE);
 
   private final List<WebRule> rules;
+  private final List<WebConcurrencyRule> concurrencyRules;
   /** What a matched request gets, decided as the servlet filter decides it. */
   private final FilterPolicy policy;
+  private final MissingKey missingKey;
   private final Delayer delayer;
+  private final AtomicLong concurrencyRefusals = new AtomicLong();
 
   /** Whether list fields added after this filter join its own on one line. */
   private final boolean combineHeaders;
 
-  private SluiceWebFilter(List<WebRule> rules, FilterPolicy policy, boolean combineHeaders,
-      Delayer delayer) {
+  private SluiceWebFilter(List<WebRule> rules, List<WebConcurrencyRule> concurrencyRules,
+      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Delayer delayer) {
     this.rules = rules;
+    this.concurrencyRules = concurrencyRules;
     this.policy = policy;
+    this.missingKey = missingKey;
     this.combineHeaders = combineHeaders;
     this.delayer = delayer;
   }
@@ -95,7 +120,7 @@ public final class SluiceWebFilter implements WebFilter {
       }
     }
     if (rule == null) {
-      return chain.filter(exchange);
+      return inFlight(exchange, chain);
     }
     WebRule matched = rule;
     return rule.settings().key().key(exchange).defaultIfEmpty(NO_KEY)
@@ -107,7 +132,7 @@ public final class SluiceWebFilter implements WebFilter {
     ServerHttpRequest request = exchange.getRequest();
     FilterPolicy.Outcome o = policy.withoutKey(request.getMethod().name(),
         request.getPath().value(), rule);
-    return o.passes() ? chain.filter(exchange)
+    return o.passes() ? inFlight(exchange, chain)
         : o.problem() != null ? writeProblem(exchange.getResponse(), o.problem())
         : limit(exchange, chain, rule, o.key());
   }
@@ -154,8 +179,97 @@ public final class SluiceWebFilter implements WebFilter {
       });
     }
     return o.delayNanos() > 0
-        ? delayer.delay(o.delayNanos()).then(Mono.defer(() -> chain.filter(exchange)))
-        : chain.filter(exchange);
+        ? delayer.delay(o.delayNanos()).then(Mono.defer(() -> inFlight(exchange, chain)))
+        : inFlight(exchange, chain);
+  }
+
+  /** The concurrency rules' part: permits of every rule that matches, then the chain. */
+  private Mono<Void> inFlight(ServerWebExchange exchange, WebFilterChain chain) {
+    if (concurrencyRules.isEmpty()) {
+      return chain.filter(exchange);
+    }
+    ServerHttpRequest request = exchange.getRequest();
+    PathContainer path = request.getPath().pathWithinApplication();
+    String method = request.getMethod().name();
+    List<WebConcurrencyRule> matched = new ArrayList<>(2);
+    for (WebConcurrencyRule r : concurrencyRules) {
+      if (r.matches(method, path)) {
+        matched.add(r);
+      }
+    }
+    if (matched.isEmpty()) {
+      return chain.filter(exchange);
+    }
+    return acquire(exchange, chain, matched, 0, new ArrayList<>(matched.size()));
+  }
+
+  /** Acquires the permit of rule {@code i} and the rest, then runs the chain holding them. */
+  // ReferenceEquality: NO_KEY is a marker instance, never a key a request names
+  @SuppressWarnings("ReferenceEquality")
+  private Mono<Void> acquire(ServerWebExchange exchange, WebFilterChain chain,
+      List<WebConcurrencyRule> matched, int i, List<Permit> held) {
+    if (i == matched.size()) {
+      return chain.filter(exchange).doFinally(signal -> release(held, outcome(exchange, signal)));
+    }
+    WebConcurrencyRule rule = matched.get(i);
+    ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings = rule.settings();
+    return rule.key(exchange).defaultIfEmpty(NO_KEY)
+        .flatMap(found -> {
+          if (found == NO_KEY && missingKey == MissingKey.ALLOW) {
+            return acquire(exchange, chain, matched, i + 1, held);   // this rule passes it
+          }
+          if (found == NO_KEY && missingKey == MissingKey.REJECT) {
+            release(held, Outcome.IGNORED);
+            return writeProblem(exchange.getResponse(), settings.missingKey());
+          }
+          String key = found == NO_KEY ? FilterPolicy.SHARED_KEY : found;
+          return Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
+                  settings.priorityOf(exchange.getRequest()),
+                  settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst)))
+              .flatMap(a -> {
+                if (!a.isAcquired()) {
+                  release(held, Outcome.IGNORED);
+                  return refuse(exchange, a, settings);
+                }
+                held.add(a.permit());
+                return acquire(exchange, chain, matched, i + 1, held);
+              });
+        })
+        .onErrorResume(IllegalArgumentException.class, e -> {
+          release(held, Outcome.IGNORED);
+          return writeProblem(exchange.getResponse(), new RateLimitProblem(400,
+              "Bad Request", "the request cannot be limited: " + e.getMessage()));
+        })
+        // the client went away while a permit was asked for: what was taken goes back (a
+        // permit granted to the cancelled future is ended by the limiter)
+        .doOnCancel(() -> release(held, Outcome.IGNORED));
+  }
+
+  private Mono<Void> refuse(ServerWebExchange exchange, Acquisition a,
+      ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings) {
+    concurrencyRefusals.incrementAndGet();
+    exchange.getResponse().getHeaders().set("Retry-After",
+        Long.toString(settings.retryAfterSeconds()));
+    return writeProblem(exchange.getResponse(),
+        ConcurrencyAnswers.problem(a, settings.scope(), settings.limitName()));
+  }
+
+  private static Outcome outcome(ServerWebExchange exchange, SignalType signal) {
+    if (signal == SignalType.CANCEL) {
+      return Outcome.IGNORED;
+    }
+    HttpStatusCode status = exchange.getResponse().getStatusCode();
+    return ConcurrencyAnswers.outcome(status == null ? 200 : status.value(),
+        signal == SignalType.ON_ERROR);
+  }
+
+  /** Releases without blocking this thread (an event loop) on a shared store's answer. */
+  // FutureReturnValueIgnored: a release is fire and forget: the permit's lease ends it if the release is lost
+  @SuppressWarnings("FutureReturnValueIgnored")
+  private static void release(List<Permit> held, Outcome outcome) {
+    for (Permit p : held) {
+      p.releaseAsync(outcome);
+    }
   }
 
   /**
@@ -208,8 +322,18 @@ public final class SluiceWebFilter implements WebFilter {
     return policy.unavailableResponses();
   }
 
-  /** Settings of a {@link SluiceWebFilter}: {@link FilterBuilder}'s, and how a queued request waits. */
+  /** Requests a concurrency rule refused (429 or 503) since start. */
+  public long concurrencyRefusals() {
+    return concurrencyRefusals.get();
+  }
+
+  /**
+   * Settings of a {@link SluiceWebFilter}: {@link FilterBuilder}'s (its {@code onMissingKey} also
+   * says what a per-client concurrency rule does with a request without the client's key), the
+   * concurrency rules, and how a queued request waits.
+   */
   public static final class Builder extends FilterBuilder<WebRule, Builder> {
+    private final List<WebConcurrencyRule> concurrencyRules = new ArrayList<>();
     private Delayer delayer = nanos -> Mono.delay(Duration.ofNanos(nanos));
 
     private Builder() {}
@@ -225,9 +349,24 @@ public final class SluiceWebFilter implements WebFilter {
       return this;
     }
 
+    /**
+     * Adds a concurrency rule; a request must get a permit from every concurrency rule that
+     * matches it, after the rate rules let it through.
+     */
+    public Builder rule(WebConcurrencyRule rule) {
+      concurrencyRules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /**
+     * The filter.
+     *
+     * @throws IllegalArgumentException if it has no rule of either kind
+     */
     public SluiceWebFilter build() {
-      return new SluiceWebFilter(rules("SluiceWebFilter"),
-          new FilterPolicy(headers(), missingKey(), isDryRun(), LOG), isCombineHeaders(), delayer);
+      return new SluiceWebFilter(rules("SluiceWebFilter", concurrencyRules.size()),
+          List.copyOf(concurrencyRules), new FilterPolicy(headers(), missingKey(), isDryRun(), LOG),
+          missingKey(), isCombineHeaders(), delayer);
     }
   }
 }

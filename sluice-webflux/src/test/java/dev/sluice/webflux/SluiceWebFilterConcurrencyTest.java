@@ -3,6 +3,10 @@ package dev.sluice.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sluice;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
@@ -22,10 +26,10 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 /**
- * The WebFlux concurrency filter: a request holds its permits until its response completes,
+ * The WebFlux filter's concurrency rules: a request holds its permits until its response completes,
  * fails or is cancelled; the excess is refused as the servlet filter refuses it.
  */
-class SluiceConcurrencyWebFilterTest {
+class SluiceWebFilterConcurrencyTest {
   private final ManualClock clock = new ManualClock();
   private final List<PermitEnd> ends = new CopyOnWriteArrayList<>();
 
@@ -50,9 +54,36 @@ class SluiceConcurrencyWebFilterTest {
   private static final WebFilterChain DONE = exchange -> Mono.empty();
 
   @Test
+  void bothKindsOfRule_inOneFilter_aRequestTheRateLimitRefuses_takesNoPermit() {
+    RateLimiter rate = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perHour(1))).clock(clock)
+        .build();
+    ConcurrencyLimiter backend = limiter(1);
+    SluiceWebFilter f = SluiceWebFilter.builder()
+        .rule(WebRule.path("/api/**").limiter(rate).key(WebKeys.header("X-Api-Key")).build())
+        .rule(WebConcurrencyRule.path("/api/**").limiter(backend).global().build()).build();
+    Sinks.Empty<Void> one = Sinks.empty();
+    f.filter(get("/api/a", "X-Api-Key", "k"), pending(one)).subscribe();
+    assertThat(backend.inFlight("global")).isEqualTo(1);
+    MockServerWebExchange shed = get("/api/b", "X-Api-Key", "k");
+    f.filter(shed, DONE).block(Duration.ofSeconds(5));
+    assertThat(shed.getResponse().getStatusCode()).as("admitted by the rate limit, shed")
+        .isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(shed.getResponse().getHeaders().getFirst("RateLimit")).isNotNull();
+    one.tryEmitEmpty();
+    MockServerWebExchange limited = get("/api/c", "X-Api-Key", "k");
+    f.filter(limited, DONE).block(Duration.ofSeconds(5));
+    assertThat(limited.getResponse().getStatusCode()).as("the bucket of 2 is full")
+        .isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(f.rejectedRequests()).isEqualTo(1);
+    assertThat(f.concurrencyRefusals()).isEqualTo(1);
+    assertThat(ends).as("one permit, the first request's; the 429 took none").hasSize(1);
+  }
+
+  @Test
   void globalShedding_holdsPermitsUntilTheResponseCompletes_andRefusesTheExcessWith503() {
     ConcurrencyLimiter backend = limiter(2);
-    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+    SluiceWebFilter f = SluiceWebFilter.builder()
         .rule(WebConcurrencyRule.path("/api/**").limiter(backend).global().build()).build();
     Sinks.Empty<Void> one = Sinks.empty();
     Sinks.Empty<Void> two = Sinks.empty();
@@ -76,7 +107,7 @@ class SluiceConcurrencyWebFilterTest {
     assertThat(fourth.getResponse().getStatusCode()).isNull();   // passed to the handler
     two.tryEmitEmpty();
     assertThat(backend.inFlight("global")).isZero();
-    assertThat(f.refusedRequests()).isEqualTo(1);
+    assertThat(f.concurrencyRefusals()).isEqualTo(1);
     // an unmatched path passes untouched
     MockServerWebExchange other = get("/health");
     f.filter(other, DONE).block(Duration.ofSeconds(5));
@@ -86,7 +117,7 @@ class SluiceConcurrencyWebFilterTest {
   @Test
   void perClientCap_refusesThatClientWith429() {
     ConcurrencyLimiter perClient = limiter(1);
-    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+    SluiceWebFilter f = SluiceWebFilter.builder()
         .rule(WebConcurrencyRule.path("/**").limiter(perClient)
             .perClient(WebKeys.header("X-Client")).build()).build();
     Sinks.Empty<Void> a = Sinks.empty();
@@ -109,13 +140,13 @@ class SluiceConcurrencyWebFilterTest {
   void aRequestWithoutItsClientKey_isRefused400_orSharesOneKey_orPasses() {
     ConcurrencyLimiter perClient = limiter(1);
     for (MissingKey policy : MissingKey.values()) {
-      SluiceConcurrencyWebFilter.Builder b = SluiceConcurrencyWebFilter.builder()
+      SluiceWebFilter.Builder b = SluiceWebFilter.builder()
           .rule(WebConcurrencyRule.path("/**").limiter("per-client", perClient)
               .perClient(WebKeys.header("X-Client")).build());
       if (policy != MissingKey.REJECT) {
-        b.missingKey(policy);
+        b.onMissingKey(policy);
       }
-      SluiceConcurrencyWebFilter f = b.build();
+      SluiceWebFilter f = b.build();
       Sinks.Empty<Void> held = Sinks.empty();
       MockServerWebExchange first = get("/x");
       f.filter(first, pending(held)).subscribe();
@@ -148,7 +179,7 @@ class SluiceConcurrencyWebFilterTest {
   @Test
   void errorsClientErrorsAndCancellations_endTheirPermits() {
     ConcurrencyLimiter backend = limiter(1);
-    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+    SluiceWebFilter f = SluiceWebFilter.builder()
         .rule(WebConcurrencyRule.path("/**").limiter(backend).global().build()).build();
     assertThatThrownBy(() -> f.filter(get("/x"),
         exchange -> Mono.error(new IllegalStateException("the backend failed")))
@@ -176,7 +207,7 @@ class SluiceConcurrencyWebFilterTest {
   @Test
   void deadlines_refuseHopelessWaits_andBoundTheWait() {
     ConcurrencyLimiter backend = limiter(1);
-    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+    SluiceWebFilter f = SluiceWebFilter.builder()
         .rule(WebConcurrencyRule.path("/**").limiter(backend).global()
             .maxWait(Duration.ofSeconds(30)).build()).build();
     Sinks.Empty<Void> first = Sinks.empty();
@@ -214,7 +245,7 @@ class SluiceConcurrencyWebFilterTest {
   @Test
   void aRequestThatMayWait_getsAReleasedPermit() {
     ConcurrencyLimiter backend = limiter(1);
-    SluiceConcurrencyWebFilter f = SluiceConcurrencyWebFilter.builder()
+    SluiceWebFilter f = SluiceWebFilter.builder()
         .rule(WebConcurrencyRule.path("/**").limiter(backend).global()
             .maxWait(Duration.ofSeconds(1)).build()).build();
     Sinks.Empty<Void> first = Sinks.empty();
@@ -245,7 +276,7 @@ class SluiceConcurrencyWebFilterTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/api/{");
     assertThatThrownBy(() -> WebConcurrencyRule.path("/api").limiter(l).build())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("perRoute()");
-    assertThatThrownBy(() -> SluiceConcurrencyWebFilter.builder().build())
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("at least one rule");
+    assertThatThrownBy(() -> SluiceWebFilter.builder().build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least one rule");
   }
 }
