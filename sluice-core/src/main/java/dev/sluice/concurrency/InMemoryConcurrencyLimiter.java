@@ -476,37 +476,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** An acquisition waiting for weight to be released. */
-  private static final class Waiter implements WaitQueues.Entry {
-    final int weight;
-    final int priority;
-    final long since;
-    final CompletableFuture<Acquisition> future;
-
+  private static final class Waiter extends WaitQueues.Entry {
     Waiter(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
-      this.weight = weight;
-      this.priority = priority;
-      this.since = since;
-      this.future = future;
-    }
-
-    @Override
-    public int priority() {
-      return priority;
-    }
-
-    @Override
-    public int weight() {
-      return weight;
-    }
-
-    @Override
-    public long since() {
-      return since;
-    }
-
-    @Override
-    public CompletableFuture<Acquisition> future() {
-      return future;
+      super(weight, priority, since, future);
     }
   }
 

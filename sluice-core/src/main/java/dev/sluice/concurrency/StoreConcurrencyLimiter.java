@@ -382,7 +382,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
         if (ws.dead) {
           continue;
         }
-        int p = w.priority.ordinal();
+        int p = w.priority;
         // CoDel: a standing queue takes nobody more; a wait that would outlast its timeout is
         // refused now
         Refusal now = ws.queue.shedding() ? Refusal.OVERLOADED
@@ -473,7 +473,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     Waiter head = next;
     CircuitBreaker b = breaker(ws.key);
     if (!b.allowsCall()) {
-      ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
+      ws.served(head, degraded(ws.key, head.weight, head.level(), head.limit));
       return;
     }
     long id = ids.incrementAndGet();
@@ -481,7 +481,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     try {
       int limitNow = adaptiveLimits == null ? head.limit : currentLimit(ws.key);
       asked = store.acquireAsync(ws.key, storeId(id), head.weight,
-          settings.ceiling(limitNow, head.priority), leaseMillis);
+          settings.ceiling(limitNow, head.level()), leaseMillis);
     } catch (RuntimeException e) {
       asked = CompletableFuture.failedFuture(e);
     }
@@ -489,12 +489,12 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       if (failure != null) {
         failed(b, failure);
         giveBack(ws.key, id, head.weight);
-        ws.served(head, degraded(ws.key, head.weight, head.priority, head.limit));
+        ws.served(head, degraded(ws.key, head.weight, head.level(), head.limit));
         return;
       }
       b.success();
       long now = clock.nanoTime();
-      Acquisition a = answer(ws.key, id, head.weight, head.priority, head.limit, reply,
+      Acquisition a = answer(ws.key, id, head.weight, head.level(), head.limit, reply,
           head.since, now, 0);
       if (a.isAcquired()) {
         ws.served(head, a);
@@ -970,43 +970,16 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  /** An acquisition waiting in this JVM. */
-  private static final class Waiter implements WaitQueues.Entry {
-    final int weight;
-    final Priority priority;
+  /** An acquisition waiting in this JVM: with the limit it asks under, and its deadline. */
+  private static final class Waiter extends WaitQueues.Entry {
     final int limit;
-    final long since;
     final long deadline;
-    final CompletableFuture<Acquisition> future;
 
     Waiter(int weight, Priority priority, int limit, long since, long deadline,
         CompletableFuture<Acquisition> future) {
-      this.weight = weight;
-      this.priority = priority;
+      super(weight, priority.ordinal(), since, future);
       this.limit = limit;
-      this.since = since;
       this.deadline = deadline;
-      this.future = future;
-    }
-
-    @Override
-    public int priority() {
-      return priority.ordinal();
-    }
-
-    @Override
-    public int weight() {
-      return weight;
-    }
-
-    @Override
-    public long since() {
-      return since;
-    }
-
-    @Override
-    public CompletableFuture<Acquisition> future() {
-      return future;
     }
   }
 
@@ -1044,7 +1017,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private Predicate<Waiter> servable(int limit) {
-      return w -> w.weight <= settings.ceiling(limit, w.priority);
+      return w -> w.weight <= settings.ceiling(limit, w.level());
     }
 
     private boolean remove(Waiter w) {
@@ -1061,7 +1034,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       Waiter w = asked;
       synchronized (this) {
         Waiter now = a.isAcquired() ? head() : null;
-        if (now != null && now != asked && now.priority.compareTo(asked.priority) < 0
+        if (now != null && now != asked && now.priority < asked.priority
             && now.weight == asked.weight) {
           w = now;
           a = new Acquisition(a.permit(), null, now.limit, a.inFlight(), queue.size() - 1,

@@ -18,18 +18,48 @@ import java.util.function.Predicate;
  */
 final class WaitQueues<W extends WaitQueues.Entry> {
   /** What a waiter is to its queues. */
-  interface Entry {
+  static class Entry {
+    private static final Priority[] LEVELS = Priority.values();
     /** Its priority's ordinal. */
-    int priority();
+    final int priority;
+    /** The weight it waits for. */
+    final int weight;
+    /** When it started waiting, on the limiter's clock. */
+    final long since;
+    /** Completed when it is answered (done: cancelled, timed out or interrupted too). */
+    final CompletableFuture<Acquisition> future;
+
+    Entry(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
+      this.weight = weight;
+      this.priority = priority;
+      this.since = since;
+      this.future = future;
+    }
+
+    /** Its priority's ordinal. */
+    final int priority() {
+      return priority;
+    }
+
+    /** Its priority. */
+    final Priority level() {
+      return LEVELS[priority];
+    }
 
     /** The weight it waits for. */
-    int weight();
+    final int weight() {
+      return weight;
+    }
 
     /** When it started waiting, on the limiter's clock. */
-    long since();
+    final long since() {
+      return since;
+    }
 
     /** Completed when it is answered (done: cancelled, timed out or interrupted too). */
-    CompletableFuture<Acquisition> future();
+    final CompletableFuture<Acquisition> future() {
+      return future;
+    }
   }
 
   private static final int PRIORITIES = Priority.values().length;

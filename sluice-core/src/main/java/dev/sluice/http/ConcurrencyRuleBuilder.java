@@ -2,6 +2,9 @@ package dev.sluice.http;
 
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.internal.ConcurrencyRuleSettings;
+import dev.sluice.internal.Deadlines;
+import dev.sluice.internal.RequestKeys;
 import dev.sluice.internal.RuleChecks;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -152,10 +155,12 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
   }
 
   /**
-   * The settings, checked.
+   * The settings, checked (for Sluice's filter modules).
    *
    * @throws IllegalStateException if the limiter or the scope is missing
    */
+  // exports: the settings are the filter modules' (dev.sluice.internal is exported to them only)
+  @SuppressWarnings("exports")
   protected ConcurrencyRuleSettings<Q, K> settings() {
     if (limiter == null) {
       throw new IllegalStateException("concurrency rule " + pattern + " needs a limiter");

@@ -2,6 +2,7 @@ package dev.sluice.http;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.RuleChecks;
+import dev.sluice.internal.RuleSettings;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
@@ -81,11 +82,13 @@ public abstract class RuleBuilder<Q, K, B extends RuleBuilder<Q, K, B>> {
   }
 
   /**
-   * The settings, checked: a limiter is set, and queue mode has bucket limits.
+   * The settings, checked (for Sluice's filter modules): a limiter is set, and queue mode has bucket limits.
    *
    * @throws NullPointerException if no limiter was set
    * @throws IllegalArgumentException if queue mode meets a window limit
    */
+  // exports: the settings are the filter modules' (dev.sluice.internal is exported to them only)
+  @SuppressWarnings("exports")
   protected final RuleSettings<Q, K> settings() {
     Objects.requireNonNull(limiter, "rule for " + pattern + " needs a limiter");
     if (queue) {

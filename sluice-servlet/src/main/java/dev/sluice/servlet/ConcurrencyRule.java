@@ -1,8 +1,8 @@
 package dev.sluice.servlet;
 
 import dev.sluice.http.ConcurrencyRuleBuilder;
-import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.internal.ConcurrencyRuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.regex.Pattern;
 

@@ -1,7 +1,7 @@
 package dev.sluice.servlet;
 
-import dev.sluice.http.ClientAddress;
-import dev.sluice.http.RequestKeys;
+import dev.sluice.internal.ClientAddress;
+import dev.sluice.internal.RequestKeys;
 import java.security.Principal;
 import java.util.Collections;
 import java.util.Enumeration;

@@ -1,7 +1,7 @@
 package dev.sluice.servlet;
 
 import dev.sluice.http.RuleBuilder;
-import dev.sluice.http.RuleSettings;
+import dev.sluice.internal.RuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.regex.Pattern;
 

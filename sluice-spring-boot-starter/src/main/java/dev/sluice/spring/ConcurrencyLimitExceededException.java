@@ -1,9 +1,9 @@
 package dev.sluice.spring;
 
 import dev.sluice.concurrency.Acquisition;
-import dev.sluice.http.ConcurrencyAnswers;
 import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.http.RateLimitProblem;
+import dev.sluice.internal.ConcurrencyAnswers;
 
 /**
  * A call of a {@link ConcurrencyLimited} method got no permit. The starter answers it in Spring

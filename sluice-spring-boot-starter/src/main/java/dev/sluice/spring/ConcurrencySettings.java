@@ -3,7 +3,7 @@ package dev.sluice.spring;
 import dev.sluice.concurrency.ConcurrencySpec;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.http.ConcurrencyScope;
-import dev.sluice.http.RequestKeys;
+import dev.sluice.internal.RequestKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

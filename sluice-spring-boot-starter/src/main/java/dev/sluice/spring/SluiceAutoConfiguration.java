@@ -6,7 +6,7 @@ import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencySpec;
-import dev.sluice.http.ConcurrencyRuleSettings;
+import dev.sluice.internal.ConcurrencyRuleSettings;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.PermitStore;

@@ -1,8 +1,8 @@
 package dev.sluice.webflux;
 
 import dev.sluice.http.ConcurrencyRuleBuilder;
-import dev.sluice.http.ConcurrencyRuleSettings;
 import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.internal.ConcurrencyRuleSettings;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;

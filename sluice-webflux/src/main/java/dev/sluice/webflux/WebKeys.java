@@ -1,7 +1,7 @@
 package dev.sluice.webflux;
 
-import dev.sluice.http.ClientAddress;
-import dev.sluice.http.RequestKeys;
+import dev.sluice.internal.ClientAddress;
+import dev.sluice.internal.RequestKeys;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Objects;

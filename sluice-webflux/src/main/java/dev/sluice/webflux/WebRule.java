@@ -2,7 +2,7 @@ package dev.sluice.webflux;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RuleBuilder;
-import dev.sluice.http.RuleSettings;
+import dev.sluice.internal.RuleSettings;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.util.pattern.PathPattern;

@@ -1,4 +1,4 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;

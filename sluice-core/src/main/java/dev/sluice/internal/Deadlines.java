@@ -1,4 +1,4 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,8 +1,10 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Refusal;
+import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.http.RateLimitProblem;
 import java.util.Locale;
 
 /**

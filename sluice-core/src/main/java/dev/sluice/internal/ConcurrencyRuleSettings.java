@@ -1,7 +1,9 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.http.RateLimitProblem;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

@@ -1,4 +1,4 @@
-package dev.sluice.http;
+package dev.sluice.internal;
 
 import dev.sluice.RateLimiter;
 import java.util.Set;
