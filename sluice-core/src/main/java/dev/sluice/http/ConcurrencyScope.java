@@ -2,7 +2,7 @@ package dev.sluice.http;
 
 /**
  * Whose requests an HTTP concurrency rule counts together, which decides what a refused request
- * is told ({@link ConcurrencyAnswers#problem}).
+ * is told ({@link dev.sluice.internal.ConcurrencyAnswers#problem}).
  */
 public enum ConcurrencyScope {
   /**

@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * A concurrency rule's settings, as {@link ConcurrencyRuleBuilder} checked them.
+ * A concurrency rule's settings, as {@link dev.sluice.http.ConcurrencyRuleBuilder} checked them.
  *
  * @param pattern the path pattern, as written
  * @param methods the HTTP methods it applies to, upper case; empty for all
@@ -34,7 +34,7 @@ public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
   public static final String GLOBAL_KEY = "global";
 
   /**
-   * The answer to a request without a key under {@link MissingKey#REJECT}: 400, naming the limit
+   * The answer to a request without a key under {@link dev.sluice.http.MissingKey#REJECT}: 400, naming the limit
    * and the rule.
    */
   public RateLimitProblem missingKey() {

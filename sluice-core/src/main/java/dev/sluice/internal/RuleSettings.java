@@ -5,7 +5,7 @@ import java.util.Set;
 import java.util.function.ToDoubleFunction;
 
 /**
- * A rule's settings, as {@link RuleBuilder} checked them.
+ * A rule's settings, as {@link dev.sluice.http.RuleBuilder} checked them.
  *
  * @param pattern the path pattern, as written
  * @param methods the HTTP methods it applies to, upper case; empty for all
