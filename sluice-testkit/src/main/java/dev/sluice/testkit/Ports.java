@@ -3,6 +3,8 @@ package dev.sluice.testkit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -11,12 +13,48 @@ import java.util.Random;
 public final class Ports {
   private Ports() {}
 
-  /** A port that was free on this machine a moment ago. */
+  /** Where {@link #free} looks: below Linux's ephemeral range, apart from the clusters' ports. */
+  private static final int LOW = 2_000;
+  private static final int HIGH = 12_000;
+  private static final Random RANDOM = new Random();
+
+  /**
+   * A port that was free on this machine a moment ago, below the range the system gives client
+   * sockets (Linux's ephemeral range, 32,768 up: read from {@code ip_local_port_range}), so that
+   * a server a test stops and starts again on it finds it free: while the server is down no
+   * client socket of this machine (a store client reconnecting to it, above all, which could
+   * connect to itself) and no server another test asks the system for ({@code new
+   * ServerSocket(0)}) can take it. Picked at random from 2,000 to 11,999 (the Redis Cluster
+   * ports of {@link #forRedisCluster} lie above); where the ephemeral range starts lower than
+   * that, the system picks.
+   */
   public static int free() {
+    if (ephemeralStart() > HIGH) {
+      for (int attempt = 0; attempt < 1000; attempt++) {
+        int port = LOW + RANDOM.nextInt(HIGH - LOW);
+        if (bindable(port)) {
+          return port;
+        }
+      }
+    }
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     } catch (IOException e) {
       throw new UncheckedIOException("no free port", e);
+    }
+  }
+
+  /** The first port of the system's ephemeral range (Linux's default where it cannot be read). */
+  private static int ephemeralStart() {
+    try {
+      String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+      int end = 0;
+      while (end < range.length() && Character.isDigit(range.charAt(end))) {
+        end++;
+      }
+      return Integer.parseInt(range.substring(0, end));
+    } catch (IOException | RuntimeException e) {
+      return 32_768;
     }
   }
 
@@ -28,7 +66,7 @@ public final class Ports {
    */
   public static List<Integer> forRedisCluster(int n) {
     List<Integer> ports = new ArrayList<>();
-    Random random = new Random();
+    Random random = RANDOM;
     for (int attempt = 0; ports.size() < n && attempt < 1000; attempt++) {
       int port = 12_000 + random.nextInt(10_000);     // bus port 22,000 to 31,999
       if (!ports.contains(port) && bindable(port) && bindable(port + 10_000)) {
