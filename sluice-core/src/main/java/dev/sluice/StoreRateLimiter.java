@@ -31,8 +31,6 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   /** The breakers of the store's failure domains (one, or one per cluster node). */
   private final Breakers breakers;
   private final RateLimiter fallback;
-  private final AtomicLong storeErrors = new AtomicLong();
-  private final AtomicLong degraded = new AtomicLong();
   private final AtomicLong deniedLocally = new AtomicLong();
   /** Local deny cache: key → the rejection and until when it holds; null when disabled. */
   private final ConcurrentHashMap<String, Denial> denials;
@@ -330,7 +328,8 @@ final class StoreRateLimiter extends AbstractRateLimiter {
   @Override
   public LimiterStats stats() {
     LimiterStats local = fallback == null ? null : fallback.stats();
-    return new LimiterStats(storeErrors.get(), degraded.get(), breakers.anyOpen(),
+    return new LimiterStats(breakers.storeErrors(), breakers.degradedAnswers(),
+        breakers.anyOpen(),
         local == null ? 0 : local.evictedIdle(), local == null ? 0 : local.evictedBusy(),
         deniedLocally.get(), local == null ? 0 : local.keysHeld());
   }
@@ -429,18 +428,12 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   /** The breaker of the failure domain of the key, or of its group when it has one. */
   private CircuitBreaker breakerFor(String key, String groupName) {
-    Object domain;
-    try {
-      domain = groupName != null ? store.groupFailureDomain(groupName) : store.failureDomain(key);
-    } catch (RuntimeException e) {
-      domain = null;
-    }
-    return breakers.of(domain);
+    return groupName != null ? breakers.of(store::groupFailureDomain, groupName)
+        : breakers.of(store::failureDomain, key);
   }
 
   void failed(CircuitBreaker b, Throwable failure) {
-    storeErrors.incrementAndGet();
-    Breakers.failed(b, failure);
+    breakers.callFailed(b, failure);
   }
 
   /** {@code op} decided by an in-process limiter (the fallback, or this instance's share). */
@@ -455,7 +448,7 @@ final class StoreRateLimiter extends AbstractRateLimiter {
 
   /** The failure policy's answer, marked degraded and counted. */
   Decision degraded(String key, int op, double cost, CircuitBreaker domain) {
-    degraded.incrementAndGet();
+    breakers.degradedAnswer();
     switch (onFailure) {
       case LOCAL_SHARE: {
         RateLimiter local = share();   // made (for the instances now) before the key starts full

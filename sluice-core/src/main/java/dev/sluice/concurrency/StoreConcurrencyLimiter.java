@@ -81,8 +81,6 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final ConcurrentHashMap<String, Waiters> waiting = new ConcurrentHashMap<>();
   private final AtomicLong waitingKeys = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final AtomicLong storeErrors = new AtomicLong();
-  private final AtomicLong degraded = new AtomicLong();
   /** Cancels of failed acquires not yet answered by the store (see giveBack). */
   private final AtomicLong pendingCancels = new AtomicLong();
   private final Permit.Owner shared = new Shared();
@@ -507,18 +505,11 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   // ------------------------------------------------------------------------------ failures
 
   private CircuitBreaker breaker(String key) {
-    Object domain;
-    try {
-      domain = store.permitFailureDomain(key);
-    } catch (RuntimeException e) {
-      domain = null;
-    }
-    return breakers.of(domain);
+    return breakers.of(store::permitFailureDomain, key);
   }
 
   private void failed(CircuitBreaker b, Throwable failure) {
-    storeErrors.incrementAndGet();
-    Breakers.failed(b, failure);
+    breakers.callFailed(b, failure);
   }
 
   /** The most cancels of failed acquires pending at once; past it, a lease gives them back. */
@@ -600,7 +591,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** The failure policy's answer, marked degraded. */
   private Acquisition degraded(String key, int weight, Priority priority, int limit) {
-    degraded.incrementAndGet();
+    breakers.degradedAnswer();
     switch (onFailure) {
       case FAIL_OPEN: {
         long now = clock.nanoTime();
@@ -647,7 +638,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   /** As {@link ConcurrencyLimiter#stats}; in flight includes the in-memory fallback's permits. */
   @Override
   public ConcurrencyStats stats() {
-    ConcurrencyStats own = counters.stats(waiting.size(), storeErrors.get(), degraded.get(),
+    ConcurrencyStats own = counters.stats(waiting.size(), breakers.storeErrors(),
+        breakers.degradedAnswers(),
         breakers.anyOpen());
     if (fallback == null) {
       return own;
