@@ -1,0 +1,257 @@
+package dev.sluice.health;
+
+import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
+import java.lang.management.OperatingSystemMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.LongSupplier;
+
+/**
+ * The built-in {@link HealthSignal}s: CPU (the process's, and the container's under its quota),
+ * the GC's share of time, the heap after GC, and a thread pool's use. Each is a utilization from
+ * 0 to 1 (1: all of it); rates are measured between two readings, so a signal's first reading is
+ * {@code NaN} (healthy) and each later one covers the time since the one before.
+ */
+public final class Signals {
+  private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+
+  private Signals() {}
+
+  /**
+   * The CPU this process uses, as a share of the CPU it may use ({@code cpu}): its CPU time over
+   * the time passed times the processors the JVM sees, which a container's CPU quota sets (the
+   * JVM reads it); {@code NaN} where the JVM does not say its CPU time.
+   */
+  public static HealthSignal processCpu() {
+    OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    if (!(os instanceof com.sun.management.OperatingSystemMXBean bean)) {
+      return HealthSignal.of("cpu", () -> Double.NaN);
+    }
+    return new Rate("cpu", bean::getProcessCpuTime, System::nanoTime,
+        () -> Runtime.getRuntime().availableProcessors());
+  }
+
+  /**
+   * The CPU this process's container (its control group) uses, every process in it, as a share
+   * of its quota ({@code container.cpu}): cgroup v2's {@code cpu.stat} ({@code usage_usec}) and
+   * {@code cpu.max}, or v1's {@code cpuacct.usage} and {@code cpu.cfs_quota_us} / {@code
+   * cpu.cfs_period_us}; without a quota, of the processors the JVM sees. Where no control group
+   * can be read (not Linux), the process's CPU ({@link #processCpu()}) under this name.
+   */
+  public static HealthSignal containerCpu() {
+    Path group = ownCgroupV2(CGROUP_ROOT);
+    if (group != null && Files.isReadable(group.resolve("cpu.stat"))) {
+      return cgroupV2Cpu(group, System::nanoTime);
+    }
+    Path v1 = CGROUP_ROOT.resolve("cpu,cpuacct");
+    if (!Files.isDirectory(v1)) {
+      v1 = CGROUP_ROOT.resolve("cpuacct");
+    }
+    if (Files.isReadable(v1.resolve("cpuacct.usage"))) {
+      return cgroupV1Cpu(v1, System::nanoTime);
+    }
+    HealthSignal process = processCpu();
+    return HealthSignal.of("container.cpu", process::read);
+  }
+
+  /** The control group v2 directory of this process, from {@code /proc/self/cgroup}; or null. */
+  static Path ownCgroupV2(Path root) {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"),
+          StandardCharsets.UTF_8)) {
+        if (line.startsWith("0::")) {
+          String relative = line.substring(3);
+          Path dir = root.resolve(relative.startsWith("/") ? relative.substring(1) : relative);
+          return Files.isDirectory(dir) ? dir : root;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // not Linux, or no v2 hierarchy
+    }
+    return null;
+  }
+
+  /** The container's CPU from a cgroup v2 directory, timed by {@code nanos}. */
+  static HealthSignal cgroupV2Cpu(Path group, LongSupplier nanos) {
+    return new Rate("container.cpu", () -> {
+      for (String line : lines(group.resolve("cpu.stat"))) {
+        if (line.startsWith("usage_usec ")) {
+          return Long.parseLong(line.substring(11).trim()) * 1000;
+        }
+      }
+      return -1;
+    }, nanos, () -> {
+      String[] max = firstLine(group.resolve("cpu.max")).trim().split(" ", -1);
+      if (max.length == 2 && !max[0].equals("max")) {
+        return Double.parseDouble(max[0]) / Double.parseDouble(max[1]);
+      }
+      return Runtime.getRuntime().availableProcessors();
+    });
+  }
+
+  /** The container's CPU from a cgroup v1 {@code cpu,cpuacct} directory, timed by {@code nanos}. */
+  static HealthSignal cgroupV1Cpu(Path group, LongSupplier nanos) {
+    return new Rate("container.cpu",
+        () -> Long.parseLong(firstLine(group.resolve("cpuacct.usage")).trim()), nanos, () -> {
+          Path quota = group.resolve("cpu.cfs_quota_us");
+          long q = Files.isReadable(quota) ? Long.parseLong(firstLine(quota).trim()) : -1;
+          if (q > 0) {
+            return q / Double.parseDouble(firstLine(group.resolve("cpu.cfs_period_us")).trim());
+          }
+          return Runtime.getRuntime().availableProcessors();
+        });
+  }
+
+  /**
+   * The share of time the garbage collectors took ({@code gc}): their collection time over the
+   * time passed (a stop-the-world collector's pauses; a concurrent one's cycles count too, as
+   * its beans report them).
+   */
+  public static HealthSignal gcTimeShare() {
+    List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
+    return gcTimeShare(() -> {
+      long millis = 0;
+      for (GarbageCollectorMXBean gc : gcs) {
+        millis += Math.max(0, gc.getCollectionTime());
+      }
+      return millis * 1_000_000;
+    }, System::nanoTime);
+  }
+
+  /** The GC's share of time from {@code collectionNanos}, timed by {@code nanos}. */
+  static HealthSignal gcTimeShare(LongSupplier collectionNanos, LongSupplier nanos) {
+    return new Rate("gc", collectionNanos, nanos, () -> 1);
+  }
+
+  /**
+   * How full the heap is after the last collection ({@code heap}): of each heap pool that says
+   * its usage after a collection and has a maximum, the fullest's share. A heap that stays full
+   * after collecting is running out.
+   */
+  public static HealthSignal heapAfterGc() {
+    List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans();
+    return HealthSignal.of("heap", () -> {
+      double fullest = Double.NaN;
+      for (MemoryPoolMXBean pool : pools) {
+        if (pool.getType() != MemoryType.HEAP) {
+          continue;
+        }
+        MemoryUsage after = pool.getCollectionUsage();
+        if (after != null && after.getMax() > 0) {
+          double share = (double) after.getUsed() / after.getMax();
+          fullest = Double.isNaN(fullest) ? share : Math.max(fullest, share);
+        }
+      }
+      return fullest;
+    });
+  }
+
+  /**
+   * How used a thread pool is ({@code name}): its busy threads over its most, or its queue's
+   * fill over its capacity (a bounded queue), whichever is more. A pool of an unbounded queue
+   * reads 1 once it queues a task: all its threads are busy and work waits.
+   */
+  public static HealthSignal executor(String name, ThreadPoolExecutor pool) {
+    Objects.requireNonNull(pool, "pool");
+    return HealthSignal.of(name, () -> {
+      double threads = (double) pool.getActiveCount() / pool.getMaximumPoolSize();
+      int queued = pool.getQueue().size();
+      int room = pool.getQueue().remainingCapacity();
+      double queue = room == Integer.MAX_VALUE ? (queued > 0 ? 1 : 0)
+          : (double) queued / Math.max(1, queued + room);
+      return Math.min(1, Math.max(threads, queue));
+    });
+  }
+
+  /** {@code name}, checked: a signal's name is not blank. */
+  static String checkName(String name) {
+    if (name == null || name.isBlank()) {
+      throw new IllegalArgumentException("a health signal's name must not be blank but was "
+          + (name == null ? "null" : "'" + name + "'"));
+    }
+    return name;
+  }
+
+  private static List<String> lines(Path file) {
+    try {
+      return Files.readAllLines(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + file, e);
+    }
+  }
+
+  private static String firstLine(Path file) {
+    List<String> lines = lines(file);
+    if (lines.isEmpty()) {
+      throw new IllegalStateException(file + " is empty");
+    }
+    return lines.get(0);
+  }
+
+  /** How many processors' time a counter may use per unit of time (1 for the GC's share). */
+  @FunctionalInterface
+  interface Capacity {
+    double units();
+  }
+
+  /**
+   * A counter of nanoseconds used (CPU, GC) as a share of the time passed times a capacity (in
+   * processors); the first reading, and a reading that fails, is NaN.
+   */
+  static final class Rate implements HealthSignal {
+    private final String name;
+    private final LongSupplier used;
+    private final LongSupplier nanos;
+    private final Capacity capacity;
+    private long lastUsed = -1;
+    private long lastAt;
+
+    Rate(String name, LongSupplier used, LongSupplier nanos, Capacity capacity) {
+      this.name = checkName(name);
+      this.used = used;
+      this.nanos = nanos;
+      this.capacity = capacity;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public synchronized double read() {
+      long now = nanos.getAsLong();
+      long u;
+      double units;
+      try {
+        u = used.getAsLong();
+        units = capacity.units();
+      } catch (RuntimeException e) {
+        lastUsed = -1;
+        return Double.NaN;
+      }
+      long before = lastUsed;
+      long since = now - lastAt;
+      lastUsed = u;
+      lastAt = now;
+      if (before < 0 || u < 0 || since <= 0 || !(units > 0)) {
+        return Double.NaN;
+      }
+      return Math.max(0, (u - before) / (since * units));
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+}
