@@ -5,6 +5,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.FilterBuilder;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitProblem;
@@ -30,6 +32,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * A Jakarta Servlet filter that holds requests to rate limits and caps the requests in flight,
@@ -83,15 +86,22 @@ public final class SluiceFilter implements Filter {
   private final boolean combineHeaders;
   private final Sleeper sleeper;
   private final AtomicLong concurrencyRefusals = new AtomicLong();
+  /** The health shedder, or null; and the priority of a request for it. */
+  private final HealthShedder health;
+  private final Function<HttpServletRequest, Priority> priority;
+  private final AtomicLong healthRefusals = new AtomicLong();
 
   private SluiceFilter(List<Rule> rules, List<ConcurrencyRule> concurrencyRules,
-      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Sleeper sleeper) {
+      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Sleeper sleeper,
+      HealthShedder health, Function<HttpServletRequest, Priority> priority) {
     this.rules = rules;
     this.concurrencyRules = concurrencyRules;
     this.policy = policy;
     this.missingKey = missingKey;
     this.combineHeaders = combineHeaders;
     this.sleeper = sleeper;
+    this.health = health;
+    this.priority = priority;
   }
 
   public static Builder builder() {
@@ -113,29 +123,77 @@ public final class SluiceFilter implements Filter {
     if (out == null) {
       return;   // answered
     }
-    if (concurrencyRules.isEmpty() || request.getDispatcherType() != DispatcherType.REQUEST
+    if ((concurrencyRules.isEmpty() && health == null)
+        || request.getDispatcherType() != DispatcherType.REQUEST
         || request.getAttribute(HELD) != null) {
       chain.doFilter(req, out);   // an async or error dispatch of a request already counted
       return;
     }
-    List<Permit> held = permits(request, response, path);
+    HealthShedder.Verdict verdict = null;
+    if (health != null) {
+      verdict = health.admit(priorityOf(request));
+      if (!verdict.admitted()) {
+        healthRefusals.incrementAndGet();
+        response.setHeader("Retry-After", "1");
+        writeProblem(response, new RateLimitProblem(503, "Service Unavailable",
+            "shedding load: " + verdict.reason()));
+        return;
+      }
+    }
+    List<Permit> held = concurrencyRules.isEmpty() ? List.of() : permits(request, response, path);
     if (held == null) {
+      if (verdict != null) {
+        verdict.end();
+      }
       return;   // refused
     }
-    if (held.isEmpty()) {
+    if (held.isEmpty() && verdict == null) {
       chain.doFilter(req, out);
       return;
     }
-    request.setAttribute(HELD, held);
+    Held ending = new Held(held, verdict);
+    request.setAttribute(HELD, ending);
     boolean failed = true;
     try {
       chain.doFilter(req, out);
       failed = false;
     } finally {
       if (!failed && request.isAsyncStarted()) {
-        request.getAsyncContext().addListener(new Releaser(held, response));
+        request.getAsyncContext().addListener(new Releaser(ending, response));
       } else {
-        release(held, ConcurrencyAnswers.outcome(response.getStatus(), failed));
+        ending.end(ConcurrencyAnswers.outcome(response.getStatus(), failed));
+      }
+    }
+  }
+
+  /** The request's priority for the health shedder: NORMAL if its function says none. */
+  private Priority priorityOf(HttpServletRequest request) {
+    try {
+      Priority p = priority.apply(request);
+      return p == null ? Priority.NORMAL : p;
+    } catch (RuntimeException e) {
+      return Priority.NORMAL;
+    }
+  }
+
+  /** What a request in flight holds: its permits, and the health shedder's admission. */
+  private static final class Held {
+    private final List<Permit> permits;
+    private final HealthShedder.Verdict verdict;
+    private final AtomicBoolean done = new AtomicBoolean();
+
+    Held(List<Permit> permits, HealthShedder.Verdict verdict) {
+      this.permits = permits;
+      this.verdict = verdict;
+    }
+
+    /** Ends it all, once. */
+    void end(Outcome outcome) {
+      if (done.compareAndSet(false, true)) {
+        release(permits, outcome);
+        if (verdict != null) {
+          verdict.end();
+        }
       }
     }
   }
@@ -293,21 +351,23 @@ public final class SluiceFilter implements Filter {
     return concurrencyRefusals.get();
   }
 
+  /** Requests the health shedder refused (503) since start. */
+  public long healthRefusals() {
+    return healthRefusals.get();
+  }
+
   /** Releases an asynchronous request's permits once, when it completes, fails or times out. */
   private static final class Releaser implements AsyncListener {
-    private final List<Permit> held;
+    private final Held held;
     private final HttpServletResponse response;
-    private final AtomicBoolean done = new AtomicBoolean();
 
-    Releaser(List<Permit> held, HttpServletResponse response) {
+    Releaser(Held held, HttpServletResponse response) {
       this.held = held;
       this.response = response;
     }
 
     private void end(Outcome outcome) {
-      if (done.compareAndSet(false, true)) {
-        release(held, outcome);
-      }
+      held.end(outcome);
     }
 
     @Override
@@ -372,6 +432,8 @@ public final class SluiceFilter implements Filter {
   public static final class Builder extends FilterBuilder<Rule, Builder> {
     private final List<ConcurrencyRule> concurrencyRules = new ArrayList<>();
     private Sleeper sleeper = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
+    private HealthShedder health;
+    private Function<HttpServletRequest, Priority> priority = r -> Priority.NORMAL;
 
     private Builder() {}
 
@@ -396,14 +458,29 @@ public final class SluiceFilter implements Filter {
     }
 
     /**
+     * Sheds requests by the backend's health ({@code docs/health.md}): after the rate rules and
+     * before the concurrency rules, every request's first dispatch asks {@code shedder} at the
+     * priority {@code priority} reads from it (null, or a function that throws: {@code
+     * NORMAL}); a refusal is {@code 503} with {@code Retry-After: 1} and a problem document whose
+     * detail names the signal, its value and its band. An admitted request's admission ends with
+     * it, as its permits do.
+     */
+    public Builder health(HealthShedder shedder, Function<HttpServletRequest, Priority> priority) {
+      this.health = Objects.requireNonNull(shedder, "shedder");
+      this.priority = Objects.requireNonNull(priority, "priority");
+      return this;
+    }
+
+    /**
      * The filter.
      *
-     * @throws IllegalArgumentException if it has no rule of either kind
+     * @throws IllegalArgumentException if it has no rule of either kind and no health shedder
      */
     public SluiceFilter build() {
-      return new SluiceFilter(rules("SluiceFilter", concurrencyRules.size()),
+      return new SluiceFilter(rules("SluiceFilter", concurrencyRules.size()
+          + (health == null ? 0 : 1)),
           List.copyOf(concurrencyRules), new FilterPolicy(headers(), missingKey(), isDryRun(), LOG),
-          missingKey(), isCombineHeaders(), sleeper);
+          missingKey(), isCombineHeaders(), sleeper, health, priority);
     }
   }
 }

@@ -12,6 +12,8 @@ import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
+import dev.sluice.health.HealthShedder;
+import dev.sluice.health.HealthSignal;
 import dev.sluice.http.MissingKey;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
@@ -33,6 +35,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -193,6 +197,39 @@ class SluiceFilterConcurrencyTest {
     assertThat(filter.concurrencyRefusals()).isEqualTo(1);
     assertThat(ends).as("one permit, the held request's; the 429 took none").hasSize(1)
         .extracting(PermitEnd::outcome).containsOnly(Outcome.SUCCESS);
+  }
+
+  @Test
+  void aHealthShedder_refusesSheddableWorkWith503NamingTheSignal_andEndsAdmissionsWithTheirRequests()
+      throws Exception {
+    AtomicReference<Double> cpu = new AtomicReference<>(0.0);
+    AtomicLong now = new AtomicLong();
+    HealthShedder shedder = HealthShedder.builder()
+        .signal(HealthSignal.of("cpu", cpu::get), 0.80, 0.90).clock(now::get).guard(false)
+        .build();
+    ConcurrencyLimiter backend = limiter(10);
+    SluiceFilter filter = SluiceFilter.builder()
+        .health(shedder, req -> "batch".equals(req.getHeader("X-Priority"))
+            ? Priority.SHEDDABLE : Priority.CRITICAL)
+        .rule(ConcurrencyRule.path("/**").limiter(backend).global().build()).build();
+    start(filter);
+    CompletableFuture<HttpResponse<String>> held = hold("/hold/1", "X-Priority", "batch");
+    CountDownLatch inside = nextInside();
+    assertThat(shedder.inFlight()).as("admitted, and held while the request runs").isEqualTo(1);
+    cpu.set(0.99);
+    now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+    HttpResponse<String> shed = send("/x", "X-Priority", "batch");
+    assertThat(shed.statusCode()).isEqualTo(503);
+    assertThat(shed.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(shed.body()).contains("shedding load: shed: cpu at 0.99 (sheds SHEDDABLE from"
+        + " 0.80");
+    assertThat(send("/x").statusCode()).as("critical work still runs").isEqualTo(200);
+    assertThat(backend.inFlight("global")).as("the shed request took no permit").isEqualTo(1);
+    inside.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(shedder.inFlight()).isZero();
+    assertThat(filter.healthRefusals()).isEqualTo(1);
+    assertThat(filter.concurrencyRefusals()).isZero();
   }
 
   @Test

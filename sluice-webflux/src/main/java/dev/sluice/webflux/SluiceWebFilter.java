@@ -5,6 +5,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.FilterBuilder;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
@@ -18,6 +20,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -84,14 +87,22 @@ public final class SluiceWebFilter implements WebFilter {
   /** Whether list fields added after this filter join its own on one line. */
   private final boolean combineHeaders;
 
+  /** The health shedder, or null; and the priority of a request for it. */
+  private final HealthShedder health;
+  private final Function<ServerHttpRequest, Priority> priority;
+  private final AtomicLong healthRefusals = new AtomicLong();
+
   private SluiceWebFilter(List<WebRule> rules, List<WebConcurrencyRule> concurrencyRules,
-      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Delayer delayer) {
+      FilterPolicy policy, MissingKey missingKey, boolean combineHeaders, Delayer delayer,
+      HealthShedder health, Function<ServerHttpRequest, Priority> priority) {
     this.rules = rules;
     this.concurrencyRules = concurrencyRules;
     this.policy = policy;
     this.missingKey = missingKey;
     this.combineHeaders = combineHeaders;
     this.delayer = delayer;
+    this.health = health;
+    this.priority = priority;
   }
 
   /** Waits out a queued request's delay without a thread; tests pass one on a manual clock. */
@@ -183,8 +194,36 @@ public final class SluiceWebFilter implements WebFilter {
         : inFlight(exchange, chain);
   }
 
-  /** The concurrency rules' part: permits of every rule that matches, then the chain. */
+  /**
+   * The health shedder's part (a refusal answers 503), then the concurrency rules'; an admission
+   * ends with the response, as permits do.
+   */
   private Mono<Void> inFlight(ServerWebExchange exchange, WebFilterChain chain) {
+    if (health == null) {
+      return permits(exchange, chain);
+    }
+    HealthShedder.Verdict verdict = health.admit(priorityOf(exchange.getRequest()));
+    if (!verdict.admitted()) {
+      healthRefusals.incrementAndGet();
+      exchange.getResponse().getHeaders().set("Retry-After", "1");
+      return writeProblem(exchange.getResponse(), new RateLimitProblem(503,
+          "Service Unavailable", "shedding load: " + verdict.reason()));
+    }
+    return Mono.defer(() -> permits(exchange, chain)).doFinally(signal -> verdict.end());
+  }
+
+  /** The request's priority for the health shedder: NORMAL if its function says none. */
+  private Priority priorityOf(ServerHttpRequest request) {
+    try {
+      Priority p = priority.apply(request);
+      return p == null ? Priority.NORMAL : p;
+    } catch (RuntimeException e) {
+      return Priority.NORMAL;
+    }
+  }
+
+  /** The concurrency rules' part: permits of every rule that matches, then the chain. */
+  private Mono<Void> permits(ServerWebExchange exchange, WebFilterChain chain) {
     if (concurrencyRules.isEmpty()) {
       return chain.filter(exchange);
     }
@@ -327,6 +366,11 @@ public final class SluiceWebFilter implements WebFilter {
     return concurrencyRefusals.get();
   }
 
+  /** Requests the health shedder refused (503) since start. */
+  public long healthRefusals() {
+    return healthRefusals.get();
+  }
+
   /**
    * Settings of a {@link SluiceWebFilter}: {@link FilterBuilder}'s (its {@code onMissingKey} also
    * says what a per-client concurrency rule does with a request without the client's key), the
@@ -335,6 +379,8 @@ public final class SluiceWebFilter implements WebFilter {
   public static final class Builder extends FilterBuilder<WebRule, Builder> {
     private final List<WebConcurrencyRule> concurrencyRules = new ArrayList<>();
     private Delayer delayer = nanos -> Mono.delay(Duration.ofNanos(nanos));
+    private HealthShedder health;
+    private Function<ServerHttpRequest, Priority> priority = r -> Priority.NORMAL;
 
     private Builder() {}
 
@@ -359,14 +405,28 @@ public final class SluiceWebFilter implements WebFilter {
     }
 
     /**
+     * Sheds requests by the backend's health ({@code docs/health.md}): after the rate rules and
+     * before the concurrency rules, every request asks {@code shedder} at the priority {@code
+     * priority} reads from it (null, or a function that throws: {@code NORMAL}); a refusal is
+     * {@code 503} with {@code Retry-After: 1} and a problem document whose detail names the
+     * signal, its value and its band. An admission ends with the response, as permits do.
+     */
+    public Builder health(HealthShedder shedder, Function<ServerHttpRequest, Priority> priority) {
+      this.health = Objects.requireNonNull(shedder, "shedder");
+      this.priority = Objects.requireNonNull(priority, "priority");
+      return this;
+    }
+
+    /**
      * The filter.
      *
-     * @throws IllegalArgumentException if it has no rule of either kind
+     * @throws IllegalArgumentException if it has no rule of either kind and no health shedder
      */
     public SluiceWebFilter build() {
-      return new SluiceWebFilter(rules("SluiceWebFilter", concurrencyRules.size()),
+      return new SluiceWebFilter(rules("SluiceWebFilter", concurrencyRules.size()
+          + (health == null ? 0 : 1)),
           List.copyOf(concurrencyRules), new FilterPolicy(headers(), missingKey(), isDryRun(), LOG),
-          missingKey(), isCombineHeaders(), delayer);
+          missingKey(), isCombineHeaders(), delayer, health, priority);
     }
   }
 }

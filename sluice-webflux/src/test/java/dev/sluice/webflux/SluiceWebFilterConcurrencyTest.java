@@ -8,6 +8,8 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.health.HealthShedder;
+import dev.sluice.health.HealthSignal;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.PermitEnd;
 import dev.sluice.concurrency.Priority;
@@ -16,6 +18,7 @@ import dev.sluice.testkit.ManualClock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.HttpStatus;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
@@ -78,6 +81,34 @@ class SluiceWebFilterConcurrencyTest {
     assertThat(f.rejectedRequests()).isEqualTo(1);
     assertThat(f.concurrencyRefusals()).isEqualTo(1);
     assertThat(ends).as("one permit, the first request's; the 429 took none").hasSize(1);
+  }
+
+  @Test
+  void aHealthShedder_refusesSheddableWorkWith503NamingTheSignal_andEndsAdmissionsWithTheirResponses() {
+    AtomicReference<Double> cpu = new AtomicReference<>(0.0);
+    HealthShedder shedder = HealthShedder.builder()
+        .signal(HealthSignal.of("cpu", cpu::get), 0.80, 0.90).clock(clock).guard(false).build();
+    SluiceWebFilter f = SluiceWebFilter.builder()
+        .health(shedder, req -> "batch".equals(req.getHeaders().getFirst("X-Priority"))
+            ? Priority.SHEDDABLE : Priority.CRITICAL)
+        .build();
+    Sinks.Empty<Void> one = Sinks.empty();
+    f.filter(get("/api/a", "X-Priority", "batch"), pending(one)).subscribe();
+    assertThat(shedder.inFlight()).as("admitted, held until its response completes").isEqualTo(1);
+    cpu.set(0.99);
+    clock.advance(Duration.ofSeconds(1));
+    MockServerWebExchange shed = get("/api/b", "X-Priority", "batch");
+    f.filter(shed, DONE).block(Duration.ofSeconds(5));
+    assertThat(shed.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+    assertThat(shed.getResponse().getHeaders().getFirst("Retry-After")).isEqualTo("1");
+    assertThat(shed.getResponse().getBodyAsString().block())
+        .contains("shedding load: shed: cpu at 0.99 (sheds SHEDDABLE from 0.80");
+    MockServerWebExchange critical = get("/api/c");
+    f.filter(critical, DONE).block(Duration.ofSeconds(5));
+    assertThat(critical.getResponse().getStatusCode()).as("critical work still runs").isNull();
+    one.tryEmitEmpty();
+    assertThat(shedder.inFlight()).isZero();
+    assertThat(f.healthRefusals()).isEqualTo(1);
   }
 
   @Test
