@@ -83,6 +83,8 @@ public final class HealthShedder {
   private final AtomicLong[] windowCount = new AtomicLong[WINDOWS];
   private final AtomicLong[] windowNanos = new AtomicLong[WINDOWS];
   private final AtomicLong refused = new AtomicLong();
+  /** Refusals by priority's ordinal. */
+  private final AtomicLong[] refusedBy = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
 
   private HealthShedder(Builder b) {
     this.bands = b.bands.toArray(new Band[0]);
@@ -126,6 +128,7 @@ public final class HealthShedder {
     if (p > 0 && (!guard || r.explained == Integer.MAX_VALUE || inFlight.get() > r.explained)
         && (p >= 1 || random.getAsDouble() < p)) {
       refused.incrementAndGet();
+      refusedBy[priority.ordinal()].incrementAndGet();
       return new Verdict(this, false, priority, r, p, now);
     }
     inFlight.incrementAndGet();
@@ -210,6 +213,11 @@ public final class HealthShedder {
   /** Calls refused since start. */
   public long refused() {
     return refused.get();
+  }
+
+  /** Calls of {@code priority} refused since start. */
+  public long refused(Priority priority) {
+    return refusedBy[priority.ordinal()].get();
   }
 
   /** The pressure of the last reading, 0 (healthy) to 1 (every band full). */

@@ -115,6 +115,8 @@ class HealthShedderTest {
     assertThat(v.reason()).isEqualTo("shed: cpu at 0.97 (sheds NORMAL from 0.80, all but"
         + " critical at 0.90; pressure 1.00)");
     assertThat(s.refused()).isEqualTo(1);
+    assertThat(s.refused(Priority.NORMAL)).isEqualTo(1);
+    assertThat(s.refused(Priority.SHEDDABLE)).isZero();
     v.end();   // a refusal holds nothing
     assertThat(s.inFlight()).isZero();
   }

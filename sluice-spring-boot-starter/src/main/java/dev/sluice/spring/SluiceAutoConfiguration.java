@@ -6,6 +6,8 @@ import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencySpec;
+import dev.sluice.health.HealthShedder;
+import dev.sluice.health.HealthSignal;
 import dev.sluice.internal.ConcurrencyRuleSettings;
 import dev.sluice.micrometer.SluiceMetrics;
 import dev.sluice.spi.DecisionStore;
@@ -211,6 +213,26 @@ public class SluiceAutoConfiguration {
       }
     }
     return keys.toArray(new String[0]);
+  }
+
+  /**
+   * The health shedder of {@code sluice.health} (docs/health.md), when a signal is named: the
+   * filters ask it after the rate rules. A signal is built in by name or a {@link HealthSignal}
+   * bean of the application by its {@code name()}; every mistake is named at startup.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "sluice.health.signals[0]", name = "signal")
+  public HealthShedder sluiceHealthShedder(SluiceProperties properties,
+      ObjectProvider<HealthSignal> signals, ObjectProvider<MeterRegistry> registry) {
+    Map<String, HealthSignal> beans = new LinkedHashMap<>();
+    signals.orderedStream().forEach(signal -> beans.put(signal.name(), signal));
+    HealthShedder shedder = HealthSettings.shedder(properties.getHealth(), beans);
+    MeterRegistry meters = registry.getIfAvailable();
+    if (meters != null) {
+      HealthSettings.bind(shedder, meters);
+    }
+    return shedder;
   }
 
   /** Calls of {@link RateLimited} methods are decided before they run. */

@@ -1,6 +1,12 @@
 package dev.sluice.spring;
 
 import dev.sluice.StoreFailure;
+import dev.sluice.health.HealthShedder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
@@ -26,11 +32,16 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnEnabledHealthIndicator("sluice")
 public class SluiceHealthAutoConfiguration {
   @Bean(name = "sluiceHealthIndicator")
-  public HealthIndicator sluiceHealthIndicator(SluiceLimiters limiters) {
+  public HealthIndicator sluiceHealthIndicator(SluiceLimiters limiters,
+      ObjectProvider<HealthShedder> health) {
+    HealthShedder shedder = health.getIfAvailable();
     return () -> {
       Health.Builder builder = Health.up().withDetail("store", limiters.storeName())
           .withDetail("policies", limiters.all().keySet())
           .withDetail("failurePolicy", failurePolicy(limiters.settings.failure));
+      if (shedder != null) {
+        builder.withDetail("shedding", shedding(shedder));
+      }
       if (limiters.store().isEmpty()) {
         return builder.build();
       }
@@ -43,6 +54,29 @@ public class SluiceHealthAutoConfiguration {
             .build();
       }
     };
+  }
+
+  /**
+   * The health shedder's state: its pressure, refusals, and each signal's last value, band and
+   * whether it sheds. Shedding leaves the status UP: the instance serves what it can.
+   */
+  static Map<String, Object> shedding(HealthShedder shedder) {
+    Map<String, Object> state = new LinkedHashMap<>();
+    state.put("pressure", shedder.pressure());
+    state.put("refused", shedder.refused());
+    state.put("inFlight", shedder.inFlight());
+    List<Map<String, Object>> signals = new ArrayList<>();
+    for (HealthShedder.SignalValue v : shedder.signals()) {
+      Map<String, Object> signal = new LinkedHashMap<>();
+      signal.put("name", v.name());
+      signal.put("value", Double.isNaN(v.value()) ? null : v.value());
+      signal.put("start", v.start());
+      signal.put("full", v.full());
+      signal.put("shedding", v.shedding());
+      signals.add(signal);
+    }
+    state.put("signals", signals);
+    return state;
   }
 
   private static String failurePolicy(StoreFailure f) {

@@ -62,6 +62,16 @@ public class SluiceProperties {
   private Store store = new Store();
   /** Concurrency limits: how many requests or calls may be in flight at once. */
   private Concurrency concurrency = new Concurrency();
+  /** Shedding by the backend's health (docs/health.md): off until a signal is named. */
+  private Health health = new Health();
+
+  public Health getHealth() {
+    return health;
+  }
+
+  public void setHealth(Health health) {
+    this.health = health;
+  }
 
   public Concurrency getConcurrency() {
     return concurrency;
@@ -931,6 +941,107 @@ public class SluiceProperties {
 
     public void setPruneEvery(Duration pruneEvery) {
       this.pruneEvery = pruneEvery;
+    }
+  }
+
+  /** Shedding by the backend's health: the signals and how the shedder decides. */
+  public static class Health {
+    /**
+     * The signals and their bands: built-in container-cpu, process-cpu, gc, heap, or the name of
+     * a HealthSignal bean of the application.
+     */
+    private List<HealthBand> signals = new ArrayList<>();
+    /** The request header that says a request's priority: critical, normal or sheddable. */
+    private String priorityHeader = "X-Priority";
+    /** The share of a band a shedding signal falls below its start before it stops (0.05). */
+    private Double hysteresis;
+    /** How often the signals are read, at most (100ms). */
+    private Duration sampleEvery;
+    /** Shed only while the work in flight exceeds what the backend serves well (Little's law). */
+    private boolean guard = true;
+    /** Whether critical work is shed too, at full pressure only. */
+    private boolean shedCritical;
+
+    public List<HealthBand> getSignals() {
+      return signals;
+    }
+
+    public void setSignals(List<HealthBand> signals) {
+      this.signals = signals;
+    }
+
+    public String getPriorityHeader() {
+      return priorityHeader;
+    }
+
+    public void setPriorityHeader(String priorityHeader) {
+      this.priorityHeader = priorityHeader;
+    }
+
+    public Double getHysteresis() {
+      return hysteresis;
+    }
+
+    public void setHysteresis(Double hysteresis) {
+      this.hysteresis = hysteresis;
+    }
+
+    public Duration getSampleEvery() {
+      return sampleEvery;
+    }
+
+    public void setSampleEvery(Duration sampleEvery) {
+      this.sampleEvery = sampleEvery;
+    }
+
+    public boolean isGuard() {
+      return guard;
+    }
+
+    public void setGuard(boolean guard) {
+      this.guard = guard;
+    }
+
+    public boolean isShedCritical() {
+      return shedCritical;
+    }
+
+    public void setShedCritical(boolean shedCritical) {
+      this.shedCritical = shedCritical;
+    }
+  }
+
+  /** One health signal and its band. */
+  public static class HealthBand {
+    /** container-cpu, process-cpu, gc, heap, or the name of a HealthSignal bean. */
+    private String signal;
+    /** Where shedding starts. */
+    private Double start;
+    /** Where all but critical work is shed (above start). */
+    private Double full;
+
+    public String getSignal() {
+      return signal;
+    }
+
+    public void setSignal(String signal) {
+      this.signal = signal;
+    }
+
+    public Double getStart() {
+      return start;
+    }
+
+    public void setStart(Double start) {
+      this.start = start;
+    }
+
+    public Double getFull() {
+      return full;
+    }
+
+    public void setFull(Double full) {
+      this.full = full;
     }
   }
 }

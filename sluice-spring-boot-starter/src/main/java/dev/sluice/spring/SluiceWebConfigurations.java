@@ -1,5 +1,7 @@
 package dev.sluice.spring;
 
+import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
 import dev.sluice.servlet.ConcurrencyRule;
@@ -16,6 +18,7 @@ import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -23,10 +26,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
-import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
@@ -41,6 +45,16 @@ import reactor.core.publisher.Mono;
  * sluice.concurrency.rules} (one filter of both kinds of rule), and the 429 answers.
  */
 final class SluiceWebConfigurations {
+  /**
+   * Actuator's endpoints on the application's port ({@code management.endpoints.web.base-path},
+   * {@code /actuator} by default, and a slash): the health shedder counts them as critical, so
+   * that a load balancer reading the health never sees a shed 503.
+   */
+  static String actuatorPath(Environment env) {
+    String base = env.getProperty("management.endpoints.web.base-path", "/actuator");
+    return base.endsWith("/") ? base : base + "/";
+  }
+
   /** When there is a rate rule or a concurrency rule. */
   static final class AnyRules extends AnyNestedCondition {
     AnyRules() {
@@ -52,6 +66,9 @@ final class SluiceWebConfigurations {
 
     @ConditionalOnProperty(prefix = "sluice.concurrency.rules[0]", name = "path")
     static final class ConcurrencyRules {}
+
+    @ConditionalOnProperty(prefix = "sluice.health.signals[0]", name = "signal")
+    static final class HealthSignals {}
   }
 
   private SluiceWebConfigurations() {}
@@ -67,10 +84,18 @@ final class SluiceWebConfigurations {
      */
     @Bean
     @Conditional(AnyRules.class)
-    FilterRegistrationBean<SluiceFilter> sluiceFilter(SluiceLimiters limiters, SluiceProperties p) {
+    FilterRegistrationBean<SluiceFilter> sluiceFilter(SluiceLimiters limiters, SluiceProperties p,
+        ObjectProvider<HealthShedder> health, Environment env) {
       SluiceSettings s = limiters.settings;
       SluiceFilter.Builder b = SluiceFilter.builder().headers(s.headers).onMissingKey(s.missingKey)
           .dryRun(p.isDryRun()).combineHeaders(p.isHeadersCombine());
+      HealthShedder shedder = health.getIfAvailable();
+      if (shedder != null) {
+        String header = p.getHealth().getPriorityHeader();
+        String actuator = actuatorPath(env);
+        b.health(shedder, req -> req.getRequestURI().startsWith(actuator) ? Priority.CRITICAL
+            : ConcurrencySettings.RuleSpec.priority(req.getHeader(header)));
+      }
       for (SluiceSettings.RuleSpec r : s.rules) {
         Rule.Builder rule = Rule.path(r.path()).limiter(limiters.get(r.policy()))
             .key(servletKey(r.key(), p));
@@ -178,10 +203,18 @@ final class SluiceWebConfigurations {
      */
     @Bean
     @Conditional(AnyRules.class)
-    OrderedWebFilter sluiceWebFilter(SluiceLimiters limiters, SluiceProperties p) {
+    OrderedWebFilter sluiceWebFilter(SluiceLimiters limiters, SluiceProperties p,
+        ObjectProvider<HealthShedder> health, Environment env) {
       SluiceSettings s = limiters.settings;
       SluiceWebFilter.Builder b = SluiceWebFilter.builder().headers(s.headers)
           .onMissingKey(s.missingKey).dryRun(p.isDryRun()).combineHeaders(p.isHeadersCombine());
+      HealthShedder shedder = health.getIfAvailable();
+      if (shedder != null) {
+        String header = p.getHealth().getPriorityHeader();
+        String actuator = actuatorPath(env);
+        b.health(shedder, req -> req.getPath().value().startsWith(actuator) ? Priority.CRITICAL
+            : ConcurrencySettings.RuleSpec.priority(req.getHeaders().getFirst(header)));
+      }
       for (SluiceSettings.RuleSpec r : s.rules) {
         WebRule.Builder rule = WebRule.path(r.path()).limiter(limiters.get(r.policy()))
             .key(webKey(r.key(), p));

@@ -72,6 +72,56 @@ class ConfigurationTest {
         .isEqualTo("2 policies [a, b] on the redis store (redis://x), 0 rules, dry run");
   }
 
+  @Test
+  void healthMistakes_areEachNamed_atStartup() {
+    runner.withPropertyValues("sluice.health.signals[0].signal=cpuu",
+        "sluice.health.signals[0].start=0.8", "sluice.health.signals[0].full=0.9",
+        "sluice.health.signals[1].signal=gc", "sluice.health.signals[1].start=0.5",
+        "sluice.health.signals[1].full=0.2", "sluice.health.signals[2].signal=heap",
+        "sluice.health.hysteresis=1.5", "sluice.health.sample-every=0s")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactly(
+              "sluice.health.hysteresis: hysteresis must be from 0 to below 1 but was 1.5",
+              "sluice.health.sample-every: sampleEvery must be between 1 ms and 1 minute but was"
+                  + " PT0S",
+              "sluice.health.signals[0].signal: no signal 'cpuu' (built in, or a HealthSignal"
+                  + " bean of that name: [container-cpu, gc, heap, process-cpu])",
+              "sluice.health.signals[1]: signal gc needs start < full, both finite, but was start"
+                  + " 0.5, full 0.2",
+              "sluice.health.signals[2]: needs start and full (where shedding starts, and where"
+                  + " all but critical work is shed)");
+        });
+    runner.withPropertyValues("sluice.health.signals[0].signal=container-cpu",
+        "sluice.health.signals[0].start=0.8", "sluice.health.signals[0].full=0.95")
+        .run(context -> assertThat(context.getBean(dev.sluice.health.HealthShedder.class)
+            .signals()).extracting(dev.sluice.health.HealthShedder.SignalValue::name)
+            .containsExactly("container.cpu"));
+  }
+
+  /** docs/spring.md's sluice.health block, with the bean it names, builds the shedder it says. */
+  @Test
+  void theHealthBlockOfSpringMd_buildsItsShedder() throws Exception {
+    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
+    int start = doc.indexOf("```yaml\nsluice:\n  health:") + "```yaml\n".length();
+    String yaml = doc.substring(start, doc.indexOf("```", start));
+    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
+        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
+            java.nio.charset.StandardCharsets.UTF_8)));
+    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+        .withBean("dbPool", dev.sluice.health.HealthSignal.class,
+            () -> dev.sluice.health.HealthSignal.of("db-pool", () -> 0.5))
+        .run(context -> {
+          dev.sluice.health.HealthShedder shedder =
+              context.getBean(dev.sluice.health.HealthShedder.class);
+          assertThat(shedder.signals()).extracting(dev.sluice.health.HealthShedder.SignalValue::name,
+              dev.sluice.health.HealthShedder.SignalValue::start,
+              dev.sluice.health.HealthShedder.SignalValue::full)
+              .containsExactly(org.assertj.core.groups.Tuple.tuple("container.cpu", 0.80, 0.95),
+                  org.assertj.core.groups.Tuple.tuple("db-pool", 0.90, 1.0));
+        });
+  }
+
   private static java.util.List<String> problems(Throwable failure) {
     Throwable root = failure;
     while (!(root instanceof SluiceConfigurationException) && root.getCause() != null) {

@@ -30,7 +30,9 @@ class HealthWhenDownTest {
           return null;
         });
     SluiceLimiters limiters = new SluiceLimiters(Map.of(), Map.of(), store, "redis", () -> { }, settings);
-    return new SluiceHealthAutoConfiguration().sluiceHealthIndicator(limiters).health();
+    return new SluiceHealthAutoConfiguration().sluiceHealthIndicator(limiters,
+        new org.springframework.beans.factory.support.StaticListableBeanFactory()
+            .getBeanProvider(dev.sluice.health.HealthShedder.class)).health();
   }
 
   @Test

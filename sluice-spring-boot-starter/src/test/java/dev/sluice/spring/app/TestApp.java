@@ -21,6 +21,16 @@ import reactor.core.scheduler.Schedulers;
 /** The application the starter's tests start, as Spring MVC on Tomcat or WebFlux on Netty. */
 @SpringBootApplication
 public class TestApp {
+  /** What the application's own health signal, {@code test-load}, reads. */
+  public static final java.util.concurrent.atomic.AtomicReference<Double> LOAD =
+      new java.util.concurrent.atomic.AtomicReference<>(0.0);
+
+  /** A signal of the application's own, for {@code sluice.health.signals[*].signal: test-load}. */
+  @Bean
+  dev.sluice.health.HealthSignal testLoad() {
+    return dev.sluice.health.HealthSignal.of("test-load", LOAD::get);
+  }
+
   /**
    * With Tomcat on the classpath too (for the MVC tests), Boot would serve WebFlux on Tomcat:
    * the reactive tests ask for Reactor Netty, WebFlux's own server.
