@@ -189,6 +189,12 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-body", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
   int maxBody;
 
+  @Option(names = "--shed-cpu", paramLabel = "START,FULL",
+      description = "shed checks by this process's CPU (a share of what it may use): sheddable"
+          + " ones (X-Priority: sheddable) from START, normal ones from halfway, all but critical"
+          + " at FULL, as a fast 503 (e.g. 0.9,0.98; default: off)")
+  String shedCpu;
+
   @Option(names = "--max-batch", description = "most requests per batch (default: ${DEFAULT-VALUE})")
   int maxBatch;
 
@@ -295,6 +301,19 @@ final class ServeCommand implements Callable<Integer> {
       }
       if (envoyConfig != null) {
         o.envoyConfig(envoyConfig);
+      }
+      if (shedCpu != null) {
+        String[] band = shedCpu.split(",", -1);
+        if (band.length != 2) {
+          throw new IllegalArgumentException("--shed-cpu must be START,FULL (e.g. 0.9,0.98) but"
+              + " was '" + shedCpu + "'");
+        }
+        try {
+          o.shedCpu(Double.parseDouble(band[0].trim()), Double.parseDouble(band[1].trim()));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("--shed-cpu must be two numbers, START,FULL (e.g."
+              + " 0.9,0.98) but was '" + shedCpu + "'", e);
+        }
       }
       o.envoyAlgorithm(envoyAlgorithm).envoyOverrides(envoyOverrides).envoyHeaders(envoyHeaders)
           .envoyShadowMode(envoyShadowMode).envoyMergeDomains(envoyMergeDomains)

@@ -12,7 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
 /**
@@ -170,6 +173,60 @@ public final class Signals {
           : (double) queued / Math.max(1, queued + room);
       return Math.min(1, Math.max(threads, queue));
     });
+  }
+
+  /**
+   * How late {@code executor} runs what it is given, in milliseconds ({@code name}): an event
+   * loop's lag (Netty's {@code eventLoopGroup.next()}, Reactor's {@code
+   * Schedulers.parallel()::schedule}), a pool's queueing. Each reading sends a probe (one at a
+   * time) and answers the last probe's delay, or the age of a probe still waiting if that is
+   * more, so a loop that is stuck reads ever later; an executor that refuses the probe reads
+   * infinity. The first reading is {@code NaN}.
+   */
+  public static HealthSignal lag(String name, Executor executor) {
+    return lag(name, executor, System::nanoTime);
+  }
+
+  /** {@link #lag} timed by {@code nanos}. */
+  static HealthSignal lag(String name, Executor executor, LongSupplier nanos) {
+    Objects.requireNonNull(executor, "executor");
+    String checked = checkName(name);
+    return new HealthSignal() {
+      private final AtomicBoolean probing = new AtomicBoolean();
+      private volatile long sentAt;
+      private volatile double lastMillis = Double.NaN;
+
+      @Override
+      public String name() {
+        return checked;
+      }
+
+      @Override
+      public double read() {
+        long now = nanos.getAsLong();
+        if (probing.compareAndSet(false, true)) {
+          sentAt = now;
+          try {
+            executor.execute(() -> {
+              lastMillis = (nanos.getAsLong() - sentAt) / 1e6;
+              probing.set(false);
+            });
+          } catch (RejectedExecutionException e) {
+            probing.set(false);
+            return Double.POSITIVE_INFINITY;
+          }
+          return lastMillis;
+        }
+        double waiting = (now - sentAt) / 1e6;
+        double last = lastMillis;
+        return Double.isNaN(last) ? waiting : Math.max(last, waiting);
+      }
+
+      @Override
+      public String toString() {
+        return checked;
+      }
+    };
   }
 
   /** {@code name}, checked: a signal's name is not blank. */

@@ -124,6 +124,26 @@ class SignalsTest {
   }
 
   @Test
+  void anExecutorsLag_isItsLastProbesDelay_orAWaitingProbesAge() {
+    java.util.ArrayDeque<Runnable> loop = new java.util.ArrayDeque<>();
+    HealthSignal lag = Signals.lag("event-loop", loop::add, nanos::get);
+    assertThat(lag.name()).isEqualTo("event-loop");
+    assertThat(lag.read()).as("no probe has run yet").isNaN();
+    nanos.addAndGet(30_000_000L);
+    assertThat(lag.read()).as("the probe has waited 30 ms").isCloseTo(30.0, EXACT);
+    assertThat(loop).as("one probe at a time").hasSize(1);
+    nanos.addAndGet(20_000_000L);
+    loop.poll().run();                      // it ran 50 ms late
+    assertThat(lag.read()).isCloseTo(50.0, EXACT);   // and sends the next probe
+    loop.poll().run();                      // on time
+    assertThat(lag.read()).isCloseTo(0.0, EXACT);
+    HealthSignal refused = Signals.lag("full", task -> {
+      throw new java.util.concurrent.RejectedExecutionException("full");
+    }, nanos::get);
+    assertThat(refused.read()).isInfinite();
+  }
+
+  @Test
   void aPool_readsItsBusyThreadsOrItsQueue_whicheverIsFuller() throws Exception {
     ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 1, TimeUnit.MINUTES,
         new ArrayBlockingQueue<>(4));

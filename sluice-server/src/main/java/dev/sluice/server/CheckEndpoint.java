@@ -2,9 +2,12 @@ package dev.sluice.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.Decision;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.RateLimitHeaders;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -21,22 +24,34 @@ final class CheckEndpoint {
   private final Responses responses;
   private final Metrics metrics;
   private final int maxBodyBytes;
+  /** The service's own health shedder ({@code Options.shedCpu}), or null. */
+  private final HealthShedder health;
 
   CheckEndpoint(CheckCodec codec, BodyReader bodies, Responses responses, Metrics metrics,
-      int maxBodyBytes) {
+      int maxBodyBytes, HealthShedder health) {
     this.codec = codec;
     this.bodies = bodies;
     this.responses = responses;
     this.metrics = metrics;
     this.maxBodyBytes = maxBodyBytes;
+    this.health = health;
   }
 
-  /** Reads the body without holding a thread, then decides; 413 for a body that is too large. */
+  /**
+   * Sheds by the service's own health first (a fast 503, the body unread), then reads the body
+   * without holding a thread and decides; 413 for a body that is too large.
+   */
   void handle(Exchange x) throws Refusal {
     long length = x.request.getLength();
     if (length > maxBodyBytes) {
       throw new Refusal(413, Problem.HTTP, "the body is " + length + " bytes; at most "
           + maxBodyBytes + " are accepted");
+    }
+    HealthShedder.Verdict verdict = health == null ? null
+        : health.admit(priority(x.request.getHeaders().get("X-Priority")));
+    if (verdict != null && !verdict.admitted()) {
+      x.response.getHeaders().put("Retry-After", "1");
+      throw new Refusal(Problem.SHEDDING, "shedding load: " + verdict.reason());
     }
     bodies.read(x, maxBodyBytes, (body, failure) -> {
       try {
@@ -51,8 +66,24 @@ final class CheckEndpoint {
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.ERROR, "unexpected failure on POST /v1/check", e);
         responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+      } finally {
+        if (verdict != null) {
+          verdict.end();
+        }
       }
     });
+  }
+
+  /** A check's priority from its X-Priority header: critical, sheddable, or normal. */
+  static Priority priority(String header) {
+    if (header == null) {
+      return Priority.NORMAL;
+    }
+    return switch (header.trim().toLowerCase(Locale.ROOT)) {
+      case "critical" -> Priority.CRITICAL;
+      case "sheddable" -> Priority.SHEDDABLE;
+      default -> Priority.NORMAL;
+    };
   }
 
   private void decide(Exchange x, byte[] body) throws Refusal {

@@ -4,6 +4,7 @@ import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.LeaseSettings;
 import dev.sluice.StoreFailure;
 import java.nio.file.Path;
+import dev.sluice.health.HealthShedder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -54,6 +55,10 @@ public final class Options {
    */
   Duration shutdownIdleTimeout = Duration.ofSeconds(1);
   int maxConnections = 10_000;
+  /** Where shedding by the service's own CPU starts and is full; null: off. */
+  double[] shedCpu;
+  /** A shedder of the test's own (its signals), in place of the CPU's. */
+  HealthShedder health;
 
   /**
    * The default of every setting, written as the command line takes it ({@code 8080},
@@ -304,6 +309,25 @@ public final class Options {
   }
 
   /** Largest accepted body (default 64 KiB); larger gets 413. */
+  /**
+   * Sheds checks by this process's CPU ({@code docs/server.md}): from {@code start} (a share of
+   * the CPU the JVM may use) a check whose {@code X-Priority} is {@code sheddable} is refused at
+   * random, all of them at half the band; {@code normal} ones (and checks without the header)
+   * from half the band, all of them at {@code full}; {@code critical} ones never. A refusal is a
+   * fast {@code 503} ({@code urn:sluice:problem:shedding}, {@code Retry-After: 1}), before the
+   * body is read. Default: off.
+   *
+   * @throws IllegalArgumentException unless {@code 0 < start < full <= 1}
+   */
+  public Options shedCpu(double start, double full) {
+    if (!(start > 0 && start < full && full <= 1)) {
+      throw new IllegalArgumentException("shedCpu needs 0 < start < full <= 1 but was start "
+          + start + ", full " + full);
+    }
+    this.shedCpu = new double[] {start, full};
+    return this;
+  }
+
   public Options maxBodyBytes(int bytes) {
     if (bytes < 64 || bytes > 16 * 1024 * 1024) {
       throw new IllegalArgumentException("maxBodyBytes must be between 64 and 16 MiB but was " + bytes);

@@ -25,6 +25,7 @@ enum Problem {
   NO_PERMIT(429, "no-permit", "No permit"),
   UNKNOWN_PERMIT(404, "unknown-permit", "Unknown permit"),
   STORE_UNAVAILABLE(503, "store-unavailable", "Store unavailable"),
+  SHEDDING(503, "shedding", "Shedding load"),
   /** Any other status: about:blank with the status phrase. */
   HTTP(0, null, null);
 

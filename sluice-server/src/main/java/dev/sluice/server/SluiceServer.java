@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
+import dev.sluice.health.HealthShedder;
+import dev.sluice.health.Signals;
 import dev.sluice.spi.DecisionStore;
 import java.io.IOException;
 import java.time.Duration;
@@ -83,8 +85,11 @@ public final class SluiceServer implements AutoCloseable {
 
     Responses responses = new Responses(metrics, JSON);
     this.bodies = new BodyReader(responses, options.requestTimeout.toMillis());
+    HealthShedder health = options.health != null ? options.health
+        : options.shedCpu == null ? null : HealthShedder.builder()
+            .signal(Signals.processCpu(), options.shedCpu[0], options.shedCpu[1]).build();
     CheckEndpoint check = new CheckEndpoint(new CheckCodec(options, registry, JSON), bodies,
-        responses, metrics, options.maxBodyBytes);
+        responses, metrics, options.maxBodyBytes, health);
     this.permits = new PermitEndpoint(PermitEndpoint.limiters(initial, store, storeFailure,
         breaker), bodies, responses, JSON, options.maxBodyBytes, options.maximumKeys,
         options.maxKeyLength);

@@ -76,6 +76,39 @@ class ServerTest {
   }
 
   @Test
+  void shedCpu_refusesSheddableChecksFast_criticalOnesRun() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Double> cpu =
+        new java.util.concurrent.atomic.AtomicReference<>(0.0);
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    Options o = new Options().port(0);
+    o.health = dev.sluice.health.HealthShedder.builder()
+        .signal(dev.sluice.health.HealthSignal.of("cpu", cpu::get), 0.90, 0.98)
+        .clock(now::get).guard(false).build();
+    server = SluiceServer.start(o);
+    String check = "{\"policy\":\"demo\",\"key\":\"k%s\"}";
+    assertThat(post("/v1/check", String.format(check, 1), "X-Priority", "sheddable").statusCode())
+        .isEqualTo(200);
+    cpu.set(0.99);
+    now.addAndGet(1_000_000_000L);
+    HttpResponse<String> shed = post("/v1/check", String.format(check, 2), "X-Priority",
+        "sheddable");
+    assertThat(shed.statusCode()).isEqualTo(503);
+    assertThat(shed.headers().firstValue("Retry-After")).hasValue("1");
+    JsonNode problem = JSON.readTree(shed.body());
+    assertThat(problem.get("type").asText()).isEqualTo("urn:sluice:problem:shedding");
+    assertThat(problem.get("title").asText()).isEqualTo("Shedding load");
+    assertThat(problem.get("detail").asText()).startsWith("shedding load: shed: cpu at 0.99"
+        + " (sheds SHEDDABLE from 0.90");
+    assertThat(post("/v1/check", String.format(check, 3)).statusCode())
+        .as("normal, at full pressure").isEqualTo(503);
+    assertThat(post("/v1/check", String.format(check, 4), "X-Priority", "critical").statusCode())
+        .isEqualTo(200);
+    assertThat(o.health.inFlight()).as("every admitted check ended").isZero();
+    assertThatThrownBy(() -> new Options().shedCpu(0.98, 0.9))
+        .hasMessage("shedCpu needs 0 < start < full <= 1 but was start 0.98, full 0.9");
+  }
+
+  @Test
   void batch_everyModeAnswered() throws Exception {
     startSample();
     HttpResponse<String> r = post("/v1/check", """
