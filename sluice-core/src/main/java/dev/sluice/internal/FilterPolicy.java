@@ -1,12 +1,15 @@
 package dev.sluice.internal;
 
 import dev.sluice.Decision;
+import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * What the HTTP filters (servlet, WebFlux) do with a request a rule matched, decided in one
@@ -137,5 +140,23 @@ public final class FilterPolicy {
   /** Requests answered 503 because the store was down and its policy refuses. */
   public long unavailableResponses() {
     return unavailable.get();
+  }
+
+  /**
+   * A request's priority for the health shedder: what {@code priority} reads from it, or
+   * {@code NORMAL} when it reads null or throws. Both HTTP filters ask it.
+   */
+  public static <Q> Priority priorityOf(Function<Q, Priority> priority, Q request) {
+    try {
+      Priority p = priority.apply(request);
+      return p == null ? Priority.NORMAL : p;
+    } catch (RuntimeException e) {
+      return Priority.NORMAL;
+    }
+  }
+
+  /** The answer to a request the health shedder refused: 503, naming the signal and its band. */
+  public static RateLimitProblem shed(HealthShedder.Verdict verdict) {
+    return new RateLimitProblem(503, "Service Unavailable", "shedding load: " + verdict.reason());
   }
 }

@@ -131,12 +131,11 @@ public final class SluiceFilter implements Filter {
     }
     HealthShedder.Verdict verdict = null;
     if (health != null) {
-      verdict = health.admit(priorityOf(request));
+      verdict = health.admit(FilterPolicy.priorityOf(priority, request));
       if (!verdict.admitted()) {
         healthRefusals.incrementAndGet();
         response.setHeader("Retry-After", "1");
-        writeProblem(response, new RateLimitProblem(503, "Service Unavailable",
-            "shedding load: " + verdict.reason()));
+        writeProblem(response, FilterPolicy.shed(verdict));
         return;
       }
     }
@@ -163,16 +162,6 @@ public final class SluiceFilter implements Filter {
       } else {
         ending.end(ConcurrencyAnswers.outcome(response.getStatus(), failed));
       }
-    }
-  }
-
-  /** The request's priority for the health shedder: NORMAL if its function says none. */
-  private Priority priorityOf(HttpServletRequest request) {
-    try {
-      Priority p = priority.apply(request);
-      return p == null ? Priority.NORMAL : p;
-    } catch (RuntimeException e) {
-      return Priority.NORMAL;
     }
   }
 

@@ -202,7 +202,8 @@ public final class SluiceWebFilter implements WebFilter {
     if (health == null) {
       return permits(exchange, chain);
     }
-    HealthShedder.Verdict verdict = health.admit(priorityOf(exchange.getRequest()));
+    HealthShedder.Verdict verdict =
+        health.admit(FilterPolicy.priorityOf(priority, exchange.getRequest()));
     if (!verdict.admitted()) {
       healthRefusals.incrementAndGet();
       exchange.getResponse().getHeaders().set("Retry-After", "1");
@@ -210,16 +211,6 @@ public final class SluiceWebFilter implements WebFilter {
           "Service Unavailable", "shedding load: " + verdict.reason()));
     }
     return Mono.defer(() -> permits(exchange, chain)).doFinally(signal -> verdict.end());
-  }
-
-  /** The request's priority for the health shedder: NORMAL if its function says none. */
-  private Priority priorityOf(ServerHttpRequest request) {
-    try {
-      Priority p = priority.apply(request);
-      return p == null ? Priority.NORMAL : p;
-    } catch (RuntimeException e) {
-      return Priority.NORMAL;
-    }
   }
 
   /** The concurrency rules' part: permits of every rule that matches, then the chain. */
