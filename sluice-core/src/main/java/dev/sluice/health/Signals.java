@@ -262,15 +262,21 @@ public final class Signals {
 
   /**
    * A counter of nanoseconds used (CPU, GC) as a share of the time passed times a capacity (in
-   * processors); the first reading, and a reading that fails, is NaN.
+   * processors), from 0 to 1; the first reading, and a reading that fails, is NaN. A reading less
+   * than {@link #MIN_INTERVAL} after the last answers the last share again: over microseconds the
+   * counters' own granularity makes any rate noise (a process's CPU time read twice within a few
+   * microseconds once gave 49 times its processors).
    */
   static final class Rate implements HealthSignal {
+    /** The shortest time over which a rate is measured: 1 ms. */
+    static final long MIN_INTERVAL = 1_000_000L;
     private final String name;
     private final LongSupplier used;
     private final LongSupplier nanos;
     private final Capacity capacity;
     private long lastUsed = -1;
     private long lastAt;
+    private double lastShare = Double.NaN;
 
     Rate(String name, LongSupplier used, LongSupplier nanos, Capacity capacity) {
       this.name = checkName(name);
@@ -287,6 +293,9 @@ public final class Signals {
     @Override
     public synchronized double read() {
       long now = nanos.getAsLong();
+      if (lastUsed >= 0 && now - lastAt < MIN_INTERVAL) {
+        return lastShare;
+      }
       long u;
       double units;
       try {
@@ -294,6 +303,7 @@ public final class Signals {
         units = capacity.units();
       } catch (RuntimeException e) {
         lastUsed = -1;
+        lastShare = Double.NaN;
         return Double.NaN;
       }
       long before = lastUsed;
@@ -301,9 +311,11 @@ public final class Signals {
       lastUsed = u;
       lastAt = now;
       if (before < 0 || u < 0 || since <= 0 || !(units > 0)) {
+        lastShare = Double.NaN;
         return Double.NaN;
       }
-      return Math.max(0, (u - before) / (since * units));
+      lastShare = Math.min(1, Math.max(0, (u - before) / (since * units)));
+      return lastShare;
     }
 
     @Override

@@ -93,6 +93,25 @@ class SignalsTest {
   }
 
   @Test
+  void readingsCloserThanAMillisecond_answerTheLastShare_andSharesStayWithin0And1()
+      throws Exception {
+    AtomicLong used = new AtomicLong();
+    HealthSignal cpu = Signals.gcTimeShare(used::get, nanos::get);
+    cpu.read();
+    nanos.addAndGet(10_000L);       // 10 us later: a counter's granularity, not a rate
+    used.addAndGet(490_000L);
+    assertThat(cpu.read()).as("still no rate").isNaN();
+    nanos.addAndGet(990_000L);      // 1 ms after the first reading
+    assertThat(cpu.read()).isCloseTo(0.49, EXACT);
+    nanos.addAndGet(500L);
+    used.addAndGet(1_000_000L);
+    assertThat(cpu.read()).as("the last share again").isCloseTo(0.49, EXACT);
+    nanos.addAndGet(1_000_000L);
+    used.addAndGet(5_000_000L);     // counters running ahead of the clock
+    assertThat(cpu.read()).as("at most all of it").isEqualTo(1.0);
+  }
+
+  @Test
   void theGcsShare_isItsCollectionTimeOverTheTimePassed() {
     AtomicLong collected = new AtomicLong();
     HealthSignal gc = Signals.gcTimeShare(collected::get, nanos::get);
@@ -108,8 +127,7 @@ class SignalsTest {
     HealthSignal process = Signals.processCpu();
     process.read();
     double v = process.read();
-    assertThat(Double.isNaN(v) || (v >= 0 && v <= Runtime.getRuntime().availableProcessors()))
-        .as("process cpu %s", v).isTrue();
+    assertThat(Double.isNaN(v) || (v >= 0 && v <= 1)).as("process cpu %s", v).isTrue();
     double heap = Signals.heapAfterGc().read();
     assertThat(Double.isNaN(heap) || (heap >= 0 && heap <= 1)).as("heap %s", heap).isTrue();
     HealthSignal container = Signals.containerCpu();
