@@ -967,7 +967,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (adaptive != null) {
         long now = clock.nanoTime();
         PermitEnd end = new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart,
-            waitedNanos, clock.pausedNanos(now - heldNanos, now));
+            waitedNanos, clock.pausedNanos(now - 2 * heldNanos, now));
         adaptive.onEnd(end, now);
         if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
           tell(end);
@@ -977,7 +977,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (listener != ConcurrencyLimiter.Builder.NO_LISTENER) {
         long now = clock.nanoTime();
         tell(new PermitEnd(key, weight, heldNanos, outcome, inFlightAtStart, waitedNanos,
-            clock.pausedNanos(now - heldNanos, now)));
+            clock.pausedNanos(now - 2 * heldNanos, now)));
       }
     }
 

@@ -10,8 +10,11 @@ package dev.sluice.concurrency;
  * @param inFlight the key's weight in flight when it was taken, itself included
  * @param waitedNanos how long its acquisition waited for it in the limiter's queue (0 when it was
  *     granted at once)
- * @param pausedNanos how much of the time it was held this process could not run, by the
- *     limiter's clock ({@code Clock.pausedNanos}; 0 when none or unknown)
+ * @param pausedNanos how much of the time it was held, and of as long again before it was
+ *     granted, this process could not run, by the limiter's clock ({@code Clock.pausedNanos}; 0
+ *     when none or unknown): a pause just before the grant makes a call late as surely as one
+ *     while it is held (a request that arrived in the pause reaches the limiter with its deadline
+ *     spent)
  */
 public record PermitEnd(String key, int weight, long heldNanos, Outcome outcome, int inFlight,
     long waitedNanos, long pausedNanos) {
@@ -21,9 +24,9 @@ public record PermitEnd(String key, int weight, long heldNanos, Outcome outcome,
   }
 
   /**
-   * Whether a pause of this process is at least a quarter of the time it was held: its latency,
-   * and a timeout the pause caused, say nothing of the backend, and the adaptive limits do not
-   * learn from it.
+   * Whether a pause of this process, while it was held or as long before its grant ({@link
+   * #pausedNanos}), is at least a quarter of the time it was held: its latency, and a timeout the
+   * pause caused, say nothing of the backend, and the adaptive limits do not learn from it.
    */
   public boolean heldThroughAPause() {
     return pausedNanos > 0 && 4 * pausedNanos >= heldNanos;

@@ -928,7 +928,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           (held ? now : Math.min(now, p.expiresAt)) - p.acquiredAtNanos());
       PermitEnd end = new PermitEnd(p.key(), p.weight(), heldNanos,
           held ? outcome : Outcome.EXPIRED, p.inFlightAtStart(), p.waitedNanos,
-          clock.pausedNanos(p.acquiredAtNanos(), p.acquiredAtNanos() + heldNanos));
+          clock.pausedNanos(p.acquiredAtNanos() - heldNanos, p.acquiredAtNanos() + heldNanos));
       learnHold(p.key(), end.heldNanos(), end.outcome());
       if (adaptiveLimits != null) {
         AdaptiveLimit a = adaptive.get(p.key());
@@ -955,9 +955,10 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
     @Override
     public boolean ended(Permit p, Outcome outcome) {
-      InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(),
-          Math.max(0, clock.nanoTime() - p.acquiredAtNanos()), outcome, 0, p.waitedNanos,
-          clock.pausedNanos(p.acquiredAtNanos(), clock.nanoTime())));
+      long now = clock.nanoTime();
+      long heldNanos = Math.max(0, now - p.acquiredAtNanos());
+      InMemoryConcurrencyLimiter.tell(listener, new PermitEnd(p.key(), p.weight(), heldNanos,
+          outcome, 0, p.waitedNanos, clock.pausedNanos(p.acquiredAtNanos() - heldNanos, now)));
       return true;
     }
   }

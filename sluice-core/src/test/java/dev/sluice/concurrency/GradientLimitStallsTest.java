@@ -3,6 +3,9 @@ package dev.sluice.concurrency;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.sluice.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,6 +76,47 @@ class GradientLimitStallsTest {
     }
     assertThat(g.baselineNanos()).as("the no-load latency")
         .isCloseTo(baseline, within(baseline / 100));
+  }
+
+  /**
+   * A request that arrived while the host was paused reaches the limiter when the pause ends,
+   * its deadline spent: the pause within a hold time before the grant is the permit's own, so a
+   * late answer it gets teaches the adaptive limits nothing (with the default 200-ms deadlines and
+   * 250-ms stalls such drops drove the gradient from 12 permits to 3-4).
+   */
+  @Test
+  void aPauseJustBeforeTheGrant_countsAsThePermitsOwn() {
+    long[] clockNow = {1_000_000_000L};
+    long pauseFrom = clockNow[0];
+    long pauseTo = pauseFrom + 250 * MS;
+    Clock clock = new Clock() {
+      @Override
+      public long nanoTime() {
+        return clockNow[0];
+      }
+
+      @Override
+      public long pausedNanos(long from, long to) {
+        return Math.max(0, Math.min(to, pauseTo) - Math.max(from, pauseFrom));
+      }
+    };
+    List<PermitEnd> ends = new ArrayList<>();
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(10).clock(clock)
+        .onPermitEnd(ends::add).build();
+    clockNow[0] = pauseTo;            // it arrived in the pause: the limiter sees it now
+    Acquisition a = l.tryAcquire("k");
+    clockNow[0] += 100 * MS;          // served in 100 ms, too late for its caller
+    a.permit().release(Outcome.DROPPED);
+    assertThat(ends.get(0).pausedNanos()).as("the pause's last 100 ms, a hold time before")
+        .isEqualTo(100 * MS);
+    assertThat(ends.get(0).heldThroughAPause()).isTrue();
+    clockNow[0] += 1000 * MS;         // long after the pause
+    Acquisition b = l.tryAcquire("k");
+    clockNow[0] += 100 * MS;
+    b.permit().release(Outcome.DROPPED);
+    assertThat(ends.get(1).pausedNanos()).isZero();
+    assertThat(ends.get(1).heldThroughAPause()).as("a drop of its own").isFalse();
+    l.close();
   }
 
   /**
