@@ -6,6 +6,7 @@ import dev.sluice.health.HealthShedder;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RateLimitProblem;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -158,5 +159,21 @@ public final class FilterPolicy {
   /** The answer to a request the health shedder refused: 503, naming the signal and its band. */
   public static RateLimitProblem shed(HealthShedder.Verdict verdict) {
     return new RateLimitProblem(503, "Service Unavailable", "shedding load: " + verdict.reason());
+  }
+
+  /**
+   * The priority a request's header names: {@code critical} or {@code sheddable} (any case,
+   * spaces around), anything else or none {@code NORMAL}. The starter's priority headers and the
+   * service's {@code X-Priority} read it.
+   */
+  public static Priority priorityNamed(String header) {
+    if (header == null) {
+      return Priority.NORMAL;
+    }
+    return switch (header.trim().toLowerCase(Locale.ROOT)) {
+      case "critical" -> Priority.CRITICAL;
+      case "sheddable" -> Priority.SHEDDABLE;
+      default -> Priority.NORMAL;
+    };
   }
 }

@@ -56,9 +56,6 @@ public final class MysqlStore extends JdbcStore {
   /** setNetworkTimeout's executor: the drivers close the socket on the calling thread. */
   private static final Executor DIRECT = Runnable::run;
   private static final System.Logger LOG = System.getLogger(MysqlStore.class.getName());
-  /** As {@link #table()} and {@link #timeoutMillis()}: this store's SQL and messages use them. */
-  private final String table;
-  private final long timeoutMillis;
   private final String decideSql;
   /** The one statement that decides a single bucket's tryAcquire, and its parameters in order. */
   private final String admitSql;
@@ -72,8 +69,8 @@ public final class MysqlStore extends JdbcStore {
 
   private MysqlStore(Builder b, boolean fractionalLockWaits) {
     super(b, "MySQL", "mysql", Pruning::statements, Pruning.READ_COMMITTED);
-    this.table = table();
-    this.timeoutMillis = timeoutMillis();
+    String table = table();
+    long timeoutMillis = timeoutMillis();
     this.fractionalLockWaits = fractionalLockWaits;
     this.decideSql = "CALL " + table + "_decide(?, ?, ?, ?, ?, ?)";
     this.decideGroupSql = "CALL " + table + "_decide_group(?, ?, ?, ?, ?, ?, ?)";
@@ -118,7 +115,7 @@ public final class MysqlStore extends JdbcStore {
     }
     LOG.log(System.Logger.Level.INFO, "MysqlStore on table {0}: {1} prepares statements on the"
         + " client, so the server parses the store''s single-bucket statement (1.2 KB of SQL) on"
-        + " every decision; {2} (docs/operations.md, \"Driver settings\").", table, driver,
+        + " every decision; {2} (docs/operations.md, \"Driver settings\").", table(), driver,
         remedy);
   }
 
@@ -155,7 +152,7 @@ public final class MysqlStore extends JdbcStore {
       case GROUP_MEMBER, GROUP_MEMBER_PERMITS -> " WHERE grp = ? AND k = ?";
       case GROUP_PERMITS -> " WHERE grp = ?";
     };
-    locked(table + what, values[0], "DELETE FROM " + table + what + where, values);
+    locked(table() + what, values[0], "DELETE FROM " + table() + what + where, values);
   }
 
   /**
@@ -171,12 +168,12 @@ public final class MysqlStore extends JdbcStore {
           "SELECT GET_LOCK(CONCAT('sluice:', MD5(CONCAT(?, ' ', ?))), ?)")) {
         lock.setString(1, lockTable);
         lock.setString(2, lockKey);
-        lock.setDouble(3, timeoutMillis / 1000.0);
+        lock.setDouble(3, timeoutMillis() / 1000.0);
         try (ResultSet rs = lock.executeQuery()) {
           rs.next();
           if (rs.getInt(1) != 1) {
             throw new MysqlStoreException("MySQL reset on table " + lockTable + " waited more"
-                + " than the store's timeout (" + timeoutMillis + " ms) for the key", null);
+                + " than the store's timeout (" + timeoutMillis() + " ms) for the key", null);
           }
         }
         try (PreparedStatement p = c.prepareStatement(sql)) {
@@ -236,7 +233,7 @@ public final class MysqlStore extends JdbcStore {
         last = e;
       }
     }
-    throw new MysqlStoreException("MySQL decision on table " + table + " failed "
+    throw new MysqlStoreException("MySQL decision on table " + table() + " failed "
         + DEADLOCK_RETRIES + " times with a deadlock", last);
   }
 
@@ -283,8 +280,8 @@ public final class MysqlStore extends JdbcStore {
           return null;
         }
         if (found == AdmitStatement.TOO_LATE) {
-          throw new MysqlStoreException("MySQL decision on table " + table + " waited more than"
-              + " the store's timeout (" + timeoutMillis + " ms) for the key's row, held by"
+          throw new MysqlStoreException("MySQL decision on table " + table() + " waited more than"
+              + " the store's timeout (" + timeoutMillis() + " ms) for the key's row, held by"
               + " another session; nothing was charged", null);
         }
         return new Observation(now, new long[] {found == 0 ? StoreProtocol.SCRIPT_NONE
@@ -361,12 +358,12 @@ public final class MysqlStore extends JdbcStore {
     String state = e.getSQLState();
     if ((state != null && state.startsWith("08")) || e instanceof SQLNonTransientConnectionException
         || e instanceof SQLTransientConnectionException) {
-      return new StoreUnavailableException("MySQL " + what + " on table " + table
+      return new StoreUnavailableException("MySQL " + what + " on table " + table()
           + " failed: the connection was lost: " + e.getMessage(), e);
     }
     if ("45000".equals(state)) {
-      return new MysqlStoreException("MySQL " + what + " on table " + table + " waited more"
-          + " than the store's timeout (" + timeoutMillis + " ms) for the key held by other"
+      return new MysqlStoreException("MySQL " + what + " on table " + table() + " waited more"
+          + " than the store's timeout (" + timeoutMillis() + " ms) for the key held by other"
           + " decisions", e);
     }
     return super.callFailure(what, e);

@@ -2,12 +2,11 @@ package dev.sluice.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.Decision;
-import dev.sluice.concurrency.Priority;
 import dev.sluice.health.HealthShedder;
 import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.internal.FilterPolicy;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -48,7 +47,7 @@ final class CheckEndpoint {
           + maxBodyBytes + " are accepted");
     }
     HealthShedder.Verdict verdict = health == null ? null
-        : health.admit(priority(x.request.getHeaders().get("X-Priority")));
+        : health.admit(FilterPolicy.priorityNamed(x.request.getHeaders().get("X-Priority")));
     if (verdict != null && !verdict.admitted()) {
       x.response.getHeaders().put("Retry-After", "1");
       throw new Refusal(Problem.SHEDDING, "shedding load: " + verdict.reason());
@@ -74,17 +73,6 @@ final class CheckEndpoint {
     });
   }
 
-  /** A check's priority from its X-Priority header: critical, sheddable, or normal. */
-  static Priority priority(String header) {
-    if (header == null) {
-      return Priority.NORMAL;
-    }
-    return switch (header.trim().toLowerCase(Locale.ROOT)) {
-      case "critical" -> Priority.CRITICAL;
-      case "sheddable" -> Priority.SHEDDABLE;
-      default -> Priority.NORMAL;
-    };
-  }
 
   private void decide(Exchange x, byte[] body) throws Refusal {
     JsonNode root = codec.read(body);

@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import dev.sluice.concurrency.ConcurrencySpec;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.http.ConcurrencyScope;
+import dev.sluice.internal.FilterPolicy;
 import dev.sluice.internal.RequestKeys;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,14 +27,7 @@ final class ConcurrencySettings {
 
     /** The priority a header value names (critical, normal, sheddable; else normal). */
     static Priority priority(String headerValue) {
-      if (headerValue == null) {
-        return Priority.NORMAL;
-      }
-      return switch (headerValue.trim().toLowerCase(Locale.ROOT)) {
-        case "critical" -> Priority.CRITICAL;
-        case "sheddable" -> Priority.SHEDDABLE;
-        default -> Priority.NORMAL;
-      };
+      return FilterPolicy.priorityNamed(headerValue);
     }
   }
 
