@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.KeyTable;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -52,11 +54,7 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
   /** Forgets the key (its assured and ceiling buckets); its group's parent keeps what it holds. */
   @Override
   public void reset(String key) {
-    KeyTable.Cell cell = keys.get(Checks.key(key));
-    if (cell != null) {
-      cell.kill();
-      keys.remove(key, cell);
-    }
+    keys.forget(Checks.key(key));
   }
 
   @Override
@@ -223,7 +221,7 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    synchronized boolean killIfIdle(long now) {
+    protected synchronized boolean killIfIdle(long now) {
       if (!dead && g.keyIdleAfter(state, now) == 0) {
         dead = true;
       }
@@ -231,12 +229,13 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    synchronized void kill() {
+    protected synchronized boolean kill() {
       dead = true;
+      return true;
     }
 
     @Override
-    synchronized long pressure(long now) {
+    protected synchronized long pressure(long now) {
       return dead ? 0 : g.keyIdleAfter(state, now);
     }
   }
@@ -305,7 +304,7 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    boolean killIfIdle(long now) {
+    protected boolean killIfIdle(long now) {
       for (;;) {
         if (single) {
           long v = readE();
@@ -328,16 +327,17 @@ final class InMemoryGroupLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    void kill() {
+    protected boolean kill() {
       if (limit.slots == 1) {
         E.setVolatile(this, DEAD);
       } else {
         PAIR.setVolatile(this, DEAD_PAIR);
       }
+      return true;
     }
 
     @Override
-    long pressure(long now) {
+    protected long pressure(long now) {
       return Math.max(0, backlog(now));
     }
   }

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.KeyTable;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -91,11 +93,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
       lockFree.reset(Checks.key(key));
       return;
     }
-    KeyTable.Cell cell = table.get(Checks.key(key));
-    if (cell != null) {
-      cell.kill();
-      table.remove(key, cell);
-    }
+    table.forget(Checks.key(key));
   }
 
   @Override
@@ -414,7 +412,7 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    boolean killIfIdle(long now) {
+    protected boolean killIfIdle(long now) {
       lock();
       try {
         if (!dead && Engine.idleAfter(limits, state, now) == 0) {
@@ -427,17 +425,18 @@ final class InMemoryRateLimiter extends AbstractRateLimiter {
     }
 
     @Override
-    void kill() {
+    protected boolean kill() {
       lock();
       try {
         dead = true;
+        return true;
       } finally {
         unlock();
       }
     }
 
     @Override
-    long pressure(long now) {
+    protected long pressure(long now) {
       lock();
       try {
         return dead ? 0 : Engine.idleAfter(limits, state, now);

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.KeyTable;
+
 import dev.sluice.spi.StoreProtocol;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -355,7 +357,7 @@ final class LockFreeBucket {
     }
 
     @Override
-    boolean killIfIdle(long now) {
+    protected boolean killIfIdle(long now) {
       long v = e;
       if (v == DEAD) {
         return true;
@@ -364,12 +366,13 @@ final class LockFreeBucket {
     }
 
     @Override
-    void kill() {
+    protected boolean kill() {
       E.setVolatile(this, DEAD);
+      return true;
     }
 
     @Override
-    long pressure(long now) {
+    protected long pressure(long now) {
       long v = e;
       return v < LIVE ? 0 : (backlog(v, now) + limit.scale - 1) / limit.scale;
     }

@@ -2,12 +2,12 @@ package dev.sluice.concurrency;
 
 import dev.sluice.Clock;
 import dev.sluice.Scheduler;
+import dev.sluice.internal.KeyTable;
 import dev.sluice.internal.Saturating;
 import dev.sluice.spi.PermitGroup;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
@@ -52,7 +52,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   private final Consumer<PermitEnd> listener;
   private final Counters counters = new Counters();
   private final ConcurrencyLimiter.Builder settings;
-  private final ConcurrentHashMap<String, KeyState> keys = new ConcurrentHashMap<>();
+  /** The keys, bounded; a key holding permits or waiters refuses to be evicted. */
+  private final KeyTable table;
   /**
    * New keys are made under one of these, by the key's hash: callers racing on a new key make one
    * state, and one adaptive limit (a supplier that registers a meter is called once per key).
@@ -64,8 +65,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   /** Makes each key's adaptive limit; null for fixed limits. */
   private final Supplier<AdaptiveLimit> adaptiveLimits;
   private final boolean deadlineAware;
-  /** Keys mapped plus slots reserved for keys about to be; never above maximumKeys. */
-  private final AtomicLong slots = new AtomicLong();
   private final AtomicLong ids = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -81,6 +80,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.group = b.group;
     this.adaptiveLimits = b.adaptive;
     this.deadlineAware = b.deadlineAware;
+    this.table = new KeyTable(clock, maximumKeys);
     scheduleSweep();
   }
 
@@ -93,7 +93,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public Duration usefulWait(String key, Duration deadline) {
     Objects.requireNonNull(deadline, "deadline");
-    KeyState s = keys.get(Objects.requireNonNull(key, "key"));
+    KeyState s = state(Objects.requireNonNull(key, "key"));
     if (s == null) {
       return deadline;
     }
@@ -110,7 +110,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return NO_PERMIT;
     }
     for (;;) {
-      KeyState s = keys.get(key);
+      KeyState s = state(key);
       if (s == null) {
         s = newKey(key);
         if (s == null) {
@@ -122,6 +122,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       List<Runnable> after;
       synchronized (s.lock) {
         if (s.dead) {
+          table.remove(key, s);   // helps it leave, and looks again
           continue;
         }
         long now = clock.nanoTime();
@@ -138,7 +139,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public boolean release(String key, long handle, Outcome outcome) {
     checkRelease(outcome);
-    KeyState s = keys.get(key);
+    KeyState s = state(key);
     return s != null && s.releaseHandle(handle, outcome);
   }
 
@@ -224,7 +225,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
     }
     for (;;) {
-      KeyState s = keys.get(key);
+      KeyState s = state(key);
       if (s == null) {
         s = newKey(key);
         if (s == null) {
@@ -235,6 +236,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       List<Runnable> after;
       synchronized (s.lock) {
         if (s.dead) {
+          table.remove(key, s);   // helps it leave, and looks again
           continue;
         }
         long now = clock.nanoTime();
@@ -256,49 +258,49 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     return locks;
   }
 
+  /** The key's state, or null. */
+  private KeyState state(String key) {
+    return (KeyState) table.get(key);
+  }
+
   /** A new key's state, mapped within the bound; null if the bound is reached and none is idle. */
   private KeyState newKey(String key) {
     synchronized (newKeyLocks[(key.hashCode() & 0x7fffffff) % newKeyLocks.length]) {
-      KeyState made = keys.get(key);
+      KeyState made = state(key);
       return made != null ? made : makeKey(key);   // a dead one: the caller looks again
     }
   }
 
+  /** Under the key's new-key lock, the key absent: its state, mapped. */
   private KeyState makeKey(String key) {
     // an adaptive key reads its limit from the adaptive limit its state makes: none made here
     int limit = adaptiveLimits != null ? 1 : limitOf(limitOfKey, key);
-    if (!reserveSlot()) {
+    if (!table.reserve()) {
       return null;
     }
     PermitGroup terms;
     try {
       terms = group == null ? null : group.termsOf(key);
     } catch (RuntimeException e) {
-      slots.decrementAndGet();
+      table.unreserve();
       throw e;
     }
     for (;;) {
       GroupState g = terms == null ? null : groups.computeIfAbsent(terms.name(), GroupState::new);
       KeyState fresh = new KeyState(key, limit, settings, g, terms);
-      if (g != null) {
-        synchronized (g) {
-          if (g.dead) {
-            continue;   // its last key just left: a new group is made
-          }
-          KeyState raced = keys.putIfAbsent(key, fresh);
-          if (raced != null) {
-            slots.decrementAndGet();
-            return raced;
-          }
-          g.members.add(fresh);
-          return fresh;
+      if (g == null) {
+        table.put(key, fresh);   // absent: new keys are made under this lock
+        table.inserted();
+        return fresh;
+      }
+      synchronized (g) {
+        if (g.dead) {
+          continue;   // its last key just left: a new group is made
         }
+        table.put(key, fresh);
+        g.members.add(fresh);
       }
-      KeyState raced = keys.putIfAbsent(key, fresh);
-      if (raced != null) {
-        slots.decrementAndGet();
-        return raced;
-      }
+      table.inserted();
       return fresh;
     }
   }
@@ -313,72 +315,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
   }
 
-  private boolean reserveSlot() {
-    for (int pass = 0; pass < 2; pass++) {
-      for (long n = slots.get(); n < maximumKeys; n = slots.get()) {
-        if (slots.compareAndSet(n, n + 1)) {
-          return true;
-        }
-      }
-      if (pass == 0) {
-        makeRoom();
-      }
-    }
-    return false;
-  }
-
-  /** Removes keys idle for at least {@code idleNanos}, looking at every key. */
-  private void removeIdle(long idleNanos) {
-    long now = clock.nanoTime();
-    for (KeyState s : keys.values()) {
-      removeIfIdle(s, now, idleNanos);
-    }
-  }
-
-  /** Under the state's monitor: takes back its expired permits, and removes it if idle. */
-  private boolean removeIfIdle(KeyState s, long now, long idleNanos) {
-    List<Runnable> after;
-    boolean removed = false;
-    synchronized (s.lock) {
-      s.expire(now);
-      if (!s.dead && s.inFlight == 0 && s.queue.size() == 0 && now - s.lastUsed >= idleNanos) {
-        s.dead = true;
-        if (keys.remove(s.key, s)) {
-          slots.decrementAndGet();
-          removed = true;
-        }
-        s.leaveGroup();
-      }
-      after = s.takeLater();
-    }
-    KeyState.run(after);
-    return removed;
-  }
-
-  /** Entries one search for room looks at: the work per new key is bounded. */
-  private static final int ROOM_SAMPLE = 1024;
-  private Iterator<KeyState> cursor;
-
-  /**
-   * For a new key when the bound is reached: removes idle keys (however recently used) among the
-   * next {@value #ROOM_SAMPLE} keys of a cursor that walks the map, so that successive searches
-   * look at different keys.
-   */
-  private synchronized void makeRoom() {
-    long now = clock.nanoTime();
-    for (int looked = 0; looked < ROOM_SAMPLE; looked++) {
-      if (cursor == null || !cursor.hasNext()) {
-        cursor = keys.values().iterator();
-        if (!cursor.hasNext()) {
-          return;
-        }
-      }
-      if (removeIfIdle(cursor.next(), now, 0) && slots.get() < maximumKeys - 64) {
-        return;
-      }
-    }
-  }
-
   /** Every half lease: takes back expired permits and forgets keys idle for a lease time. */
   private void scheduleSweep() {
     if (closed.get()) {
@@ -387,7 +323,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     try {
       scheduler.schedule(() -> {
         try {
-          removeIdle(leaseNanos);
+          table.sweepAll();
         } finally {
           scheduleSweep();
         }
@@ -399,7 +335,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public int inFlight(String key) {
-    KeyState s = keys.get(key);
+    KeyState s = state(key);
     if (s == null) {
       return 0;
     }
@@ -410,7 +346,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public int waiting(String key) {
-    KeyState s = keys.get(key);
+    KeyState s = state(key);
     if (s == null) {
       return 0;
     }
@@ -421,18 +357,18 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public long keys() {
-    return keys.size();
+    return table.size();   // never above the bound (the map's own count may be, for an instant)
   }
 
   @Override
   public AdaptiveLimit adaptiveLimit(String key) {
-    KeyState s = keys.get(key);
+    KeyState s = state(key);
     return s == null ? null : s.adaptive;
   }
 
   @Override
   public int limit(String key) {
-    KeyState s = keys.get(key);
+    KeyState s = state(key);
     if (s != null && s.adaptive != null) {
       return Math.max(1, s.adaptive.limit());   // the adaptive limit's now, not the last read
     }
@@ -441,7 +377,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public ConcurrencyStats stats() {
-    return counters.stats(keys.size(), 0, 0, false);
+    return counters.stats(table.size(), 0, 0, false);
   }
 
   @Override
@@ -450,7 +386,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return;
     }
     List<Runnable> after = new ArrayList<>();
-    for (KeyState s : keys.values()) {
+    for (KeyTable.Cell c : table.cells()) {
+      KeyState s = (KeyState) c;
       synchronized (s.lock) {
         for (Waiter w : s.queue.clear()) {
           Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
@@ -508,7 +445,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   /** One key: everything under its monitor ({@link #lock}). */
-  final class KeyState implements Permit.Owner {
+  final class KeyState extends KeyTable.Cell implements Permit.Owner {
     final String key;
     /** The key's limit: fixed, or its adaptive limit's as last read (under the monitor). */
     int limit;
@@ -559,6 +496,50 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         this.limit = Math.max(1, adaptive.limit());
       }
       this.ceilings = ceilings(this.limit);
+    }
+
+    /** Idle: nothing in flight and nobody waiting (ended leases taken back first) for a lease. */
+    @Override
+    protected boolean killIfIdle(long now) {
+      return die(now, leaseNanos);
+    }
+
+    /** Dies for room if nothing is in flight and nobody waits; a key holding permits refuses. */
+    @Override
+    protected boolean kill() {
+      return die(clock.nanoTime(), 0);
+    }
+
+    /** Nothing in flight: the time left until it has been idle a lease; holding: the most. */
+    @Override
+    protected long pressure(long now) {
+      synchronized (lock) {
+        if (dead) {
+          return 0;
+        }
+        return inFlight > 0 || queue.size() > 0
+            ? Long.MAX_VALUE : Math.max(0, leaseNanos - (now - lastUsed));
+      }
+    }
+
+    /**
+     * Takes back ended leases, then marks the key dead (leaving its group) if nothing is in
+     * flight, nobody waits and it was last used at least {@code idleNanos} ago.
+     */
+    private boolean die(long now, long idleNanos) {
+      List<Runnable> after;
+      boolean gone;
+      synchronized (lock) {
+        expire(now);
+        if (!dead && inFlight == 0 && queue.size() == 0 && now - lastUsed >= idleNanos) {
+          dead = true;
+          leaveGroup();
+        }
+        gone = dead;
+        after = takeLater();
+      }
+      run(after);
+      return gone;
     }
 
     private int[] ceilings(int limit) {

@@ -219,6 +219,81 @@ class ConcurrencyLimiterTest {
     assertThat(l.tryAcquire("d").isAcquired()).isTrue();
   }
 
+  /**
+   * Sixteen threads acquire on 1,000 keys through a table of 64, each holding up to three permits
+   * at a time: the key bound holds at every look, a key holding a permit is never forgotten (its
+   * permit still counts, so a second caller on it is refused FULL), and with at most 48 of the 64
+   * keys held there is always an idle key to make room (no KEYS_FULL).
+   */
+  @Test
+  void manyThreadsOnNewKeys_theBoundHolds_andNoHeldPermitIsForgotten() throws Exception {
+    ConcurrencyLimiter l = builder(1).maximumKeys(64).build();
+    int threads = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+    CountDownLatch go = new CountDownLatch(1);
+    AtomicInteger overBound = new AtomicInteger();
+    AtomicInteger keysFull = new AtomicInteger();
+    AtomicInteger lost = new AtomicInteger();
+    java.util.concurrent.ConcurrentHashMap<String, Boolean> heldKeys =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    AtomicInteger running = new AtomicInteger(threads);
+    List<Future<?>> all = new ArrayList<>();
+    all.add(pool.submit(() -> {
+      go.await();
+      while (running.get() > 0) {
+        if (l.keys() > 64) {
+          overBound.incrementAndGet();
+        }
+        Thread.yield();
+      }
+      return null;
+    }));
+    for (int t = 0; t < threads; t++) {
+      int seed = t;
+      all.add(pool.submit(() -> {
+        java.util.Random random = new java.util.Random(seed);
+        java.util.ArrayDeque<Permit> mine = new java.util.ArrayDeque<>();
+        go.await();
+        try {
+          for (int i = 0; i < 5_000; i++) {
+            String key = "k" + random.nextInt(1_000);
+            Acquisition a = l.tryAcquire(key);
+            if (a.isAcquired()) {
+              if (heldKeys.putIfAbsent(key, true) != null) {
+                lost.incrementAndGet();   // two permits on a limit of one: one was forgotten
+              }
+              mine.add(a.permit());
+              if (mine.size() > 2) {
+                Permit oldest = mine.poll();
+                heldKeys.remove(oldest.key());
+                oldest.close();
+              }
+            } else if (a.refusal() == Refusal.KEYS_FULL) {
+              keysFull.incrementAndGet();
+            }
+          }
+          for (Permit p : mine) {
+            heldKeys.remove(p.key());
+            p.close();
+          }
+        } finally {
+          running.decrementAndGet();
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : all) {
+      f.get(60, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertThat(overBound.get()).as("looks that saw more than 64 keys").isZero();
+    assertThat(lost.get()).as("keys granted twice at once").isZero();
+    assertThat(keysFull.get()).as("refused for keys with at most 48 of 64 held").isZero();
+    assertThat(l.keys()).isLessThanOrEqualTo(64);
+    assertThat(l.stats().acquired()).isEqualTo(ends.size());
+  }
+
   @Test
   void idleKeysAreSweptAfterALeaseTime() {
     ConcurrencyLimiter l = builder(1).build();
