@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A limit written as words, the way Sluice's configuration files write it: the service's policies
@@ -28,20 +26,6 @@ public final class LimitSpec {
   public static final Set<String> FIELDS =
       Set.of("algorithm", "capacity", "burst", "rate", "limit", "window", "penalty", "name");
 
-  private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
-
-  /** Where the problems of a limit go. */
-  @FunctionalInterface
-  public interface Problems {
-    /**
-     * One problem.
-     *
-     * @param field the field it is about, or null when it is about the limit as a whole
-     * @param message what is wrong, quoting the field and the value
-     */
-    void report(String field, String message);
-  }
-
   private LimitSpec() {}
 
   /**
@@ -54,9 +38,9 @@ public final class LimitSpec {
    *     but that (when the store is not chosen yet)
    */
   public static Limit parse(Map<String, String> fields, String defaultName, long ticksPerSecond,
-      Problems problems) {
+      Specs.Problems problems) {
     int[] count = {0};
-    Problems p = (field, message) -> {
+    Specs.Problems p = (field, message) -> {
       count[0]++;
       problems.report(field, message);
     };
@@ -80,7 +64,7 @@ public final class LimitSpec {
       // still check what can be checked without the algorithm, so every problem shows at once
       for (String k : new String[] {"capacity", "burst", "limit"}) {
         if (fields.containsKey(k)) {
-          positive(k, fields.get(k), p);
+          Specs.positive(k, fields.get(k), p);
         }
       }
       if (fields.containsKey("rate")) {
@@ -88,7 +72,7 @@ public final class LimitSpec {
       }
       for (String k : new String[] {"window", "penalty"}) {
         if (fields.containsKey(k)) {
-          duration(k, fields.get(k), p);
+          Specs.duration(k, fields.get(k), p);
         }
       }
       return null;
@@ -110,10 +94,10 @@ public final class LimitSpec {
           p.report(null, "a " + algorithm + " needs 'capacity' and 'rate'");
           return null;
         }
-        double c = positive(capField, cap, p);
+        double c = Specs.positive(capField, cap, p);
         Rate r = rate(rate, p);
         if (fields.containsKey("penalty")) {
-          duration("penalty", fields.get("penalty"), p);
+          Specs.duration("penalty", fields.get("penalty"), p);
         }
         if (count[0] > 0) {
           return null;
@@ -133,13 +117,13 @@ public final class LimitSpec {
           p.report(null, "a " + algorithm + " needs 'limit' and 'window'");
           return null;
         }
-        double n = positive("limit", lim, p);
-        Duration w = duration("window", win, p);
+        double n = Specs.positive("limit", lim, p);
+        Duration w = Specs.duration("window", win, p);
         if (w != null && (w.isZero() || w.isNegative())) {
           p.report("window", "'window' must be longer than 0 but was '" + win + "'");
         }
         if (fields.containsKey("penalty")) {
-          duration("penalty", fields.get("penalty"), p);
+          Specs.duration("penalty", fields.get("penalty"), p);
         }
         if (count[0] > 0) {
           return null;
@@ -147,7 +131,7 @@ public final class LimitSpec {
         l = of(algorithm, n, null, w);
       }
       if (fields.containsKey("penalty")) {
-        Duration d = duration("penalty", fields.get("penalty"), p);
+        Duration d = Specs.duration("penalty", fields.get("penalty"), p);
         if (d == null) {
           return null;
         }
@@ -185,42 +169,18 @@ public final class LimitSpec {
     };
   }
 
-  /** A finite number, or NaN after reporting that {@code field} is not one. */
-  public static double number(String field, String text, Problems problems) {
-    try {
-      double v = Double.parseDouble(text == null ? "" : text.trim());
-      if (Double.isFinite(v)) {
-        return v;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    problems.report(field, "'" + field + "' must be a number but was '" + text + "'");
-    return Double.NaN;
-  }
-
-  /** A positive finite number, or NaN after reporting that {@code field} is not one. */
-  public static double positive(String field, String text, Problems problems) {
-    double v = number(field, text, problems);
-    if (v <= 0) {
-      problems.report(field, "'" + field + "' must be positive but was '" + text.trim() + "'");
-      return Double.NaN;
-    }
-    return v;
-  }
-
   /**
    * {@code 10/s}, {@code 100/1m}, {@code 1.5/s}, {@code 5/250ms}; null after reporting that
    * {@code rate} is not one.
    */
-  public static Rate rate(String text, Problems problems) {
+  public static Rate rate(String text, Specs.Problems problems) {
     String s = text == null ? "" : text.trim();
     int slash = s.indexOf('/');
     if (slash > 0) {
       try {
         double amount = Double.parseDouble(s.substring(0, slash).trim());
         String per = s.substring(slash + 1).trim();
-        Duration period = parseDuration(
+        Duration period = Specs.parseDuration(
             Character.isDigit(per.isEmpty() ? 'x' : per.charAt(0)) ? per : "1" + per);
         if (period != null && Double.isFinite(amount)) {
           return Rate.of(amount, period);
@@ -235,50 +195,5 @@ public final class LimitSpec {
     problems.report("rate", "'rate' must look like 10/s, 100/1m, 1.5/s or 5/250ms but was '" + s
         + "'");
     return null;
-  }
-
-  /** A duration such as {@code 30s}; null after reporting that {@code field} is not one. */
-  public static Duration duration(String field, String text, Problems problems) {
-    Duration d = text == null ? null : parseDuration(text.trim());
-    if (d == null) {
-      problems.report(field, "'" + field + "' must be a duration such as 250ms, 30s, 5m, 1h or 1d"
-          + " but was '" + text + "'");
-    }
-    return d;
-  }
-
-  /** {@code 250ms}, {@code 30s}, {@code 1.5m}, {@code 1h}, {@code 7d}; null if not one. */
-  public static Duration parseDuration(String s) {
-    Matcher m = DURATION.matcher(s);
-    if (!m.matches()) {
-      return null;
-    }
-    double v = Double.parseDouble(m.group(1));
-    long unitNanos = switch (m.group(2)) {
-      case "ms" -> 1_000_000L;
-      case "s" -> 1_000_000_000L;
-      case "m" -> 60_000_000_000L;
-      case "h" -> 3_600_000_000_000L;
-      default -> 86_400_000_000_000L;
-    };
-    double nanos = v * unitNanos;
-    if (nanos < 1 || nanos > 9.2e18) {
-      return null;
-    }
-    return Duration.ofNanos(Math.round(nanos));
-  }
-
-  /**
-   * A failure policy by the words configuration files use: {@code closed}, {@code open},
-   * {@code fallback}, {@code local-share}; null if not one.
-   */
-  public static StoreFailure storeFailure(String word) {
-    return word == null ? null : switch (word.trim().toLowerCase(Locale.ROOT)) {
-      case "closed" -> StoreFailure.FAIL_CLOSED;
-      case "open" -> StoreFailure.FAIL_OPEN;
-      case "fallback" -> StoreFailure.FALLBACK_IN_MEMORY;
-      case "local-share" -> StoreFailure.LOCAL_SHARE;
-      default -> null;
-    };
   }
 }

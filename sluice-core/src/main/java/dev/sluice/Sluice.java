@@ -1,5 +1,8 @@
 package dev.sluice;
 
+import dev.sluice.concurrency.Bulkhead;
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.internal.EngineAccess;
 import dev.sluice.spi.DecisionStore;
 import java.util.ArrayList;
@@ -7,14 +10,29 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The front door: builds {@link RateLimiter rate limiters}.
+ * The front door: one place to start each kind of limit.
+ *
+ * <ul>
+ *   <li>{@link #builder()}: a {@link RateLimiter}, requests per time per key (leaky bucket, token
+ *       bucket, GCRA, windows), in memory or on a shared store;
+ *   <li>{@link #concurrency()}: a {@link ConcurrencyLimiter}, requests in flight per key, with
+ *       waiting, priorities, groups and adaptive limits, in memory or on a shared store;
+ *   <li>{@link #bulkhead(int)}: a {@link Bulkhead}, one lock-free limit on requests in flight;
+ *   <li>{@link #health()}: a {@link HealthShedder}, admission by priority as the host's health
+ *       (CPU, pools, GC) worsens.
+ * </ul>
  *
  * <pre>{@code
  * RateLimiter limiter = Sluice.builder()
  *     .limit(Limit.leakyBucket(10, Rate.perSecond(1.5)))
  *     .build();
  * Decision d = limiter.tryAcquire("user:42");
+ *
+ * ConcurrencyLimiter inFlight = Sluice.concurrency().limit(8).build();
+ * Acquisition a = inFlight.tryAcquire("backend");
  * }</pre>
+ *
+ * <p>Each is also its own type's {@code builder()}; the two spellings build the same thing.
  */
 public final class Sluice {
   static {
@@ -42,9 +60,27 @@ public final class Sluice {
 
   private Sluice() {}
 
-  /** A new builder; without {@link Builder#store} it builds an in-memory limiter. */
+  /** A rate limiter's builder; without {@link Builder#store} it builds an in-memory limiter. */
   public static Builder builder() {
     return new Builder();
+  }
+
+  /**
+   * A concurrency limiter's builder ({@link ConcurrencyLimiter#builder()}); without a store it
+   * builds an in-memory limiter.
+   */
+  public static ConcurrencyLimiter.Builder concurrency() {
+    return ConcurrencyLimiter.builder();
+  }
+
+  /** A bulkhead's builder ({@link Bulkhead#builder(int)}): at most {@code limit} in flight. */
+  public static Bulkhead.Builder bulkhead(int limit) {
+    return Bulkhead.builder(limit);
+  }
+
+  /** A health shedder's builder ({@link HealthShedder#builder()}). */
+  public static HealthShedder.Builder health() {
+    return HealthShedder.builder();
   }
 
   /**

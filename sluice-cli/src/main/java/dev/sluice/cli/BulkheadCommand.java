@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -101,7 +101,7 @@ final class BulkheadCommand implements Callable<Integer> {
   }
 
   private static double seconds(String option, String text) {
-    Duration d = LimitSpec.parseDuration(text == null ? "" : text.trim());
+    Duration d = Specs.parseDuration(text == null ? "" : text.trim());
     if (d == null || d.isZero() || d.isNegative() || d.compareTo(Duration.ofHours(1)) > 0) {
       throw new InputException(option + " must be a duration above 0 and at most 1h, such as"
           + " 40ms or 1.5s, but was '" + text + "'");

@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -167,7 +167,7 @@ final class OverloadCommand implements Callable<Integer> {
   }
 
   private static double seconds(String option, String text) {
-    Duration d = LimitSpec.parseDuration(text == null ? "" : text.trim());
+    Duration d = Specs.parseDuration(text == null ? "" : text.trim());
     if (d == null || d.isZero() || d.isNegative() || d.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new InputException(option + " must be a duration above 0 and at most 1m, such as"
           + " 20ms or 1.5s, but was '" + text + "'");

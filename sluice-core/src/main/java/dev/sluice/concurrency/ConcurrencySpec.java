@@ -1,6 +1,6 @@
 package dev.sluice.concurrency;
 
-import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * service's policies YAML and the Spring Boot starter's {@code application.yml} both read their
  * concurrency limits through this one class, so they take the same fields, with the same
  * defaults, and report the same problems in the same words. It is to {@link ConcurrencyLimiter}
- * what {@link LimitSpec} is to a rate limit.
+ * what {@link dev.sluice.LimitSpec} is to a rate limit.
  *
  * <pre>
  * limit:         20        # the most weight in flight per key (or adaptive)
@@ -158,7 +158,7 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
    * @return the spec, or null when a problem was reported
    */
   public static ConcurrencySpec parse(String name, Map<String, ?> fields,
-      UnaryOperator<String> spelling, LimitSpec.Problems problems) {
+      UnaryOperator<String> spelling, Specs.Problems problems) {
     Reader r = new Reader(fields, "", spelling, problems);
     if (name == null || !NAME.matcher(name).matches()) {
       problems.report(null, "a concurrency limit's name must be 1 to 64 of A-Z a-z 0-9 _ . - but"
@@ -258,11 +258,11 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
     final Map<String, ?> fields;
     final String path;
     final UnaryOperator<String> spelling;
-    final LimitSpec.Problems problems;
+    final Specs.Problems problems;
     int count;
 
     Reader(Map<String, ?> fields, String path, UnaryOperator<String> spelling,
-        LimitSpec.Problems problems) {
+        Specs.Problems problems) {
       this.fields = fields;
       this.path = path;
       this.spelling = spelling;
@@ -334,7 +334,7 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
       if (v instanceof Duration d) {
         return d;
       }
-      Duration d = LimitSpec.parseDuration(v.toString().trim());
+      Duration d = Specs.parseDuration(v.toString().trim());
       if (d == null) {
         report(field, "must be a duration such as 250ms, 30s, 5m, 1h or 1d but was '" + v + "'");
       }

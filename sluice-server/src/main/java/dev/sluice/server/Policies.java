@@ -4,6 +4,7 @@ import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Group;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.ConcurrencySpec;
 import java.io.IOException;
@@ -465,7 +466,7 @@ public final class Policies {
         }
         case "failure" -> {
           String f = scalar(v);
-          failure = LimitSpec.storeFailure(f);
+          failure = Specs.storeFailure(f);
           if (failure == null) {
             problems.add(at(source, v) + "store: 'failure' must be closed, open, fallback or local-share but was '"
                 + f + "'");
@@ -626,18 +627,18 @@ public final class Policies {
   }
 
   private static double number(String source, String what, String key, Node n, List<String> problems) {
-    return LimitSpec.number(key, scalar(n), (field, message) ->
+    return Specs.number(key, scalar(n), (field, message) ->
         problems.add(at(source, n) + what + ": " + message));
   }
 
   private static Duration duration(String source, String what, String key, Node n, List<String> problems) {
-    return LimitSpec.duration(key, scalar(n), (field, message) ->
+    return Specs.duration(key, scalar(n), (field, message) ->
         problems.add(at(source, n) + what + ": " + message));
   }
 
   /** {@code 250ms}, {@code 30s}, {@code 1.5m}, {@code 1h}, {@code 7d}; null if not one. */
   public static Duration parseDuration(String s) {
-    return LimitSpec.parseDuration(s);
+    return Specs.parseDuration(s);
   }
 
   private static String scalar(Node n) {

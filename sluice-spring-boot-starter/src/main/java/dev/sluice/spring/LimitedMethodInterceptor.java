@@ -1,6 +1,6 @@
 package dev.sluice.spring;
 
-import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -119,7 +119,7 @@ abstract class LimitedMethodInterceptor<A extends Annotation, T> implements Meth
     if (text.isBlank()) {
       return null;
     }
-    Duration wait = LimitSpec.parseDuration(text.trim());
+    Duration wait = Specs.parseDuration(text.trim());
     if (wait == null || (most != null && wait.compareTo(most) > 0)) {
       problems.add(where + ": maxWait: must be a duration " + (most == null
           ? "such as 250ms, 5s or 1m" : "of at most 1m such as 250ms or 5s") + " but was '"

@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
+import dev.sluice.Specs;
 import dev.sluice.StoreFailure;
 import dev.sluice.http.MissingKey;
 import dev.sluice.http.RateLimitHeaders;
@@ -128,7 +129,7 @@ final class SluiceSettings {
       problems.add("sluice.store.type: must be auto, memory, redis, postgres or mysql but was '"
           + store.getType() + "'");
     }
-    StoreFailure failure = LimitSpec.storeFailure(store.getFailure());
+    StoreFailure failure = Specs.storeFailure(store.getFailure());
     if (failure == null || failure == StoreFailure.LOCAL_SHARE) {
       problems.add("sluice.store.failure: must be closed, open or fallback but was '"
           + store.getFailure() + "'");
