@@ -26,20 +26,27 @@ import picocli.CommandLine.Spec;
         + " the smaller of offered load and capacity), the worst second from 5 s after each"
         + " change, p99 latency of admitted requests, refusals in the steady state (10 s to 30 s,"
         + " at --load) and the share of"
-        + " critical requests served, and whether the strategy meets the overload bar (docs/concurrency.md). Exit status"
+        + " critical requests served, and whether the strategy meets the overload bar (docs/concurrency.md). --variant cpu"
+        + " runs a CPU-bound backend instead, beside a neighbour that takes half its cores, and"
+        + " adds Sluice's health shedder (docs/health.md). Exit status"
         + " 0 whatever the figures; 2 for bad input.",
         "Example: sluice simulate overload --variant both --plot overload.svg"})
 final class OverloadCommand implements Callable<Integer> {
-  @Option(names = "--variant", defaultValue = "both", paramLabel = "workers-die|slower|both",
-      description = "How capacity halves (default both).")
+  @Option(names = "--variant", defaultValue = "both",
+      paramLabel = "workers-die|slower|both|cpu",
+      description = "How capacity halves (default both: workers-die, then slower). cpu: a"
+          + " CPU-bound backend of --workers cores (default 32) whose calls share them, at most 8"
+          + " threads a core, and a neighbour that takes half the cores; adds Sluice's health"
+          + " shedder (on CPU pressure, on the container's CPU, and in front of the gradient).")
   String variant;
 
   @Option(names = "--retries", description = "A retry storm: refused and timed-out requests"
       + " come again, up to 3 times, after 50 to 150 ms.")
   boolean retries;
 
-  @Option(names = "--workers", defaultValue = "100", description = "Backend workers (default 100).")
-  int workers;
+  @Option(names = "--workers", description = "Backend workers (default 100); with --variant"
+      + " cpu, its cores (default 32).")
+  Integer workers;
 
   @Option(names = "--median", defaultValue = "20ms", paramLabel = "DURATION",
       description = "Median service time (default 20ms).")
@@ -123,9 +130,12 @@ final class OverloadCommand implements Callable<Integer> {
       case "slower" -> List.of(OverloadSimulation.Variant.SLOWER);
       case "both" -> List.of(OverloadSimulation.Variant.WORKERS_DIE,
           OverloadSimulation.Variant.SLOWER);
-      default -> throw new InputException("--variant must be workers-die, slower or both but was '"
-          + variant + "'");
+      case "cpu" -> List.of(OverloadSimulation.Variant.CPU);
+      default -> throw new InputException("--variant must be workers-die, slower, both or cpu but"
+          + " was '" + variant + "'");
     };
+    int workers = this.workers != null ? this.workers
+        : variants.contains(OverloadSimulation.Variant.CPU) ? 32 : 100;
     if (workers < 2 || workers > 10_000) {
       throw new InputException("--workers must be between 2 and 10000 but was " + workers);
     }
@@ -176,8 +186,11 @@ final class OverloadCommand implements Callable<Integer> {
   }
 
   private static String name(OverloadSimulation.Settings s) {
-    return (s.variant() == OverloadSimulation.Variant.WORKERS_DIE ? "half the workers die"
-        : "service time doubles") + (s.retries() ? ", retry storm" : "")
+    return (switch (s.variant()) {
+      case WORKERS_DIE -> "half the workers die";
+      case SLOWER -> "service time doubles";
+      case CPU -> "a neighbour takes half the CPU";
+    }) + (s.retries() ? ", retry storm" : "")
         + (s.stallEvery() > 0 ? ", host stalls of " + Report.num(s.stallLength() * 1000)
             + " ms about every " + Report.num(s.stallEvery()) + " s" : "")
         + (s.waits() ? ", waits up to the deadline" : "");
@@ -188,8 +201,12 @@ final class OverloadCommand implements Callable<Integer> {
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < runs.size(); i++) {
       OverloadSimulation.Settings s = runs.get(i);
-      b.append(String.format(Locale.ROOT, "%s: %d workers, service p50 %s ms p99 %s ms, load %s,"
-              + " deadline %s ms; capacity halves at 30 s, back at 90 s%n", name(s), s.workers(),
+      String backend = s.variant() == OverloadSimulation.Variant.CPU
+          ? s.workers() + " cores (" + OverloadSimulation.THREADS_PER_CORE * s.workers()
+              + " threads), CPU a call"
+          : s.workers() + " workers, service";
+      b.append(String.format(Locale.ROOT, "%s: %s p50 %s ms p99 %s ms, load %s,"
+              + " deadline %s ms; capacity halves at 30 s, back at 90 s%n", name(s), backend,
           Report.num(s.median() * 1000), Report.num(s.p99() * 1000), Report.num(s.load()),
           Report.num(s.deadline() * 1000)));
       b.append(String.format(Locale.ROOT, "%-26s %9s %12s %12s %10s %12s %9s %9s  %s%n",
@@ -252,9 +269,10 @@ final class OverloadCommand implements Callable<Integer> {
 
   /** The strategies drawn: the adaptive ones and the fixed limit. */
   private static final List<String> DRAWN = List.of("fixed limit", "Sluice gradient",
-      "Sluice AIMD", "Netflix Gradient2", "Netflix Vegas", "Netflix AIMD");
+      "Sluice AIMD", "Netflix Gradient2", "Netflix Vegas", "Netflix AIMD",
+      "health + Sluice gradient");
   private static final String[] COLORS = {"#7f7f7f", "#2ca02c", "#17becf", "#d62728",
-      "#9467bd", "#ff7f0e"};
+      "#9467bd", "#ff7f0e", "#1f77b4"};
 
   private void draw(List<OverloadSimulation.Settings> runs,
       List<List<OverloadSimulation.Result>> results) throws IOException {

@@ -17,6 +17,8 @@ import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
+import dev.sluice.health.HealthSignal;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -54,8 +56,18 @@ final class OverloadSimulation {
     /** Half the workers die (each finishes the call it has). */
     WORKERS_DIE,
     /** Every service takes twice as long. */
-    SLOWER
+    SLOWER,
+    /**
+     * A CPU-bound backend: {@code workers} is its cores, shared by the calls in service
+     * (processor sharing) among at most {@link #THREADS_PER_CORE} threads a core; each call's
+     * service time is its CPU time at a whole core. While degraded a neighbour takes half the
+     * cores, so a call's time grows with the contention, as on a shared host.
+     */
+    CPU
   }
+
+  /** The CPU variant's threads per core: calls beyond them wait for a thread, using no CPU. */
+  static final int THREADS_PER_CORE = 8;
 
   /**
    * The run's settings.
@@ -137,7 +149,7 @@ final class OverloadSimulation {
       return degraded(t) ? workers / meanService() / 2 : workers / meanService();
     }
 
-    /** The unloaded 99th percentile latency at the backend's speed at {@code t}. */
+    /** The unloaded 99th percentile latency at the backend's speed at {@code t} (a lone call). */
     double unloadedP99(double t) {
       return variant == Variant.SLOWER && degraded(t) ? 2 * p99 : p99;
     }
@@ -172,6 +184,9 @@ final class OverloadSimulation {
 
     /** The limit now; -1 when there is none. */
     int limit();
+
+    /** The CPU variant's host, before the run (what health signals read). */
+    default void host(Host host) {}
   }
 
   /** Where a queued admission's answer goes. */
@@ -266,7 +281,163 @@ final class OverloadSimulation {
     all.add(() -> new Netflix("Netflix AIMD", AIMDLimit.newBuilder().build()));
     all.add(() -> new Netflix("Netflix AIMD max " + s.max(),
         AIMDLimit.newBuilder().maxLimit(s.max()).build()));
+    if (s.variant() == Variant.CPU) {
+      all.add(() -> new Health("health: cpu.pressure", "cpu.pressure", Host::pressure, 0.4,
+          0.9, null));
+      all.add(() -> new Health("health: container.cpu", "container.cpu", Host::cpu, 0.9, 1.0,
+          null));
+      all.add(() -> new Health("health + Sluice gradient", "cpu.pressure", Host::pressure, 0.4,
+          0.9, new SluiceLimiter("", b -> b.adaptive(() -> GradientLimit.builder()
+              .max(s.max()).build()).share(Priority.NORMAL, 0.9)
+              .share(Priority.SHEDDABLE, 0.8), s.waits(), s.stalls())));
+    }
     return all;
+  }
+
+  /**
+   * The CPU variant's host: the cores the backend's calls may use now, the calls in service, and
+   * the counters its signals read (CPU used by the calls and by the neighbour, and the time some
+   * call waited for a core: Linux's CPU pressure).
+   */
+  static final class Host {
+    final int cores;
+    double available;
+    int running;
+    long at;
+    double ownCoreNanos;
+    double neighbourCoreNanos;
+    double waitingNanos;
+
+    Host(int cores) {
+      this.cores = cores;
+      this.available = cores;
+    }
+
+    /** The counters up to {@code now}, at the state since the last advance. */
+    void advance(long now) {
+      long dt = now - at;
+      if (dt <= 0) {
+        return;
+      }
+      ownCoreNanos += Math.min(running, available) * dt;
+      neighbourCoreNanos += (cores - available) * dt;
+      if (running > available) {
+        waitingNanos += dt;
+      }
+      at = now;
+    }
+
+    /** Each call's speed now, a share of one core. */
+    double speed() {
+      return running <= available ? 1 : available / running;
+    }
+
+    /**
+     * A signal: the CPU in use, a share of the cores (the calls' and the neighbour's), as {@code
+     * Signals.containerCpu()} reads it when the neighbour runs in the backend's container (a
+     * batch job beside it) or as the host's CPU.
+     */
+    static Gauge cpu(Host h) {
+      return new Gauge(h, () -> h.ownCoreNanos + h.neighbourCoreNanos, h.cores);
+    }
+
+    /** A signal: the share of time some call waited for a core (PSI's {@code some}). */
+    static Gauge pressure(Host h) {
+      return new Gauge(h, () -> h.waitingNanos, 1);
+    }
+  }
+
+  /** A counter of the host read as a rate between two readings, as Sluice's signals are. */
+  static final class Gauge implements java.util.function.DoubleSupplier {
+    private final Host host;
+    private final java.util.function.DoubleSupplier counter;
+    private final double units;
+    private double last = Double.NaN;
+    private long lastAt;
+
+    Gauge(Host host, java.util.function.DoubleSupplier counter, double units) {
+      this.host = host;
+      this.counter = counter;
+      this.units = units;
+    }
+
+    @Override
+    public double getAsDouble() {
+      double c = counter.getAsDouble();
+      long now = host.at;
+      double share = Double.isNaN(last) || now <= lastAt ? Double.NaN
+          : Math.min(1, Math.max(0, (c - last) / ((now - lastAt) * units)));
+      last = c;
+      lastAt = now;
+      return share;
+    }
+  }
+
+  /**
+   * Sluice's {@link HealthShedder} on one signal of the host (the guard on, every admitted call
+   * ended), alone or in front of another strategy.
+   */
+  static final class Health implements Strategy {
+    private final String name;
+    private final String signalName;
+    private final java.util.function.Function<Host, Gauge> signal;
+    private final double start;
+    private final double full;
+    private final Strategy then;
+    private final VirtualClock clock = new VirtualClock();
+    private HealthShedder shedder;
+
+    Health(String name, String signalName, java.util.function.Function<Host, Gauge> signal,
+        double start, double full, Strategy then) {
+      this.name = name;
+      this.signalName = signalName;
+      this.signal = signal;
+      this.start = start;
+      this.full = full;
+      this.then = then;
+    }
+
+    @Override
+    public void host(Host host) {
+      Random random = new Random(17);
+      shedder = HealthShedder.builder().clock(clock).random(random::nextDouble)
+          .signal(HealthSignal.of(signalName, signal.apply(host)), start, full).build();
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public Object admit(long now, int priority) {
+      clock.now = now;
+      HealthShedder.Verdict v = shedder.admit(PRIORITIES[priority]);
+      if (!v.admitted()) {
+        return null;
+      }
+      Object inner = then == null ? (Object) "admitted" : then.admit(now, priority);
+      if (inner == null) {
+        v.end();
+        return null;
+      }
+      return new Object[] {v, inner};
+    }
+
+    @Override
+    public void end(Object token, long now, long rttNanos, boolean late) {
+      clock.now = now;
+      Object[] t = (Object[]) token;
+      ((HealthShedder.Verdict) t[0]).end();
+      if (then != null) {
+        then.end(t[1], now, rttNanos, late);
+      }
+    }
+
+    @Override
+    public int limit() {
+      return then == null ? -1 : then.limit();
+    }
   }
 
   static final class Unlimited implements Strategy {
@@ -579,6 +750,9 @@ final class OverloadSimulation {
   }
 
   static Result run(Settings s, Strategy strategy, List<Request> firstAttempts) {
+    if (s.variant() == Variant.CPU) {
+      return runCpu(s, strategy, firstAttempts);
+    }
     int secs = (int) Math.ceil(s.seconds());
     double[] good = new double[secs];
     double[] offeredPerSecond = new double[secs];
@@ -702,6 +876,132 @@ final class OverloadSimulation {
         criticalOffered == 0 ? 1 : (double) criticalGood / criticalOffered);
   }
 
+  /** A call in service on the CPU variant's host: it ends when the attained service reaches this. */
+  private record Running(double finishAt, long seq, Request request) {}
+
+  /**
+   * One strategy on the CPU variant: the calls in service share the cores the host has now
+   * (processor sharing: each runs at the cores over the calls, at most one core), at most
+   * {@link #THREADS_PER_CORE} a core; admitted calls beyond that wait for a thread in order.
+   */
+  static Result runCpu(Settings s, Strategy strategy, List<Request> firstAttempts) {
+    int secs = (int) Math.ceil(s.seconds());
+    double[] good = new double[secs];
+    double[] offeredPerSecond = new double[secs];
+    double[] limitAt = new double[secs];
+    List<List<Double>> latencies = new ArrayList<>();
+    for (int i = 0; i < secs; i++) {
+      latencies.add(new ArrayList<>());
+    }
+    long steadyOffered = 0;
+    long steadyRefused = 0;
+    long criticalOffered = 0;
+    long criticalGood = 0;
+    Random random = new Random(s.seed() * 31 + 7);
+    Events events = new Events();
+    for (Request r : firstAttempts) {
+      events.add(r.arrival, ARRIVAL, r);
+    }
+    events.add((long) (s.dropAt() * 1e9), CAPACITY, null);
+    events.add((long) (s.backAt() * 1e9), CAPACITY, null);
+    Host host = new Host(s.workers());
+    strategy.host(host);
+    int threads = THREADS_PER_CORE * s.workers();
+    ArrayDeque<Request> queue = new ArrayDeque<>();
+    PriorityQueue<Running> running = new PriorityQueue<>((a, b) -> a.finishAt != b.finishAt
+        ? Double.compare(a.finishAt, b.finishAt) : Long.compare(a.seq, b.seq));
+    long seq = 0;
+    double attained = 0;   // core-nanoseconds each call in service has had since the run began
+    long end = (long) (s.seconds() * 1e9);
+    int nextSecond = 0;
+    while (true) {
+      Event next = events.peek();
+      long timer = strategy.nextTimer();
+      long done = Long.MAX_VALUE;
+      if (!running.isEmpty()) {
+        double left = running.peek().finishAt - attained;
+        done = host.at + (long) Math.ceil(Math.max(0, left) / host.speed());
+      }
+      long at = Math.min(Math.min(timer, done), next == null ? Long.MAX_VALUE : next.at);
+      if (at >= end || at == Long.MAX_VALUE) {
+        break;
+      }
+      attained += host.speed() * (at - host.at);
+      host.advance(at);
+      while (nextSecond < secs && at >= (long) nextSecond * 1_000_000_000L) {
+        limitAt[nextSecond++] = strategy.limit();
+      }
+      if (done == at) {
+        Request r = running.poll().request;
+        attained = Math.max(attained, 0);
+        host.running--;
+        while (host.running < threads && !queue.isEmpty()) {
+          running.add(new Running(attained + queue.peek().service, seq++, queue.poll()));
+          host.running++;
+        }
+        long latency = at - r.arrival;
+        boolean late = at > r.deadline;
+        strategy.end(r.token, at, latency, late);
+        int second = (int) (at / 1_000_000_000L);
+        latencies.get(second).add(latency / 1e6);
+        if (!late) {
+          good[second]++;
+          if (r.priority == 0 && r.first) {
+            criticalGood++;
+          }
+        } else {
+          retry(s, r, r.deadline, random, events);
+        }
+        continue;
+      }
+      if (timer == at) {
+        strategy.runTimers(timer);
+        continue;
+      }
+      Event e = events.poll();
+      double t = e.at / 1e9;
+      if (e.kind == CAPACITY) {
+        host.available = s.degraded(t) ? s.workers() / 2.0 : s.workers();
+        continue;
+      }
+      Request r = e.request;
+      if (e.kind == ARRIVAL) {
+        if (r.first) {
+          offeredPerSecond[(int) t]++;
+          if (r.priority == 0) {
+            criticalOffered++;
+          }
+          if (t >= 10 && t < s.dropAt()) {
+            steadyOffered++;
+          }
+        }
+        strategy.admit(e.at, r.priority, r.deadline, (token, when) -> {
+          r.token = token;
+          events.add(when, ADMITTED, r);
+        });
+        continue;
+      }
+      // ADMITTED
+      if (r.token == null) {
+        if (r.first && r.arrival >= 10e9 && r.arrival < s.dropAt() * 1e9) {
+          steadyRefused++;
+        }
+        retry(s, r, e.at, random, events);
+      } else if (host.running < threads) {
+        running.add(new Running(attained + r.service, seq++, r));
+        host.running++;
+      } else {
+        queue.add(r);
+      }
+    }
+    while (nextSecond < secs) {
+      limitAt[nextSecond++] = strategy.limit();
+    }
+    return result(s, strategy.name(), good, offeredPerSecond, limitAt, latencies,
+        steadyOffered == 0 ? 0 : (double) steadyRefused / steadyOffered,
+        criticalOffered == 0 ? 1 : (double) criticalGood / criticalOffered);
+  }
+
   private static void start(Settings s, Request r, long now, Events events, long[] stalls) {
     long service = r.service;
     if (s.variant() == Variant.SLOWER && s.degraded(now / 1e9)) {
@@ -810,6 +1110,12 @@ final class OverloadSimulation {
     }
     Arrays.sort(a);
     return a[Math.min(a.length - 1, (int) Math.ceil(q * a.length) - 1)];
+  }
+
+  /** The CPU variant's stock settings: 32 cores, 20 ms of CPU a call at the median, 70% load. */
+  static Settings cpuDefaults(boolean retries) {
+    return new Settings(32, 0.020, 0.060, 0.7, 0.2, 120, 30, 90, Variant.CPU, retries, 0.05, 0.3,
+        1000, 1);
   }
 
   /** The stock settings of the experiment: 100 workers, 20 ms median, 70% load. */

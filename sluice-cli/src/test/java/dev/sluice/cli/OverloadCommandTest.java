@@ -69,6 +69,69 @@ class OverloadCommandTest {
     assertThat(byStrategy("slower").get("Sluice gradient").get("meetsBar").asBoolean()).isTrue();
   }
 
+  /**
+   * The CPU variant (docs/health.md): on 32 cores, with the neighbour taking half of them, the
+   * health shedder in front of Sluice's gradient meets the bar with and without a retry storm;
+   * the shedder alone on CPU pressure meets it without retries and misses the p99 in the storm
+   * (a utilization signal does not bound the backend's queue); no limit collapses.
+   */
+  @Test
+  void theCpuVariant_theHealthShedderAndTheGradientMeetTheBar_withAndWithoutRetries()
+      throws Exception {
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--format", "json")).isZero();
+    Map<String, JsonNode> r = byStrategy("cpu");
+    assertThat(r).containsKeys("no limit", "fixed limit 32", "Sluice gradient",
+        "Netflix Gradient2", "Netflix Vegas", "Netflix AIMD", "health: cpu.pressure",
+        "health: container.cpu", "health + Sluice gradient");
+    assertThat(r.get("health + Sluice gradient").get("meetsBar").asBoolean())
+        .as(r.get("health + Sluice gradient").toString()).isTrue();
+    assertThat(r.get("health: cpu.pressure").get("meetsBar").asBoolean()).isTrue();
+    assertThat(r.get("health: cpu.pressure").get("criticalServed").asDouble())
+        .isGreaterThanOrEqualTo(0.999);
+    assertThat(r.get("no limit").get("degradedGoodput").asDouble()).isLessThan(0.1);
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--retries", "--format", "json"))
+        .isZero();
+    r = byStrategy("cpu");
+    assertThat(r.get("health + Sluice gradient").get("meetsBar").asBoolean())
+        .as(r.get("health + Sluice gradient").toString()).isTrue();
+    JsonNode alone = r.get("health: cpu.pressure");
+    assertThat(alone.get("meetsBar").asBoolean()).as(alone.toString()).isFalse();
+    assertThat(alone.get("degradedP99Ms").asDouble()).isGreaterThan(120);
+  }
+
+  /** docs/health.md's smaller hosts: 16 cores, the health rows meet the bar; 8, no row does. */
+  @Test
+  void theCpuVariant_onSmallerHosts() throws Exception {
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--workers", "16", "--format",
+        "json")).isZero();
+    Map<String, JsonNode> r = byStrategy("cpu");
+    for (String health : new String[] {"health: cpu.pressure", "health: container.cpu",
+        "health + Sluice gradient"}) {
+      assertThat(r.get(health).get("meetsBar").asBoolean()).as(r.get(health).toString()).isTrue();
+    }
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--workers", "8", "--format",
+        "json")).isZero();
+    assertThat(byStrategy("cpu").values()).allSatisfy(n ->
+        assertThat(n.get("meetsBar").asBoolean()).as(n.toString()).isFalse());
+  }
+
+  /**
+   * The CPU variant's backend shares its cores: with no contention (a light load, no
+   * neighbour's share matters) a call takes its own CPU time, so the steady p99 is the service's;
+   * and the table names the cores and threads.
+   */
+  @Test
+  void theCpuVariant_aCallAloneTakesItsCpuTime_andTheTableNamesTheCores() throws Exception {
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--load", "0.2", "--format",
+        "json")).isZero();
+    JsonNode none = byStrategy("cpu").get("no limit");
+    assertThat(none.get("steadyP99Ms").asDouble()).isBetween(50.0, 70.0);
+    assertThat(none.get("degradedP99Ms").asDouble()).as("40% of the half left: little contention")
+        .isLessThan(90.0);
+    assertThat(run("simulate", "overload", "--variant", "cpu", "--workers", "8")).isZero();
+    assertThat(out.toString()).contains("a neighbour takes half the CPU: 8 cores (64 threads)");
+  }
+
   @Test
   void drawsTheLimitAndTheLatency(@TempDir Path dir) throws Exception {
     Path svg = dir.resolve("overload.svg");
@@ -84,8 +147,8 @@ class OverloadCommandTest {
   @Test
   void badInput_isNamed_withExitStatus2() {
     assertThat(run("simulate", "overload", "--variant", "sideways")).isEqualTo(2);
-    assertThat(err.toString()).contains("--variant must be workers-die, slower or both but was"
-        + " 'sideways'");
+    assertThat(err.toString()).contains("--variant must be workers-die, slower, both or cpu but"
+        + " was 'sideways'");
     assertThat(run("simulate", "overload", "--median", "50ms", "--p99", "20ms")).isEqualTo(2);
     assertThat(err.toString()).contains("--p99 (20ms) must be at least --median (50ms)");
     assertThat(run("simulate", "overload", "--workers", "1")).isEqualTo(2);

@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The built-in {@link HealthSignal}s: CPU (the process's, and the container's under its quota),
- * the GC's share of time, the heap after GC, and a thread pool's use. Each is a utilization from
+ * the time work waited for a CPU (pressure, which sees a neighbour), the GC's share of time, the heap after GC, and a thread pool's use. Each is a utilization from
  * 0 to 1 (1: all of it); rates are measured between two readings, so a signal's first reading is
  * {@code NaN} (healthy) and each later one covers the time since the one before.
  */
@@ -112,6 +112,42 @@ public final class Signals {
           }
           return Runtime.getRuntime().availableProcessors();
         });
+  }
+
+  /**
+   * How much of the time work waited for a CPU ({@code cpu.pressure}): Linux's pressure stall
+   * information, the share of wall time in which at least one task was runnable but not running
+   * ({@code some}), from this control group's {@code cpu.pressure} (cgroup v2) or the whole
+   * host's {@code /proc/pressure/cpu}. Unlike the CPU signals it sees a neighbour: a backend
+   * whose CPU is taken by another process or container uses little CPU of its own and waits for
+   * it, which only this signal reads. {@code NaN} where the kernel does not say it (not Linux,
+   * or a kernel before 4.20 or without PSI).
+   */
+  public static HealthSignal cpuPressure() {
+    Path group = ownCgroupV2(CGROUP_ROOT);
+    if (group != null && Files.isReadable(group.resolve("cpu.pressure"))) {
+      return cpuPressure(group.resolve("cpu.pressure"), System::nanoTime);
+    }
+    Path host = Path.of("/proc/pressure/cpu");
+    if (Files.isReadable(host)) {
+      return cpuPressure(host, System::nanoTime);
+    }
+    return HealthSignal.of("cpu.pressure", () -> Double.NaN);
+  }
+
+  /** CPU pressure from a PSI file ({@code some ... total=<microseconds>}), timed by {@code nanos}. */
+  static HealthSignal cpuPressure(Path file, LongSupplier nanos) {
+    return new Rate("cpu.pressure", () -> {
+      for (String line : lines(file)) {
+        if (line.startsWith("some ")) {
+          int at = line.indexOf("total=");
+          if (at >= 0) {
+            return Long.parseLong(line.substring(at + 6).trim()) * 1000;
+          }
+        }
+      }
+      return -1;
+    }, nanos, () -> 1);
   }
 
   /**

@@ -41,6 +41,23 @@ class SignalsTest {
     assertThat(cpu.read()).isCloseTo(1.0, EXACT);
   }
 
+  /** PSI's {@code some} total (microseconds) over the time passed: the share of time work waited. */
+  @Test
+  void cpuPressure_isTheShareOfTimeSomeTaskWaitedForACpu() throws Exception {
+    write("cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000000\n"
+        + "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+    HealthSignal pressure = Signals.cpuPressure(dir.resolve("cpu.pressure"), nanos::get);
+    assertThat(pressure.name()).isEqualTo("cpu.pressure");
+    assertThat(pressure.read()).as("a rate needs two readings").isNaN();
+    nanos.addAndGet(1_000_000_000L);   // a second in which some task waited 400 ms
+    write("cpu.pressure", "some avg10=40.00 avg60=6.00 avg300=2.00 total=1400000\n"
+        + "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+    assertThat(pressure.read()).isCloseTo(0.4, EXACT);
+    nanos.addAndGet(100_000_000L);
+    write("cpu.pressure", "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+    assertThat(pressure.read()).as("no 'some' line: not a reading").isNaN();
+  }
+
   @Test
   void cgroupV2_withoutAQuota_isOfTheProcessorsTheJvmSees() throws Exception {
     write("cpu.max", "max 100000\n");
@@ -135,6 +152,10 @@ class SignalsTest {
     container.read();
     double c = container.read();
     assertThat(Double.isNaN(c) || c >= 0).isTrue();
+    HealthSignal cpuPressure = Signals.cpuPressure();
+    cpuPressure.read();
+    double pr = cpuPressure.read();
+    assertThat(Double.isNaN(pr) || (pr >= 0 && pr <= 1)).as("cpu pressure %s", pr).isTrue();
     HealthSignal gc = Signals.gcTimeShare();
     gc.read();
     double g = gc.read();

@@ -23,7 +23,8 @@ import java.util.function.Supplier;
 final class HealthSettings {
   private static final Map<String, Supplier<HealthSignal>> BUILT_IN = Map.of(
       "container-cpu", Signals::containerCpu, "process-cpu", Signals::processCpu,
-      "gc", Signals::gcTimeShare, "heap", Signals::heapAfterGc);
+      "cpu-pressure", Signals::cpuPressure, "gc", Signals::gcTimeShare,
+      "heap", Signals::heapAfterGc);
 
   private HealthSettings() {}
 
