@@ -34,6 +34,9 @@ module dev.sluice.spring {
   requires static spring.boot.actuator.autoconfigure;
   requires static spring.data.redis;
   requires static lettuce.core;
+  requires static com.zaxxer.hikari;
+  requires static org.eclipse.jetty.server;
+  requires static org.eclipse.jetty.util;
 
   exports dev.sluice.spring;
   opens dev.sluice.spring;

@@ -35,6 +35,15 @@ final class HealthSettings {
    * @throws SluiceConfigurationException naming every problem
    */
   static HealthShedder shedder(SluiceProperties.Health h, Map<String, HealthSignal> beans) {
+    return shedder(h, beans, Map.of());
+  }
+
+  /**
+   * The same, with the built-in signals that read the application's pools ({@code hikari},
+   * {@code web-server}: {@link PoolSignals}) by name.
+   */
+  static HealthShedder shedder(SluiceProperties.Health h, Map<String, HealthSignal> beans,
+      Map<String, Supplier<HealthSignal>> pools) {
     if (h.getSignals().isEmpty()) {
       return null;
     }
@@ -63,7 +72,7 @@ final class HealthSettings {
     for (int i = 0; i < h.getSignals().size(); i++) {
       String at = "sluice.health.signals[" + i + "]";
       SluiceProperties.HealthBand band = h.getSignals().get(i);
-      HealthSignal signal = signal(at, band.getSignal(), beans, problems);
+      HealthSignal signal = signal(at, band.getSignal(), beans, pools, problems);
       if (band.getStart() == null || band.getFull() == null) {
         problems.add(at + ": needs start and full (where shedding starts, and where all but"
             + " critical work is shed)");
@@ -105,18 +114,22 @@ final class HealthSettings {
   }
 
   private static HealthSignal signal(String at, String name, Map<String, HealthSignal> beans,
-      List<String> problems) {
+      Map<String, Supplier<HealthSignal>> pools, List<String> problems) {
     if (name == null || name.isBlank()) {
       problems.add(at + ".signal: must name a signal but was '" + name + "'");
       return null;
     }
     Supplier<HealthSignal> builtIn = BUILT_IN.get(name);
+    if (builtIn == null) {
+      builtIn = pools.get(name);
+    }
     if (builtIn != null) {
       return builtIn.get();
     }
     HealthSignal bean = beans.get(name);
     if (bean == null) {
       TreeSet<String> known = new TreeSet<>(BUILT_IN.keySet());
+      known.addAll(pools.keySet());
       known.addAll(beans.keySet());
       problems.add(at + ".signal: no signal '" + name + "' (built in, or a HealthSignal bean"
           + " of that name: " + known + ")");

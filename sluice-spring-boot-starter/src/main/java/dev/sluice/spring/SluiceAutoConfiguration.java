@@ -224,10 +224,12 @@ public class SluiceAutoConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnProperty(prefix = "sluice.health.signals[0]", name = "signal")
   public HealthShedder sluiceHealthShedder(SluiceProperties properties,
-      ObjectProvider<HealthSignal> signals, ObjectProvider<MeterRegistry> registry) {
+      ObjectProvider<HealthSignal> signals, ObjectProvider<MeterRegistry> registry,
+      ApplicationContext context) {
     Map<String, HealthSignal> beans = new LinkedHashMap<>();
     signals.orderedStream().forEach(signal -> beans.put(signal.name(), signal));
-    HealthShedder shedder = HealthSettings.shedder(properties.getHealth(), beans);
+    HealthShedder shedder = HealthSettings.shedder(properties.getHealth(), beans,
+        PoolSignals.of(context));
     MeterRegistry meters = registry.getIfAvailable();
     if (meters != null) {
       HealthSettings.bind(shedder, meters);

@@ -947,7 +947,7 @@ public class SluiceProperties {
   /** Shedding by the backend's health: the signals and how the shedder decides. */
   public static class Health {
     /**
-     * The signals and their bands: built-in container-cpu, process-cpu, cpu-pressure, gc, heap, or the name of
+     * The signals and their bands: built-in container-cpu, process-cpu, cpu-pressure, gc, heap, hikari, web-server, or the name of
      * a HealthSignal bean of the application.
      */
     private List<HealthBand> signals = new ArrayList<>();
@@ -1013,7 +1013,10 @@ public class SluiceProperties {
 
   /** One health signal and its band. */
   public static class HealthBand {
-    /** container-cpu, process-cpu, cpu-pressure, gc, heap, or the name of a HealthSignal bean. */
+    /**
+     * container-cpu, process-cpu, cpu-pressure, gc, heap, hikari (with HikariCP), web-server, or
+     * the name of a HealthSignal bean.
+     */
     private String signal;
     /** Where shedding starts. */
     private Double start;

@@ -105,6 +105,14 @@ public class TestApp {
       return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
     }
 
+    /** Holds its thread (a servlet worker) until a test opens its gate: a busy worker. */
+    @GetMapping("/held/{gate}")
+    String held(@PathVariable String gate) throws Exception {
+      ARRIVED.release();
+      return GATES.computeIfAbsent(gate, g -> new CompletableFuture<>())
+          .get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
     /** A concurrency-limited method behind a handler. */
     @GetMapping("/exports/{gate}")
     Mono<String> export(@PathVariable String gate) {
