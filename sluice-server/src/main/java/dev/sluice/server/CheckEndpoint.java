@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.Decision;
 import dev.sluice.health.HealthShedder;
 import dev.sluice.http.RateLimitHeaders;
-import dev.sluice.internal.FilterPolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -46,12 +45,7 @@ final class CheckEndpoint {
       throw new Refusal(413, Problem.HTTP, "the body is " + length + " bytes; at most "
           + maxBodyBytes + " are accepted");
     }
-    HealthShedder.Verdict verdict = health == null ? null
-        : health.admit(FilterPolicy.priorityNamed(x.request.getHeaders().get("X-Priority")));
-    if (verdict != null && !verdict.admitted()) {
-      x.response.getHeaders().put("Retry-After", "1");
-      throw new Refusal(Problem.SHEDDING, "shedding load: " + verdict.reason());
-    }
+    HealthShedder.Verdict verdict = Router.admit(health, x);
     bodies.read(x, maxBodyBytes, (body, failure) -> {
       try {
         if (failure instanceof BodyReader.TooLarge) {

@@ -9,6 +9,7 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.health.HealthShedder;
 import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.internal.ConcurrencyAnswers;
 import dev.sluice.spi.DecisionStore;
@@ -67,9 +68,14 @@ final class PermitEndpoint {
   /** How many keys of each limit {@code /metrics} gives the limit of (a bounded set of series). */
   static final int METERED_KEYS = 20;
 
+  /** The service's own health shedder ({@code Options.shedCpu}), or null. */
+  private final HealthShedder health;
+
   PermitEndpoint(Map<String, ConcurrencyLimiter> limiters, BodyReader bodies, Responses responses,
-      ObjectMapper json, int maxBodyBytes, long maxPermits, int maxKeyLength) {
+      ObjectMapper json, int maxBodyBytes, long maxPermits, int maxKeyLength,
+      HealthShedder health) {
     this.limiters = limiters;
+    this.health = health;
     this.bodies = bodies;
     this.responses = responses;
     this.json = json;
@@ -149,11 +155,16 @@ final class PermitEndpoint {
     return true;
   }
 
+  /**
+   * Sheds by the service's own health first (a fast 503, the body unread; renewals and releases
+   * are never shed: they keep or free what is held), then reads the body and acquires.
+   */
   private void acquire(Exchange x) throws Refusal {
     if (x.request.getLength() > maxBodyBytes) {
       throw new Refusal(413, Problem.HTTP, "the body is " + x.request.getLength()
           + " bytes; at most " + maxBodyBytes + " are accepted");
     }
+    HealthShedder.Verdict verdict = Router.admit(health, x);
     bodies.read(x, maxBodyBytes, (body, failure) -> {
       try {
         if (failure instanceof BodyReader.TooLarge) {
@@ -168,6 +179,10 @@ final class PermitEndpoint {
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.ERROR, "unexpected failure on POST /v1/permits", e);
         responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
+      } finally {
+        if (verdict != null) {
+          verdict.end();
+        }
       }
     });
   }

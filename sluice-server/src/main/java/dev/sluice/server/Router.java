@@ -1,5 +1,7 @@
 package dev.sluice.server;
 
+import dev.sluice.health.HealthShedder;
+import dev.sluice.internal.FilterPolicy;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.function.Supplier;
@@ -80,6 +82,27 @@ final class Router extends Handler.Abstract {
       responses.problem(x, 500, Problem.HTTP, "unexpected failure; see the server log");
     }
     return true;
+  }
+
+  /**
+   * Asks the service's own health shedder ({@code --shed-cpu}) about a request that would take
+   * work (a check, a permit's acquisition) at the priority its {@code X-Priority} header names:
+   * the admission to end when its answer is made, or null without a shedder.
+   *
+   * @throws Refusal 503 {@code urn:sluice:problem:shedding}, {@code Retry-After: 1}, naming the
+   *     signal, when it is shed
+   */
+  static HealthShedder.Verdict admit(HealthShedder health, Exchange x) throws Refusal {
+    if (health == null) {
+      return null;
+    }
+    HealthShedder.Verdict verdict =
+        health.admit(FilterPolicy.priorityNamed(x.request.getHeaders().get("X-Priority")));
+    if (!verdict.admitted()) {
+      x.response.getHeaders().put("Retry-After", "1");
+      throw new Refusal(Problem.SHEDDING, "shedding load: " + verdict.reason());
+    }
+    return verdict;
   }
 
   /**

@@ -50,6 +50,8 @@ public final class SluiceServer implements AutoCloseable {
   private final EnvoyService envoy;
   private final EnvoyReloader envoyReloader;
   private GrpcEndpoint grpc;
+  /** The service's own health shedder ({@code --shed-cpu}), or null: every endpoint asks it. */
+  private final HealthShedder health;
   private final ScheduledExecutorService reloader;
 
   private SluiceServer(Options options) throws ConfigException {
@@ -92,7 +94,8 @@ public final class SluiceServer implements AutoCloseable {
         responses, metrics, options.maxBodyBytes, health);
     this.permits = new PermitEndpoint(PermitEndpoint.limiters(initial, store, storeFailure,
         breaker), bodies, responses, JSON, options.maxBodyBytes, options.maximumKeys,
-        options.maxKeyLength);
+        options.maxKeyLength, health);
+    this.health = health;
     this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
         options.token, () -> notReady(store),
         () -> metrics.render(registry.counters(), options.leases != null) + permits.render()),
@@ -134,7 +137,8 @@ public final class SluiceServer implements AutoCloseable {
     try {
       s.http.start();
       if (s.envoy != null) {
-        s.grpc = GrpcEndpoint.start(options.host, options.grpcPort, s.envoy, options.shutdownGrace);
+        s.grpc = GrpcEndpoint.start(options.host, options.grpcPort, s.envoy,
+            options.shutdownGrace, s.health);
       }
       s.bodies.start();
     } catch (Exception e) {

@@ -113,6 +113,83 @@ class ServerTest {
         .hasMessage("shedCpu needs 0 < start < full <= 1 but was start 0.98, full 0.9");
   }
 
+  /**
+   * The service's own shedder guards every endpoint that takes work: a permit's acquisition is
+   * shed like a check (renewals and releases never are: they keep or free what is held), and a
+   * call of Envoy's gRPC service ends UNAVAILABLE naming the signal, with gRPC's retry pushback,
+   * at the priority of its x-priority metadata; the gRPC health service is never shed.
+   */
+  @Test
+  void shedCpu_shedsPermitAcquisitionsAndEnvoysCalls_neverReleasesOrHealth() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Double> cpu =
+        new java.util.concurrent.atomic.AtomicReference<>(0.0);
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    Path file = dir.resolve("shed.yaml");
+    Files.writeString(file, """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 10, rate: 1/s}
+        concurrency:
+          db: {limit: 5, lease: 30s}
+        """);
+    Path envoy = dir.resolve("edge.yaml");
+    Files.writeString(envoy, String.join("\n", "domain: edge", "descriptors:",
+        "  - key: remote_address", "    rate_limit: {unit: hour, requests_per_unit: 100}", ""));
+    Options o = new Options().port(0).config(file).grpcPort(0).envoyConfig(envoy);
+    o.health = dev.sluice.health.HealthShedder.builder()
+        .signal(dev.sluice.health.HealthSignal.of("cpu", cpu::get), 0.90, 0.98)
+        .clock(now::get).guard(false).build();
+    server = SluiceServer.start(o);
+    HttpResponse<String> held = post("/v1/permits", "{\"limit\": \"db\", \"key\": \"k\"}");
+    assertThat(held.statusCode()).isEqualTo(200);
+    String id = JSON.readTree(held.body()).get("permit").asText();
+    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+    try {
+      var stub = io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc
+          .newBlockingStub(channel).withDeadlineAfter(10, java.util.concurrent.TimeUnit.SECONDS);
+      var request = io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+          .setDomain("edge").addDescriptors(io.envoyproxy.envoy.extensions.common.ratelimit.v3
+              .RateLimitDescriptor.newBuilder().addEntries(io.envoyproxy.envoy.extensions.common
+                  .ratelimit.v3.RateLimitDescriptor.Entry.newBuilder().setKey("remote_address")
+                  .setValue("10.1.1.1"))).build();
+      assertThat(stub.shouldRateLimit(request).getOverallCode().name()).isEqualTo("OK");
+      cpu.set(0.99);
+      now.addAndGet(1_000_000_000L);
+      HttpResponse<String> shed = post("/v1/permits", "{\"limit\": \"db\", \"key\": \"k\"}");
+      assertThat(shed.statusCode()).isEqualTo(503);
+      assertThat(shed.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(JSON.readTree(shed.body()).get("type").asText())
+          .isEqualTo("urn:sluice:problem:shedding");
+      assertThat(post("/v1/permits/" + id + "/renew", "").statusCode()).as("renewals run")
+          .isEqualTo(200);
+      io.grpc.StatusRuntimeException refused = org.junit.jupiter.api.Assertions.assertThrows(
+          io.grpc.StatusRuntimeException.class, () -> stub.shouldRateLimit(request));
+      assertThat(refused.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+      assertThat(refused.getStatus().getDescription())
+          .startsWith("shedding load: shed: cpu at 0.99 (sheds NORMAL from 0.90");
+      assertThat(refused.getTrailers().get(GrpcEndpoint.Shedding.PUSHBACK)).isEqualTo("1000");
+      io.grpc.Metadata critical = new io.grpc.Metadata();
+      critical.put(GrpcEndpoint.Shedding.PRIORITY, "critical");
+      assertThat(stub.withInterceptors(io.grpc.stub.MetadataUtils
+              .newAttachHeadersInterceptor(critical)).shouldRateLimit(request).getOverallCode()
+          .name()).as("critical calls run").isEqualTo("OK");
+      assertThat(io.grpc.health.v1.HealthGrpc.newBlockingStub(channel)
+          .check(io.grpc.health.v1.HealthCheckRequest.newBuilder().setService("ratelimit")
+              .build()).getStatus().name()).isEqualTo("SERVING");
+      HttpResponse<String> released = http.send(HttpRequest.newBuilder(URI.create(
+          "http://127.0.0.1:" + server.port() + "/v1/permits/" + id)).DELETE().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(released.statusCode()).as("releases run").isBetween(200, 204);
+    } finally {
+      channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (o.health.inFlight() > 0 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(o.health.inFlight()).as("every admitted call ended").isZero();
+  }
+
   @Test
   void batch_everyModeAnswered() throws Exception {
     startSample();
