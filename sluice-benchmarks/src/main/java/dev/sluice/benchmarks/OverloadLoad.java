@@ -53,6 +53,13 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * p50 and p99 latency of admitted requests (a request the client gave up on counts at its
  * deadline), and the share refused (503).
  *
+ * <p>{@code -Dvariant=cpu}: each call burns its service time of CPU (on 8 threads a core), and
+ * from the cut a neighbour process (one busy loop a core, in a session of its own) takes half
+ * the CPU; the strategies are no limit, a fixed limit of 2 a core, the gradient, Sluice's health
+ * shedder on CPU pressure ({@code Signals.cpuPressure()}, band 0.4 to 0.9), and the shedder in
+ * front of the gradient; the requests carry {@code X-Priority} (5% critical, 30% sheddable), and
+ * each row gives the share of critical requests answered in time.
+ *
  * <p>With {@code -Dstalls=EVERY_MS:LENGTH_MS} a helper process stops this whole JVM
  * ({@code kill -STOP}) about every EVERY_MS for LENGTH_MS, then lets it go on ({@code kill
  * -CONT}): a stall of the host, as a long GC pause or a starved CPU makes, that the backend, the
@@ -77,15 +84,48 @@ public final class OverloadLoad {
     return MEDIAN_MS * Math.exp(SIGMA * SIGMA / 2);
   }
 
+  /** The CPU variant's worker threads per core. */
+  static final int THREADS_PER_CORE = 8;
+
+  /** Burns this thread's CPU for {@code millis} of its own CPU time (a CPU-bound call). */
+  static void burn(double millis) {
+    java.lang.management.ThreadMXBean bean =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    long until = bean.getCurrentThreadCpuTime() + (long) (millis * 1e6);
+    long x = 0;
+    while (bean.getCurrentThreadCpuTime() < until) {
+      for (int i = 0; i < 10_000; i++) {
+        x = x * 6364136223846793005L + 1442695040888963407L;
+      }
+    }
+    if (x == 42) {
+      System.out.print("");   // keeps the loop from being removed
+    }
+  }
+
   /** The backend: a worker pool whose size and speed the admin path changes while it runs. */
   static final class Backend implements AutoCloseable {
-    final ThreadPoolExecutor workers = new ThreadPoolExecutor(WORKERS, WORKERS, 1,
-        TimeUnit.MINUTES, new LinkedBlockingQueue<>());
+    final ThreadPoolExecutor workers;
     volatile double slow = 1;
+    final boolean cpu;
     final Server server;
     final int port;
 
     Backend(ConcurrencyLimiter limiter, Duration maxWait) throws Exception {
+      this(limiter, maxWait, null, false);
+    }
+
+    /**
+     * With {@code cpu}, each call burns its service time of CPU on one of {@link
+     * #THREADS_PER_CORE} threads a core (so it takes longer when the CPU is contended); with
+     * {@code health}, the filter sheds by it first, at the priority of {@code X-Priority}.
+     */
+    Backend(ConcurrencyLimiter limiter, Duration maxWait, dev.sluice.health.HealthShedder health,
+        boolean cpu) throws Exception {
+      this.cpu = cpu;
+      int size = cpu ? THREADS_PER_CORE * Runtime.getRuntime().availableProcessors() : WORKERS;
+      this.workers = new ThreadPoolExecutor(size, size, 1, TimeUnit.MINUTES,
+          new LinkedBlockingQueue<>());
       QueuedThreadPool threads = new QueuedThreadPool(400);
       threads.setName("backend");
       server = new Server(threads);
@@ -95,11 +135,18 @@ public final class OverloadLoad {
       connector.setAcceptQueueSize(4096);
       server.addConnector(connector);
       ServletContextHandler context = new ServletContextHandler("/");
-      if (limiter != null) {
-        SluiceFilter filter = SluiceFilter.builder()
-            .rule(ConcurrencyRule.path("/work/**").limiter(limiter).global()
-                .maxWait(maxWait).build())
-            .build();
+      if (limiter != null || health != null) {
+        SluiceFilter.Builder b = SluiceFilter.builder();
+        if (health != null) {
+          b.health(health, req -> PRIORITY_OF.getOrDefault(req.getHeader("X-Priority"),
+              dev.sluice.concurrency.Priority.NORMAL));
+        }
+        if (limiter != null) {
+          b.rule(ConcurrencyRule.path("/work/**").limiter(limiter).global().maxWait(maxWait)
+              .priority(req -> PRIORITY_OF.getOrDefault(req.getHeader("X-Priority"),
+                  dev.sluice.concurrency.Priority.NORMAL)).build());
+        }
+        SluiceFilter filter = b.build();
         FilterHolder holder = new FilterHolder(filter);
         holder.setAsyncSupported(true);
         context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
@@ -112,7 +159,11 @@ public final class OverloadLoad {
           double factor = slow;
           workers.execute(() -> {
             double ms = MEDIAN_MS * Math.exp(SIGMA * random().nextGaussian()) * factor;
-            LockSupport.parkNanos((long) (ms * 1e6));
+            if (cpu) {
+              burn(ms);
+            } else {
+              LockSupport.parkNanos((long) (ms * 1e6));
+            }
             try {
               ctx.getResponse().setContentType("text/plain");
               ctx.getResponse().getWriter().write("ok");
@@ -161,6 +212,10 @@ public final class OverloadLoad {
     }
   }
 
+  private static final java.util.Map<String, dev.sluice.concurrency.Priority> PRIORITY_OF =
+      java.util.Map.of("critical", dev.sluice.concurrency.Priority.CRITICAL,
+          "sheddable", dev.sluice.concurrency.Priority.SHEDDABLE);
+
   private static final ThreadLocal<Random> RANDOM = ThreadLocal.withInitial(Random::new);
 
   static Random random() {
@@ -172,10 +227,36 @@ public final class OverloadLoad {
    * adaptive limit it made last (null for none).
    */
   record Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait,
-      AtomicReference<AdaptiveLimit> adaptive) {
+      AtomicReference<AdaptiveLimit> adaptive,
+      Supplier<dev.sluice.health.HealthShedder> health) {
     Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait) {
-      this(name, limiter, maxWait, new AtomicReference<>());
+      this(name, limiter, maxWait, new AtomicReference<>(), () -> null);
     }
+
+    Strategy(String name, Supplier<ConcurrencyLimiter> limiter, Duration maxWait,
+        AtomicReference<AdaptiveLimit> adaptive) {
+      this(name, limiter, maxWait, adaptive, () -> null);
+    }
+  }
+
+  /**
+   * A neighbour that takes half the CPU: one busy loop a core in a session of its own (so that
+   * the scheduler's autogroups share the CPU between it and this JVM half and half).
+   */
+  static Process neighbour() throws IOException {
+    int cores = Runtime.getRuntime().availableProcessors();
+    StringBuilder loops = new StringBuilder();
+    for (int i = 0; i < cores; i++) {
+      loops.append("(while :; do :; done) & ");
+    }
+    return new ProcessBuilder("setsid", "sh", "-c", loops + "wait").inheritIO().start();
+  }
+
+  /** Stops the neighbour and its loops. */
+  static void stop(Process neighbour) throws InterruptedException {
+    neighbour.descendants().forEach(ProcessHandle::destroyForcibly);
+    neighbour.destroyForcibly();
+    neighbour.waitFor();
   }
 
   /** Whether {@code -Donly=a,b} (names' beginnings) chooses the strategy; all without it. */
@@ -201,7 +282,7 @@ public final class OverloadLoad {
   }
 
   /** One request's fate. */
-  record Outcome(long startNanos, long latencyNanos, int status) {}
+  record Outcome(long startNanos, long latencyNanos, int status, String priority) {}
 
   /** How each phase's figures are read. */
   record Phase(String name, double from, double to, double capacityPerSecond) {}
@@ -209,11 +290,16 @@ public final class OverloadLoad {
   /**
    * Runs one strategy on one variant; returns the rows to print.
    *
-   * @param halveWorkers true: half the workers die; false: each call takes twice as long
+   * @param variant workers-die: half the workers die; slower: each call takes twice as long;
+   *     cpu: each call burns its time of CPU, and a neighbour takes half the CPU
    */
-  static List<String> run(Strategy strategy, boolean halveWorkers, int healthy, int degraded,
+  static List<String> run(Strategy strategy, String variant, int healthy, int degraded,
       int restored) throws Exception {
-    double capacity = WORKERS / (meanServiceMillis() / 1000);
+    boolean cpu = variant.equals("cpu");
+    boolean halveWorkers = variant.equals("workers-die");
+    double capacity = (cpu ? Runtime.getRuntime().availableProcessors() : WORKERS)
+        / (meanServiceMillis() / 1000);
+    Process neighbour = null;
     double rate = LOAD * capacity;
     ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
     List<long[]> limits = new ArrayList<>();
@@ -221,7 +307,8 @@ public final class OverloadLoad {
     ExecutorService clientThreads = Executors.newCachedThreadPool();
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
         .executor(clientThreads).build();
-    try (Backend backend = new Backend(strategy.limiter().get(), strategy.maxWait())) {
+    try (Backend backend = new Backend(strategy.limiter().get(), strategy.maxWait(),
+        strategy.health().get(), cpu)) {
       URI work = URI.create("http://127.0.0.1:" + backend.port + "/work/x");
       URI admin = URI.create("http://127.0.0.1:" + backend.port + "/admin?"
           + (halveWorkers ? "workers=" : "slow="));
@@ -251,11 +338,20 @@ public final class OverloadLoad {
         }
         if (!cutDone && now >= cut) {
           cutDone = true;
-          call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS / 2) : "2")));
+          if (cpu) {
+            neighbour = neighbour();
+          } else {
+            call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS / 2) : "2")));
+          }
         }
         if (!backDone && now >= back) {
           backDone = true;
-          call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS) : "1")));
+          if (cpu) {
+            stop(neighbour);
+            neighbour = null;
+          } else {
+            call(http, URI.create(admin + (halveWorkers ? String.valueOf(WORKERS) : "1")));
+          }
         }
         if (now < next) {
           LockSupport.parkNanos(next - now);
@@ -280,13 +376,16 @@ public final class OverloadLoad {
           new Phase("restored", healthy + degraded + 5, total, capacity));
       List<String> rows = new ArrayList<>();
       for (Phase p : phases) {
-        rows.add(row(strategy.name(), halveWorkers, p, outcomes, start, rate)
+        rows.add(row(strategy.name(), variant, p, outcomes, start, rate)
             + meanLimit(limits, start, p));
       }
       return rows;
     } finally {
       if (stalls != null) {
         stalls.destroy();
+      }
+      if (neighbour != null) {
+        stop(neighbour);
       }
       clientThreads.shutdownNow();
     }
@@ -311,12 +410,16 @@ public final class OverloadLoad {
 
   private static void send(HttpClient http, URI work, long at,
       ConcurrentLinkedQueue<Outcome> outcomes) {
+    double u = random().nextDouble();
+    String priority = u < 0.05 ? "critical" : u < 0.35 ? "sheddable" : "normal";
     HttpRequest req = HttpRequest.newBuilder(work).timeout(DEADLINE)
-        .header("grpc-timeout", (DEADLINE.toMillis() - 10) + "m").build();
+        .header("grpc-timeout", (DEADLINE.toMillis() - 10) + "m")
+        .header("X-Priority", priority).build();
     http.sendAsync(req, HttpResponse.BodyHandlers.discarding()).whenComplete((resp, failure) -> {
       if (outcomes != null) {
         long latency = System.nanoTime() - at;
-        outcomes.add(new Outcome(at, latency, failure != null ? -1 : resp.statusCode()));
+        outcomes.add(new Outcome(at, latency, failure != null ? -1 : resp.statusCode(),
+            priority));
       }
     });
   }
@@ -326,7 +429,7 @@ public final class OverloadLoad {
         HttpResponse.BodyHandlers.discarding());
   }
 
-  private static String row(String strategy, boolean halveWorkers, Phase p,
+  private static String row(String strategy, String variant, Phase p,
       ConcurrentLinkedQueue<Outcome> outcomes, long start, double rate) {
     long from = start + (long) (p.from() * 1e9);
     long to = start + (long) (p.to() * 1e9);
@@ -335,12 +438,21 @@ public final class OverloadLoad {
     int good = 0;
     int refused = 0;
     int late = 0;
+    int critical = 0;
+    int criticalGood = 0;
     List<Long> admitted = new ArrayList<>();
     for (Outcome o : outcomes) {
       if (o.startNanos() < from || o.startNanos() >= to) {
         continue;
       }
       sent++;
+      boolean isCritical = "critical".equals(o.priority());
+      if (isCritical) {
+        critical++;
+        if (o.status() == 200 && o.latencyNanos() <= deadline) {
+          criticalGood++;
+        }
+      }
       if (o.status() == 503) {
         refused++;
         continue;
@@ -356,10 +468,12 @@ public final class OverloadLoad {
     double seconds = p.to() - p.from();
     double servable = Math.min(rate, p.capacityPerSecond()) * seconds;
     long[] lat = admitted.stream().mapToLong(Long::longValue).sorted().toArray();
-    return String.format(Locale.ROOT, "%-30s %-11s %-9s %6d %7.1f%% %7.1f %7.1f %7.1f%% %7.1f%%",
-        strategy, halveWorkers ? "workers-die" : "slower", p.name(), sent,
+    return String.format(Locale.ROOT,
+        "%-30s %-11s %-9s %6d %7.1f%% %7.1f %7.1f %7.1f%% %7.1f%% %8.1f%%",
+        strategy, variant, p.name(), sent,
         100.0 * good / servable, percentile(lat, 0.50) / 1e6, percentile(lat, 0.99) / 1e6,
-        sent == 0 ? 0 : 100.0 * refused / sent, sent == 0 ? 0 : 100.0 * late / sent);
+        sent == 0 ? 0 : 100.0 * refused / sent, sent == 0 ? 0 : 100.0 * late / sent,
+        critical == 0 ? 100.0 : 100.0 * criticalGood / critical);
   }
 
   /** The adaptive limit's mean over the phase, as a column ("-" for none). */
@@ -391,17 +505,20 @@ public final class OverloadLoad {
     int restored = args.length > 2 ? Integer.parseInt(args[2]) : 10;
     double capacity = WORKERS / (meanServiceMillis() / 1000);
     int sized = 2 * WORKERS;
-    System.out.printf(Locale.ROOT, "backend: %d workers, log-normal service (median %.0f ms,"
-        + " sigma %.1f, mean %.1f ms): %.0f requests/s; offered %.0f/s (%.0f%%), deadline %d ms;"
-        + " %d s healthy, %d s degraded, %d s restored; %d cores%n", WORKERS, MEDIAN_MS, SIGMA,
-        meanServiceMillis(), capacity, LOAD * capacity, LOAD * 100, DEADLINE.toMillis(), healthy,
-        degraded, restored, Runtime.getRuntime().availableProcessors());
+    if (!System.getProperty("variant", "both").equals("cpu")) {
+      System.out.printf(Locale.ROOT, "backend: %d workers, log-normal service (median %.0f ms,"
+          + " sigma %.1f, mean %.1f ms): %.0f requests/s; offered %.0f/s (%.0f%%), deadline %d ms;"
+          + " %d s healthy, %d s degraded, %d s restored; %d cores%n", WORKERS, MEDIAN_MS, SIGMA,
+          meanServiceMillis(), capacity, LOAD * capacity, LOAD * 100, DEADLINE.toMillis(), healthy,
+          degraded, restored, Runtime.getRuntime().availableProcessors());
+    }
     if (System.getProperty("stalls") != null) {
       System.out.printf(Locale.ROOT, "host stalls (kill -STOP of this JVM): %s ms%n",
           System.getProperty("stalls").replace(":", " ms every, "));
     }
-    System.out.printf(Locale.ROOT, "%-30s %-11s %-9s %6s %8s %7s %7s %8s %8s %7s%n", "strategy",
-        "variant", "phase", "sent", "goodput", "p50 ms", "p99 ms", "refused", "late", "limit");
+    System.out.printf(Locale.ROOT, "%-30s %-11s %-9s %6s %8s %7s %7s %8s %8s %9s %7s%n",
+        "strategy", "variant", "phase", "sent", "goodput", "p50 ms", "p99 ms", "refused", "late",
+        "critical", "limit");
     AtomicReference<AdaptiveLimit> made = new AtomicReference<>();
     Supplier<ConcurrencyLimiter> gradient = () -> ConcurrencyLimiter.builder()
         .adaptive(() -> {
@@ -425,6 +542,37 @@ public final class OverloadLoad {
             })
             .codel(Duration.ofMillis(5), Duration.ofMillis(100)).build(), DEADLINE, made));
     String variant = System.getProperty("variant", "both");
+    if (variant.equals("cpu")) {
+      int cores = Runtime.getRuntime().availableProcessors();
+      double full = cores / (meanServiceMillis() / 1000);
+      System.out.printf(Locale.ROOT, "cpu: each call burns its log-normal service time of CPU"
+          + " (median %.0f ms, mean %.1f ms) on %d threads (%d a core): %.0f calls/s at full CPU;"
+          + " offered %.0f/s (%.0f%%), deadline %d ms; from the cut a neighbour (one busy loop a"
+          + " core, its own session) takes half the CPU; %d s healthy, %d s degraded, %d s"
+          + " restored; %d cores%n", MEDIAN_MS, meanServiceMillis(), THREADS_PER_CORE * cores,
+          THREADS_PER_CORE, full, LOAD * full, LOAD * 100, DEADLINE.toMillis(), healthy,
+          degraded, restored, cores);
+      Supplier<dev.sluice.health.HealthShedder> health = () -> dev.sluice.health.HealthShedder
+          .builder().signal(dev.sluice.health.Signals.cpuPressure(), 0.4, 0.9).build();
+      List<Strategy> cpuStrategies = List.of(
+          new Strategy("no limit", () -> null, Duration.ZERO),
+          new Strategy("fixed " + 2 * cores + " (2 a core)", () -> ConcurrencyLimiter.builder()
+              .limit(2 * cores).build(), Duration.ZERO),
+          new Strategy("gradient", gradient, Duration.ZERO, made),
+          new Strategy("health: cpu.pressure", () -> null, Duration.ZERO,
+              new AtomicReference<>(), health),
+          new Strategy("health + gradient", gradient, Duration.ZERO, made, health));
+      for (Strategy s : cpuStrategies) {
+        if (!chosen(s.name())) {
+          continue;
+        }
+        made.set(null);
+        for (String row : run(s, "cpu", healthy, degraded, restored)) {
+          System.out.println(row);
+        }
+      }
+      return;
+    }
     for (boolean halve : new boolean[] {true, false}) {
       if (variant.equals(halve ? "slower" : "workers-die")) {
         continue;
@@ -434,7 +582,8 @@ public final class OverloadLoad {
           continue;
         }
         made.set(null);
-        for (String row : run(s, halve, healthy, degraded, restored)) {
+        for (String row : run(s, halve ? "workers-die" : "slower", healthy, degraded,
+            restored)) {
           System.out.println(row);
         }
       }
