@@ -37,6 +37,9 @@ module dev.sluice.spring {
   requires static com.zaxxer.hikari;
   requires static org.eclipse.jetty.server;
   requires static org.eclipse.jetty.util;
+  requires static reactor.netty.core;
+  requires static reactor.netty.http;
+  requires static io.netty.transport;
 
   exports dev.sluice.spring;
   opens dev.sluice.spring;

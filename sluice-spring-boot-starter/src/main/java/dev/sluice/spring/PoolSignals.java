@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 import dev.sluice.health.HealthSignal;
+import dev.sluice.health.Signals;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,12 +19,14 @@ import org.springframework.boot.web.embedded.tomcat.TomcatWebServer;
 import org.springframework.boot.web.server.WebServer;
 import org.springframework.context.ApplicationContext;
 import org.springframework.util.ClassUtils;
+import reactor.netty.http.HttpResources;
 
 /**
  * The built-in health signals that read the application's own pools: {@code hikari} (every
  * HikariCP pool of the context, the fullest: connections in use and threads waiting for one over
- * its most) and {@code web-server} (the embedded server's worker threads: Tomcat's connector
- * executor, Jetty's {@code QueuedThreadPool}). Each is resolved at its first reading, once the
+ * its most), {@code web-server} (the embedded server's worker threads: Tomcat's connector
+ * executor, Jetty's {@code QueuedThreadPool}) and {@code event-loop} (Reactor Netty's event
+ * loops' lag, in milliseconds). Each is resolved at its first reading, once the
  * pools exist, and reads {@code NaN} (healthy) until then or where there is nothing to read (a
  * Netty or Undertow server, a pool not started yet). The classes of each library are touched only
  * when the library is on the class path.
@@ -31,6 +34,7 @@ import org.springframework.util.ClassUtils;
 final class PoolSignals {
   static final String HIKARI = "hikari";
   static final String WEB_SERVER = "web-server";
+  static final String EVENT_LOOP = "event-loop";
 
   private PoolSignals() {}
 
@@ -43,6 +47,9 @@ final class PoolSignals {
     }
     all.put(WEB_SERVER, () -> HealthSignal.of(WEB_SERVER,
         new Lazy(() -> webServer(context, loader))));
+    if (ClassUtils.isPresent("reactor.netty.http.HttpResources", loader)) {
+      all.put(EVENT_LOOP, EventLoop::signal);
+    }
     return all;
   }
 
@@ -159,6 +166,20 @@ final class PoolSignals {
           return Double.NaN;
         }
       };
+    }
+  }
+
+  /**
+   * Reactor Netty: touched only when it is on the class path. The lag, in milliseconds, of the
+   * event loops Reactor Netty's servers and clients share ({@code HttpResources}, which Spring
+   * Boot's WebFlux server uses unless told otherwise): each probe goes to the group's next loop.
+   */
+  static final class EventLoop {
+    private EventLoop() {}
+
+    static HealthSignal signal() {
+      return Signals.lag(EVENT_LOOP, task -> HttpResources.get().onServer(true).next()
+          .execute(task));
     }
   }
 

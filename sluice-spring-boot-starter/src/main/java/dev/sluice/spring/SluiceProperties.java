@@ -947,8 +947,8 @@ public class SluiceProperties {
   /** Shedding by the backend's health: the signals and how the shedder decides. */
   public static class Health {
     /**
-     * The signals and their bands: built-in container-cpu, process-cpu, cpu-pressure, gc, heap, hikari, web-server, or the name of
-     * a HealthSignal bean of the application.
+     * The signals and their bands: built-in container-cpu, process-cpu, cpu-pressure, gc, heap,
+     * hikari, web-server, event-loop, or the name of a HealthSignal bean of the application.
      */
     private List<HealthBand> signals = new ArrayList<>();
     /** The request header that says a request's priority: critical, normal or sheddable. */
@@ -1014,8 +1014,8 @@ public class SluiceProperties {
   /** One health signal and its band. */
   public static class HealthBand {
     /**
-     * container-cpu, process-cpu, cpu-pressure, gc, heap, hikari (with HikariCP), web-server, or
-     * the name of a HealthSignal bean.
+     * container-cpu, process-cpu, cpu-pressure, gc, heap, hikari (with HikariCP), web-server,
+     * event-loop (with Reactor Netty), or the name of a HealthSignal bean.
      */
     private String signal;
     /** Where shedding starts. */

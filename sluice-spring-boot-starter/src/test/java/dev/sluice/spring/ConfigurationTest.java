@@ -86,8 +86,8 @@ class ConfigurationTest {
               "sluice.health.sample-every: sampleEvery must be between 1 ms and 1 minute but was"
                   + " PT0S",
               "sluice.health.signals[0].signal: no signal 'cpuu' (built in, or a HealthSignal"
-                  + " bean of that name: [container-cpu, cpu-pressure, gc, heap, hikari, process-cpu,"
-                  + " web-server])",
+                  + " bean of that name: [container-cpu, cpu-pressure, event-loop, gc, heap,"
+                  + " hikari, process-cpu, web-server])",
               "sluice.health.signals[1]: signal gc needs start < full, both finite, but was start"
                   + " 0.5, full 0.2",
               "sluice.health.signals[2]: needs start and full (where shedding starts, and where"

@@ -131,6 +131,48 @@ class PoolSignalsTest {
     }
   }
 
+  /**
+   * Reactor Netty's loops: a probe's delay in milliseconds, small while they run; while every
+   * loop is stuck the reading is the waiting probe's age, growing.
+   */
+  @Test
+  void eventLoop_readsTheLoopsLag_andAStuckLoopsAge() throws Exception {
+    dev.sluice.health.HealthSignal lag = PoolSignals.EventLoop.signal();
+    assertThat(lag.name()).isEqualTo("event-loop");
+    lag.read();   // sends the first probe
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    double v = lag.read();
+    while (Double.isNaN(v) && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      v = lag.read();
+    }
+    assertThat(v).as("a running loop's lag, ms").isBetween(0.0, 1000.0);
+    CountDownLatch release = new CountDownLatch(1);
+    io.netty.channel.EventLoopGroup loops = reactor.netty.http.HttpResources.get().onServer(true);
+    int stuck = 0;
+    for (io.netty.util.concurrent.EventExecutor loop : loops) {
+      loop.execute(() -> {
+        try {
+          release.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      stuck++;
+    }
+    try {
+      assertThat(stuck).isPositive();
+      long sent = System.nanoTime();
+      lag.read();   // a probe now waits behind a stuck task (or one sent before already does)
+      while (System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(50)) {
+        Thread.onSpinWait();
+      }
+      assertThat(lag.read()).as("the waiting probe's age").isGreaterThanOrEqualTo(50.0);
+    } finally {
+      release.countDown();
+    }
+  }
+
   /** A real Tomcat of 4 workers: the web-server signal reads the share of them held busy. */
   @Nested
   @SpringBootTest(classes = TestApp.class,
