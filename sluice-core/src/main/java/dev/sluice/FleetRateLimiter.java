@@ -3,7 +3,7 @@ package dev.sluice;
 import dev.sluice.internal.CircuitBreaker;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
-import dev.sluice.spi.StoreKeys;
+import dev.sluice.internal.StoreKeys;
 import dev.sluice.spi.StoreProtocol.Operation;
 import dev.sluice.spi.StoreRequest;
 import java.util.Locale;

@@ -4,7 +4,7 @@ import dev.sluice.internal.Breakers;
 import dev.sluice.internal.CircuitBreaker;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
-import dev.sluice.spi.StoreKeys;
+import dev.sluice.internal.StoreKeys;
 import dev.sluice.spi.StoreProtocol;
 import dev.sluice.spi.StoreRequest;
 import java.time.Duration;

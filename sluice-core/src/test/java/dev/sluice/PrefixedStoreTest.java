@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.Observation;
-import dev.sluice.spi.PrefixedStore;
+import dev.sluice.internal.PrefixedStore;
 import dev.sluice.spi.StoreRequest;
 import dev.sluice.spi.StoreUnavailableException;
 import java.util.concurrent.atomic.AtomicInteger;

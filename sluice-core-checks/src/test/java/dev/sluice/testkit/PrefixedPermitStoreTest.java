@@ -7,7 +7,7 @@ import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Refusal;
 import dev.sluice.spi.PermitStore;
-import dev.sluice.spi.PrefixedPermitStore;
+import dev.sluice.internal.PrefixedPermitStore;
 import org.junit.jupiter.api.Test;
 
 /** Two limits' views of one store share no permits, and failure domains pass through. */

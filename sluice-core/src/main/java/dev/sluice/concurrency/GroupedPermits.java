@@ -3,7 +3,7 @@ package dev.sluice.concurrency;
 import dev.sluice.spi.PermitGroup;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
-import dev.sluice.spi.StoreKeys;
+import dev.sluice.internal.StoreKeys;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -8,7 +8,7 @@ import dev.sluice.internal.CircuitBreaker;
 import dev.sluice.internal.Saturating;
 import dev.sluice.spi.PermitReply;
 import dev.sluice.spi.PermitStore;
-import dev.sluice.spi.StoreKeys;
+import dev.sluice.internal.StoreKeys;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;

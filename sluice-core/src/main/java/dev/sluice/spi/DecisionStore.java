@@ -102,7 +102,7 @@ public interface DecisionStore extends AutoCloseable {
    * <p>A store that decorates another (a key prefix, metrics, tracing) must forward this and
    * {@link #groupFailureDomain} to the store it wraps, with the key it passes on: left to the
    * default, every key falls in one domain, and one dead Cluster node opens the breaker for the
-   * keys of every node. {@link PrefixedStore} forwards both.
+   * keys of every node. Sluice's own key-prefixing decorator forwards both.
    */
   default Object failureDomain(String key) {
     return null;

@@ -1,5 +1,7 @@
 package dev.sluice.spi;
 
+import dev.sluice.internal.StoreKeys;
+
 /**
  * A key's terms in a group of keys that share permits (a
  * {@link dev.sluice.concurrency.ConcurrencyGroup}), sent with each grouped acquire: a permit of
@@ -8,7 +10,8 @@ package dev.sluice.spi;
  * is at most {@code limit}, and either the key's weight plus {@code w} is at most {@code assured}
  * or the group's weight plus {@code w} is at most {@code borrowCeiling}.
  *
- * @param name the group (a valid store key, see {@link StoreKeys})
+ * @param name the group (a valid store key: non-empty, well-formed Unicode without U+0000, at
+ *     most 1,024 bytes of UTF-8)
  * @param limit the most weight the group's keys hold in flight together
  * @param borrowCeiling the most weight in flight a permit above the key's assured share may
  *     bring the group to (the limit less the reserve)

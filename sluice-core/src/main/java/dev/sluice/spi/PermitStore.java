@@ -30,7 +30,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Each answers with the weight in flight after the step (after a release it may still count
  * leases that ended and that no acquire has dropped yet) and the store's clock. The key's
  * record expires by itself once its last lease has ended: an idle key costs nothing. Ids and keys
- * come checked ({@link StoreKeys}); the conformance suite in {@code sluice-testkit} checks the
+ * come checked (non-empty, well-formed Unicode without U+0000, at most 1,024 bytes of UTF-8); the conformance suite in {@code sluice-testkit} checks the
  * rest. Implementations are thread-safe.
  */
 public interface PermitStore extends AutoCloseable {

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.spi.StoreKeys;
+import dev.sluice.internal.StoreKeys;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;

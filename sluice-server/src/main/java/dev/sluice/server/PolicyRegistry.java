@@ -7,7 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.spi.DecisionStore;
-import dev.sluice.spi.PrefixedStore;
+import dev.sluice.internal.PrefixedStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

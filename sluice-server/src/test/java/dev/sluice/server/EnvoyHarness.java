@@ -46,7 +46,7 @@ final class EnvoyHarness {
         RateLimiter.class.getClassLoader(), new Class<?>[] {RateLimiter.class},
         (proxy, method, args) -> {
           if (args != null && args.length > 0 && args[0] instanceof String key) {
-            dev.sluice.spi.StoreKeys.check(key);
+            dev.sluice.internal.StoreKeys.check(key);
           }
           try {
             return method.invoke(limiter, args);

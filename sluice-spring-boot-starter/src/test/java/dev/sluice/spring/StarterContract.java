@@ -6,7 +6,7 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Refusal;
 import dev.sluice.spi.PermitStore;
-import dev.sluice.spi.PrefixedPermitStore;
+import dev.sluice.internal.PrefixedPermitStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,5 +1,8 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
+import dev.sluice.spi.PermitStore;
+import dev.sluice.spi.PermitReply;
+import dev.sluice.spi.PermitGroup;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,5 +1,8 @@
-package dev.sluice.spi;
+package dev.sluice.internal;
 
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.Observation;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
