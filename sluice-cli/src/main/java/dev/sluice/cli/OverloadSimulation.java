@@ -28,6 +28,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.PriorityQueue;
 import java.util.Random;
+import java.util.function.DoubleSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -348,14 +350,14 @@ final class OverloadSimulation {
   }
 
   /** A counter of the host read as a rate between two readings, as Sluice's signals are. */
-  static final class Gauge implements java.util.function.DoubleSupplier {
+  static final class Gauge implements DoubleSupplier {
     private final Host host;
-    private final java.util.function.DoubleSupplier counter;
+    private final DoubleSupplier counter;
     private final double units;
     private double last = Double.NaN;
     private long lastAt;
 
-    Gauge(Host host, java.util.function.DoubleSupplier counter, double units) {
+    Gauge(Host host, DoubleSupplier counter, double units) {
       this.host = host;
       this.counter = counter;
       this.units = units;
@@ -380,14 +382,14 @@ final class OverloadSimulation {
   static final class Health implements Strategy {
     private final String name;
     private final String signalName;
-    private final java.util.function.Function<Host, Gauge> signal;
+    private final Function<Host, Gauge> signal;
     private final double start;
     private final double full;
     private final Strategy then;
     private final VirtualClock clock = new VirtualClock();
     private HealthShedder shedder;
 
-    Health(String name, String signalName, java.util.function.Function<Host, Gauge> signal,
+    Health(String name, String signalName, Function<Host, Gauge> signal,
         double start, double full, Strategy then) {
       this.name = name;
       this.signalName = signalName;

@@ -11,6 +11,13 @@ final class Counters {
   private final LongAdder[] refused = adders(Refusal.values().length);
   private final LongAdder[] ended = adders(Outcome.values().length);
   private final LongAdder inFlight = new LongAdder();
+  /**
+   * The lane's handles (weight 1) apart: one count each way per permit, where the other paths
+   * count the weight in flight too; the weight in flight of the lanes is what they acquired less
+   * what ended.
+   */
+  private final LongAdder laneAcquired = new LongAdder();
+  private final LongAdder[] laneEnded = adders(Outcome.values().length);
   final AtomicLong waiting = new AtomicLong();
 
   private static LongAdder[] adders(int n) {
@@ -53,6 +60,16 @@ final class Counters {
     refused[why.ordinal()].increment();
   }
 
+  /** A lane's handle was acquired (delivered: the lane's handles are never left undelivered). */
+  void laneAcquired() {
+    laneAcquired.increment();
+  }
+
+  /** A lane's handle ended with {@code outcome}. */
+  void laneEnded(Outcome outcome) {
+    laneEnded[outcome.ordinal()].increment();
+  }
+
   /** A permit of {@code weight} was granted (delivered or not: an undelivered one ends too). */
   void granted(int weight) {
     inFlight.add(weight);
@@ -83,10 +100,14 @@ final class Counters {
       r[i] = refused[i].sum();
     }
     long[] e = new long[ended.length];
+    long laneEnds = 0;
     for (int i = 0; i < e.length; i++) {
-      e[i] = ended[i].sum();
+      long lane = laneEnded[i].sum();
+      laneEnds += lane;
+      e[i] = ended[i].sum() + lane;
     }
-    return new ConcurrencyStats(acquired.sum(), r, e, inFlight.sum(), waiting.get(), keys,
-        storeErrors, degraded, circuitOpen);
+    long lanes = laneAcquired.sum();
+    return new ConcurrencyStats(acquired.sum() + lanes, r, e, inFlight.sum() + lanes - laneEnds,
+        waiting.get(), keys, storeErrors, degraded, circuitOpen);
   }
 }

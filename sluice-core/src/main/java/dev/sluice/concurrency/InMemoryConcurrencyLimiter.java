@@ -109,6 +109,17 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       counters.refused(Refusal.CLOSED);
       return NO_PERMIT;
     }
+    KeyState known = state(key);
+    if (known != null) {
+      Lane lane = known.lane;
+      if (lane != null && !lane.contended) {   // the lock-free lane, while nobody waits
+        long h = lane.tryAcquire(clock.nanoTime());
+        if (h >= 0) {
+          counters.laneAcquired();
+          return h;
+        }
+      }
+    }
     for (;;) {
       KeyState s = state(key);
       if (s == null) {
@@ -140,7 +151,21 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   public boolean release(String key, long handle, Outcome outcome) {
     checkRelease(outcome);
     KeyState s = state(key);
-    return s != null && s.releaseHandle(handle, outcome);
+    if (s == null) {
+      return false;
+    }
+    if (Lane.isLane(handle)) {
+      Lane lane = s.lane;
+      if (lane == null || !lane.release(handle)) {
+        return false;
+      }
+      counters.laneEnded(outcome);
+      if (lane.contended) {
+        s.serveFromLane();   // waiters: the slot just freed is theirs
+      }
+      return true;
+    }
+    return s.releaseHandle(handle, outcome);
   }
 
   /** A release's outcome: EXPIRED is the limiter's to give. */
@@ -340,7 +365,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return 0;
     }
     synchronized (s.lock) {
-      return s.inFlight;
+      return s.held();
     }
   }
 
@@ -390,7 +415,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       KeyState s = (KeyState) c;
       synchronized (s.lock) {
         for (Waiter w : s.queue.clear()) {
-          Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.inFlight, 0,
+          Acquisition a = new Acquisition(null, Refusal.CLOSED, s.limit, s.held(), 0,
               clock.nanoTime() - w.since);
           after.add(() -> w.future.complete(a));
         }
@@ -483,6 +508,12 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     final HoldTime holdTime = new HoldTime();
     /** No lease ends before this (a lower bound; MAX_VALUE when nothing is in flight). */
     long nextExpiry = Long.MAX_VALUE;
+    /**
+     * The lock-free lane of the key's handle permits ({@link Lane}), made at the first one; only
+     * for a key whose permits end telling nobody (no group, no adaptive limit, no listener).
+     */
+    volatile Lane lane;
+    private final boolean laneable;
 
     KeyState(String key, int limit, ConcurrencyLimiter.Builder settings, GroupState group,
         PermitGroup terms) {
@@ -496,6 +527,43 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         this.limit = Math.max(1, adaptive.limit());
       }
       this.ceilings = ceilings(this.limit);
+      this.laneable = group == null && adaptive == null
+          && listener == ConcurrencyLimiter.Builder.NO_LISTENER;
+    }
+
+    /** Under the monitor: the weight in flight, less the lane's slots held in reserve. */
+    int held() {
+      Lane l = lane;
+      return l == null ? inFlight : inFlight - l.free();
+    }
+
+    /**
+     * Under the monitor: the lane's reserve comes back to the key (its FREE slots close); true if
+     * any did.
+     */
+    private boolean reclaimLane() {
+      Lane l = lane;
+      if (l == null) {
+        return false;
+      }
+      int n = l.reclaim();
+      add(-n);
+      return n > 0;
+    }
+
+    /** A lane slot came back while waiters wait: they are served from it (takes the monitor). */
+    void serveFromLane() {
+      List<Runnable> after;
+      synchronized (lock) {
+        long now = clock.nanoTime();
+        serve(now);
+        Lane l = lane;
+        if (l != null && queue.size() == 0) {
+          l.contended = false;   // the last waiter served: the lane runs on its own again
+        }
+        after = takeLater();
+      }
+      run(after);
     }
 
     /** Idle: nothing in flight and nobody waiting (ended leases taken back first) for a lease. */
@@ -517,7 +585,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         if (dead) {
           return 0;
         }
-        return inFlight > 0 || queue.size() > 0
+        return held() > 0 || queue.size() > 0
             ? Long.MAX_VALUE : Math.max(0, leaseNanos - (now - lastUsed));
       }
     }
@@ -531,9 +599,12 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       boolean gone;
       synchronized (lock) {
         expire(now);
-        if (!dead && inFlight == 0 && queue.size() == 0 && now - lastUsed >= idleNanos) {
-          dead = true;
-          leaveGroup();
+        if (!dead && queue.size() == 0 && now - lastUsed >= idleNanos && held() == 0) {
+          reclaimLane();   // the lane's reserve: a handle taken meanwhile keeps the key alive
+          if (inFlight == 0) {
+            dead = true;
+            leaveGroup();
+          }
         }
         gone = dead;
         after = takeLater();
@@ -701,6 +772,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     /** Under the monitor: a handle permit now, or {@link #NO_PERMIT} (the refusal counted). */
     long acquireHandle(long now) {
+      if (laneable) {
+        return acquireLaneHandle(now);
+      }
       int p = Priority.NORMAL.ordinal();
       if (queued(p) || !fits(1, p)) {
         counters.refused(neverFitsGroup(1) ? Refusal.TOO_HEAVY : why(1, p, queued(p)));
@@ -720,7 +794,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         }
         slot = handleSlots++;
       }
-      int gen = (handleGen[slot] + 1) & 0x7fff_ffff;   // odd: in use
+      int gen = (handleGen[slot] + 1) & 0x3fff_ffff;   // odd: in use (bit 62 of a handle stays clear)
       handleGen[slot] = gen;
       long expires = Saturating.add(now, leaseNanos);
       handleExpiry[slot] = expires;
@@ -734,6 +808,42 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       return ((long) gen << 32) | slot;
     }
 
+    /**
+     * Under the monitor, for a key with a lane: a lane slot now, opening slots (as many as the
+     * key's normal share has room for, up to the lane's size) when none is FREE; or {@link
+     * #NO_PERMIT} (the refusal counted).
+     */
+    private long acquireLaneHandle(long now) {
+      int p = Priority.NORMAL.ordinal();
+      Lane l = lane;
+      if (l == null) {
+        l = new Lane(Lane.sizeFor(ceilings[p]));
+        lane = l;
+      }
+      if (queue.size() == 0) {
+        l.contended = false;   // the waiters have gone: the lane runs on its own again
+      }
+      if (queued(p)) {
+        counters.refused(why(1, p, true));
+        return NO_PERMIT;
+      }
+      for (int attempt = 0; attempt < 2; attempt++) {
+        long h = l.tryAcquire(now);
+        if (h >= 0) {
+          counters.laneAcquired();
+          return h;
+        }
+        int room = ceilings[p] - inFlight;
+        int opened = room <= 0 ? 0 : l.open(room);
+        if (opened == 0) {
+          break;
+        }
+        add(opened);   // the slots opened are the key's weight, held in reserve for the lane
+      }
+      counters.refused(why(1, p, false));
+      return NO_PERMIT;
+    }
+
     /** Under the monitor: whether {@code handle} names a slot in use now. */
     private boolean inUse(long handle) {
       int slot = (int) handle;
@@ -743,7 +853,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     /** Under the monitor: frees a handle's slot (the generation moves on: stale handles fail). */
     private void freeHandle(int slot) {
-      handleGen[slot] = (handleGen[slot] + 1) & 0x7fff_ffff;   // even: free
+      handleGen[slot] = (handleGen[slot] + 1) & 0x3fff_ffff;   // even: free
       freeHandles[freeTop++] = slot;
       add(-1);
       handlesHeld--;
@@ -790,10 +900,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (weight > (adaptive == null ? ceilings[p] : settings.ceiling(most, priority))) {
         return refusal(Refusal.SHED, 0);   // its share never holds this weight: no wait serves it
       }
+      if (lane != null && !fits(weight, p)) {
+        reclaimLane();   // the lane's reserve is the key's capacity too
+      }
       boolean queued = queued(p);
       if (!queued && fits(weight, p)) {
         Permit granted = grant(weight, now);
-        return new Acquisition(granted, null, limit, inFlight, queue.size(), 0, false,
+        return new Acquisition(granted, null, limit, held(), queue.size(), 0, false,
             borrowed());
       }
       if (timeoutNanos <= 0 || future == null) {   // no wait: the reason now
@@ -819,6 +932,14 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       if (group != null) {
         group.waiting.add(this);
       }
+      Lane l = lane;
+      if (l != null) {
+        // releases of lane slots now come to the monitor; then the slots freed meanwhile come back
+        l.contended = true;
+        if (reclaimLane()) {
+          serve(now);
+        }
+      }
       if (timeoutNanos != Long.MAX_VALUE) {
         try {
           scheduler.schedule(() -> timedOut(w), timeoutNanos);
@@ -837,7 +958,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private Acquisition refusal(Refusal why, long waited) {
-      return new Acquisition(null, why, limit, inFlight, queue.size(), waited);
+      return new Acquisition(null, why, limit, held(), queue.size(), waited);
     }
 
     private Permit grant(int weight, long now) {
@@ -879,6 +1000,16 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * wins, and gives the weight back itself), and waiters that now fit are served.
      */
     void expire(long now) {
+      Lane l = lane;
+      if (l != null) {
+        int n = l.expire(now, leaseNanos);
+        for (int i = 0; i < n; i++) {
+          counters.laneEnded(Outcome.EXPIRED);
+        }
+        if (n > 0 && queue.size() > 0) {
+          serve(now);
+        }
+      }
       if ((heldCount == 0 && handlesHeld == 0) || now < nextExpiry) {
         return;   // the common case: no lease can have ended, nothing is scanned
       }
@@ -985,6 +1116,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     }
 
     private void serveOwn(long now) {
+      if (lane != null && queue.size() > 0) {
+        reclaimLane();
+      }
       for (int i = 0; i < PRIORITIES; i++) {
         for (Waiter w = next(i); w != null; w = next(i)) {
           if (!fits(w.weight, i)) {
@@ -1010,7 +1144,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void grantWaiter(Waiter w, long now) {
       Permit p = grant(w.weight, now);
-      Acquisition a = new Acquisition(p, null, limit, inFlight, queue.size(), now - w.since,
+      Acquisition a = new Acquisition(p, null, limit, held(), queue.size(), now - w.since,
           false, borrowed());
       later(() -> {
         if (!w.future.complete(a)) {
