@@ -751,22 +751,86 @@ final class OverloadSimulation {
     return run(s, strategy, arrivals(s));
   }
 
+  /** What a run counts, whichever backend: per second and over the phases of the bar. */
+  private static final class Tally {
+    final Settings s;
+    final int secs;
+    final double[] good;
+    final double[] offeredPerSecond;
+    final double[] limitAt;
+    final List<List<Double>> latencies = new ArrayList<>();
+    long steadyOffered;
+    long steadyRefused;
+    long criticalOffered;
+    long criticalGood;
+    int nextSecond;
+
+    Tally(Settings s) {
+      this.s = s;
+      this.secs = (int) Math.ceil(s.seconds());
+      this.good = new double[secs];
+      this.offeredPerSecond = new double[secs];
+      this.limitAt = new double[secs];
+      for (int i = 0; i < secs; i++) {
+        latencies.add(new ArrayList<>());
+      }
+    }
+
+    /** The strategy's limit at each second's start up to {@code at}. */
+    void limitsUntil(long at, Strategy strategy) {
+      while (nextSecond < secs && at >= (long) nextSecond * 1_000_000_000L) {
+        limitAt[nextSecond++] = strategy.limit();
+      }
+    }
+
+    /** A request arrived at {@code t} seconds. */
+    void arrived(Request r, double t) {
+      if (r.first) {
+        offeredPerSecond[(int) t]++;
+        if (r.priority == 0) {
+          criticalOffered++;
+        }
+        if (t >= 10 && t < s.dropAt()) {
+          steadyOffered++;
+        }
+      }
+    }
+
+    /** A request was refused. */
+    void refused(Request r) {
+      if (r.first && r.arrival >= 10e9 && r.arrival < s.dropAt() * 1e9) {
+        steadyRefused++;
+      }
+    }
+
+    /** A request was answered at {@code at}; whether it was late. */
+    boolean answered(Request r, long at) {
+      int second = (int) (at / 1_000_000_000L);
+      long latency = at - r.arrival;
+      latencies.get(second).add(latency / 1e6);
+      boolean late = at > r.deadline;
+      if (!late) {
+        good[second]++;
+        if (r.priority == 0 && r.first) {
+          criticalGood++;
+        }
+      }
+      return late;
+    }
+
+    Result result(Strategy strategy) {
+      limitsUntil(Long.MAX_VALUE, strategy);
+      return OverloadSimulation.result(s, strategy.name(), good, offeredPerSecond, limitAt,
+          latencies, steadyOffered == 0 ? 0 : (double) steadyRefused / steadyOffered,
+          criticalOffered == 0 ? 1 : (double) criticalGood / criticalOffered);
+    }
+  }
+
   static Result run(Settings s, Strategy strategy, List<Request> firstAttempts) {
     if (s.variant() == Variant.CPU) {
       return runCpu(s, strategy, firstAttempts);
     }
-    int secs = (int) Math.ceil(s.seconds());
-    double[] good = new double[secs];
-    double[] offeredPerSecond = new double[secs];
-    double[] limitAt = new double[secs];
-    List<List<Double>> latencies = new ArrayList<>();
-    for (int i = 0; i < secs; i++) {
-      latencies.add(new ArrayList<>());
-    }
-    long steadyOffered = 0;
-    long steadyRefused = 0;
-    long criticalOffered = 0;
-    long criticalGood = 0;
+    Tally tally = new Tally(s);
     Random random = new Random(s.seed() * 31 + 7);
     Events events = new Events();
     for (Request r : firstAttempts) {
@@ -778,7 +842,6 @@ final class OverloadSimulation {
     int busy = 0;
     ArrayDeque<Request> queue = new ArrayDeque<>();
     long end = (long) (s.seconds() * 1e9);
-    int nextSecond = 0;
     long[] stalls = s.stalls();
     int stall = 0;
     while (true) {
@@ -804,9 +867,7 @@ final class OverloadSimulation {
         events.add(stalls[stall + 1], ARRIVAL, e.request);
         continue;
       }
-      while (nextSecond < secs && e.at >= (long) nextSecond * 1_000_000_000L) {
-        limitAt[nextSecond++] = strategy.limit();
-      }
+      tally.limitsUntil(e.at, strategy);
       double t = e.at / 1e9;
       if (e.kind == CAPACITY) {
         workers = s.variant() == Variant.WORKERS_DIE && s.degraded(t) ? s.workers() / 2
@@ -818,17 +879,8 @@ final class OverloadSimulation {
         continue;
       }
       Request r = e.request;
-      int second = (int) t;
       if (e.kind == ARRIVAL) {
-        if (r.first) {
-          offeredPerSecond[second]++;
-          if (r.priority == 0) {
-            criticalOffered++;
-          }
-          if (t >= 10 && t < s.dropAt()) {
-            steadyOffered++;
-          }
-        }
+        tally.arrived(r, t);
         strategy.admit(e.at, r.priority, r.deadline, (token, at) -> {
           r.token = token;
           events.add(at, ADMITTED, r);
@@ -837,9 +889,7 @@ final class OverloadSimulation {
       }
       if (e.kind == ADMITTED) {
         if (r.token == null) {
-          if (r.first && r.arrival >= 10e9 && r.arrival < s.dropAt() * 1e9) {
-            steadyRefused++;
-          }
+          tally.refused(r);
           retry(s, r, e.at, random, events);
           continue;
         }
@@ -857,25 +907,13 @@ final class OverloadSimulation {
         busy++;
         start(s, queue.poll(), e.at, events, stalls);
       }
-      long latency = e.at - r.arrival;
       boolean late = e.at > r.deadline;
-      strategy.end(r.token, e.at, latency, late);
-      latencies.get(second).add(latency / 1e6);
-      if (!late) {
-        good[second]++;
-        if (r.priority == 0 && r.first) {
-          criticalGood++;
-        }
-      } else {
+      strategy.end(r.token, e.at, e.at - r.arrival, late);
+      if (tally.answered(r, e.at)) {
         retry(s, r, r.deadline, random, events);
       }
     }
-    while (nextSecond < secs) {
-      limitAt[nextSecond++] = strategy.limit();
-    }
-    return result(s, strategy.name(), good, offeredPerSecond, limitAt, latencies,
-        steadyOffered == 0 ? 0 : (double) steadyRefused / steadyOffered,
-        criticalOffered == 0 ? 1 : (double) criticalGood / criticalOffered);
+    return tally.result(strategy);
   }
 
   /** A call in service on the CPU variant's host: it ends when the attained service reaches this. */
@@ -887,18 +925,7 @@ final class OverloadSimulation {
    * {@link #THREADS_PER_CORE} a core; admitted calls beyond that wait for a thread in order.
    */
   static Result runCpu(Settings s, Strategy strategy, List<Request> firstAttempts) {
-    int secs = (int) Math.ceil(s.seconds());
-    double[] good = new double[secs];
-    double[] offeredPerSecond = new double[secs];
-    double[] limitAt = new double[secs];
-    List<List<Double>> latencies = new ArrayList<>();
-    for (int i = 0; i < secs; i++) {
-      latencies.add(new ArrayList<>());
-    }
-    long steadyOffered = 0;
-    long steadyRefused = 0;
-    long criticalOffered = 0;
-    long criticalGood = 0;
+    Tally tally = new Tally(s);
     Random random = new Random(s.seed() * 31 + 7);
     Events events = new Events();
     for (Request r : firstAttempts) {
@@ -915,7 +942,6 @@ final class OverloadSimulation {
     long seq = 0;
     double attained = 0;   // core-nanoseconds each call in service has had since the run began
     long end = (long) (s.seconds() * 1e9);
-    int nextSecond = 0;
     while (true) {
       Event next = events.peek();
       long timer = strategy.nextTimer();
@@ -930,9 +956,7 @@ final class OverloadSimulation {
       }
       attained += host.speed() * (at - host.at);
       host.advance(at);
-      while (nextSecond < secs && at >= (long) nextSecond * 1_000_000_000L) {
-        limitAt[nextSecond++] = strategy.limit();
-      }
+      tally.limitsUntil(at, strategy);
       if (done == at) {
         Request r = running.poll().request;
         attained = Math.max(attained, 0);
@@ -941,17 +965,8 @@ final class OverloadSimulation {
           running.add(new Running(attained + queue.peek().service, seq++, queue.poll()));
           host.running++;
         }
-        long latency = at - r.arrival;
-        boolean late = at > r.deadline;
-        strategy.end(r.token, at, latency, late);
-        int second = (int) (at / 1_000_000_000L);
-        latencies.get(second).add(latency / 1e6);
-        if (!late) {
-          good[second]++;
-          if (r.priority == 0 && r.first) {
-            criticalGood++;
-          }
-        } else {
+        strategy.end(r.token, at, at - r.arrival, at > r.deadline);
+        if (tally.answered(r, at)) {
           retry(s, r, r.deadline, random, events);
         }
         continue;
@@ -968,15 +983,7 @@ final class OverloadSimulation {
       }
       Request r = e.request;
       if (e.kind == ARRIVAL) {
-        if (r.first) {
-          offeredPerSecond[(int) t]++;
-          if (r.priority == 0) {
-            criticalOffered++;
-          }
-          if (t >= 10 && t < s.dropAt()) {
-            steadyOffered++;
-          }
-        }
+        tally.arrived(r, t);
         strategy.admit(e.at, r.priority, r.deadline, (token, when) -> {
           r.token = token;
           events.add(when, ADMITTED, r);
@@ -985,9 +992,7 @@ final class OverloadSimulation {
       }
       // ADMITTED
       if (r.token == null) {
-        if (r.first && r.arrival >= 10e9 && r.arrival < s.dropAt() * 1e9) {
-          steadyRefused++;
-        }
+        tally.refused(r);
         retry(s, r, e.at, random, events);
       } else if (host.running < threads) {
         running.add(new Running(attained + r.service, seq++, r));
@@ -996,12 +1001,7 @@ final class OverloadSimulation {
         queue.add(r);
       }
     }
-    while (nextSecond < secs) {
-      limitAt[nextSecond++] = strategy.limit();
-    }
-    return result(s, strategy.name(), good, offeredPerSecond, limitAt, latencies,
-        steadyOffered == 0 ? 0 : (double) steadyRefused / steadyOffered,
-        criticalOffered == 0 ? 1 : (double) criticalGood / criticalOffered);
+    return tally.result(strategy);
   }
 
   private static void start(Settings s, Request r, long now, Events events, long[] stalls) {
