@@ -751,6 +751,15 @@ final class OverloadSimulation {
     return run(s, strategy, arrivals(s));
   }
 
+  /** A request reaches the strategy: counted, and its answer becomes an ADMITTED event. */
+  private static void arrive(Tally tally, Strategy strategy, Events events, Request r, long at) {
+    tally.arrived(r, at / 1e9);
+    strategy.admit(at, r.priority, r.deadline, (token, when) -> {
+      r.token = token;
+      events.add(when, ADMITTED, r);
+    });
+  }
+
   /** What a run counts, whichever backend: per second and over the phases of the bar. */
   private static final class Tally {
     final Settings s;
@@ -880,11 +889,7 @@ final class OverloadSimulation {
       }
       Request r = e.request;
       if (e.kind == ARRIVAL) {
-        tally.arrived(r, t);
-        strategy.admit(e.at, r.priority, r.deadline, (token, at) -> {
-          r.token = token;
-          events.add(at, ADMITTED, r);
-        });
+        arrive(tally, strategy, events, r, e.at);
         continue;
       }
       if (e.kind == ADMITTED) {
@@ -983,11 +988,7 @@ final class OverloadSimulation {
       }
       Request r = e.request;
       if (e.kind == ARRIVAL) {
-        tally.arrived(r, t);
-        strategy.admit(e.at, r.priority, r.deadline, (token, when) -> {
-          r.token = token;
-          events.add(when, ADMITTED, r);
-        });
+        arrive(tally, strategy, events, r, e.at);
         continue;
       }
       // ADMITTED
