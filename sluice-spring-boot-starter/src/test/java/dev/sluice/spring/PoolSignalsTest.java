@@ -162,12 +162,15 @@ class PoolSignalsTest {
     }
     try {
       assertThat(stuck).isPositive();
-      long sent = System.nanoTime();
-      lag.read();   // a probe now waits behind a stuck task (or one sent before already does)
-      while (System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(50)) {
+      // a probe sent now waits behind a stuck task; one sent before may still come back first
+      long deadline2 = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      double age = lag.read();
+      while (!(age >= 50.0) && System.nanoTime() < deadline2) {
         Thread.onSpinWait();
+        age = lag.read();
       }
-      assertThat(lag.read()).as("the waiting probe's age").isGreaterThanOrEqualTo(50.0);
+      assertThat(age).as("the waiting probe's age, growing while every loop is stuck")
+          .isGreaterThanOrEqualTo(50.0);
     } finally {
       release.countDown();
     }
