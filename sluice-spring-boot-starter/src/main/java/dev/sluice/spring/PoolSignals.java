@@ -6,6 +6,7 @@ import dev.sluice.health.HealthSignal;
 import dev.sluice.health.Signals;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
+import java.util.concurrent.Executor;
 import java.util.Map;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
@@ -178,8 +179,12 @@ final class PoolSignals {
     private EventLoop() {}
 
     static HealthSignal signal() {
-      return Signals.lag(EVENT_LOOP, task -> HttpResources.get().onServer(true).next()
-          .execute(task));
+      return signal(() -> HttpResources.get().onServer(true));
+    }
+
+    /** The lag of the loops {@code loops} names at each probe. */
+    static HealthSignal signal(Supplier<? extends Executor> loops) {
+      return Signals.lag(EVENT_LOOP, task -> loops.get().execute(task));
     }
   }
 
