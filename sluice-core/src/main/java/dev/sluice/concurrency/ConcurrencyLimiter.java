@@ -78,6 +78,22 @@ public interface ConcurrencyLimiter extends AutoCloseable {
   }
 
   /** As {@link #acquire(String, int, Priority, Duration)}, holding no thread while it waits. */
+  /**
+   * {@link #acquire(String, int, Priority, Duration)} for a request of {@code flow} (a tenant, a
+   * user, a client): with {@link Builder#fairQueuing}, its wait is fair among the key's flows; a
+   * limiter without it ignores the flow.
+   */
+  default Acquisition acquire(String key, String flow, int weight, Priority priority,
+      Duration timeout) {
+    return acquire(key, weight, priority, timeout);
+  }
+
+  /** {@link #acquireAsync(String, int, Priority, Duration)} for a request of {@code flow}. */
+  default CompletableFuture<Acquisition> acquireAsync(String key, String flow, int weight,
+      Priority priority, Duration timeout) {
+    return acquireAsync(key, weight, priority, timeout);
+  }
+
   CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
       Duration timeout);
 
@@ -211,13 +227,15 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     /** CoDel's target and interval; null when off. */
     Duration codelTarget;
     Duration codelInterval;
+    /** Fair queuing among flows; null when off. */
+    FairQueuing fair;
 
     Builder() {}
 
     /** A key's wait queue, with CoDel when it is set. */
     <W extends WaitQueues.Entry> WaitQueues<W> waitQueue(AtomicLong waiting) {
-      return codelTarget == null ? new WaitQueues<>(order, waiting)
-          : new WaitQueues<>(order, waiting, codelTarget.toNanos(), codelInterval.toNanos());
+      return new WaitQueues<>(order, waiting, codelTarget == null ? 0 : codelTarget.toNanos(),
+          codelTarget == null ? 0 : codelInterval.toNanos(), fair);
     }
 
     /** The most weight in flight per key (at least 1). */
@@ -294,6 +312,17 @@ public interface ConcurrencyLimiter extends AutoCloseable {
       }
       this.codelTarget = target;
       this.codelInterval = interval;
+      return this;
+    }
+
+    /**
+     * Fair queuing among flows for each key's waiters ({@link FairQueuing}; default off: waiters
+     * are served in {@link #queueOrder} within a priority). The flow is what {@link
+     * ConcurrencyLimiter#acquire(String, String, int, Priority, Duration)} names; the key's
+     * {@link #maxWaiters} still bounds its waiters in all.
+     */
+    public Builder fairQueuing(FairQueuing fairQueuing) {
+      this.fair = Objects.requireNonNull(fairQueuing, "fairQueuing");
       return this;
     }
 

@@ -87,7 +87,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
     check(key, weight, priority);
-    return counters.counted(acquire(key, weight, priority, -1, null));
+    return counters.counted(acquire(key, null, weight, priority, -1, null));
   }
 
   @Override
@@ -178,7 +178,13 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public Acquisition acquire(String key, int weight, Priority priority, Duration timeout) {
-    return waitFor(acquireAsync(key, weight, priority, timeout));
+    return waitFor(acquireAsync(key, null, weight, priority, timeout));
+  }
+
+  @Override
+  public Acquisition acquire(String key, String flow, int weight, Priority priority,
+      Duration timeout) {
+    return waitFor(acquireAsync(key, flow, weight, priority, timeout));
   }
 
   /**
@@ -210,10 +216,16 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
       Duration timeout) {
+    return acquireAsync(key, null, weight, priority, timeout);
+  }
+
+  @Override
+  public CompletableFuture<Acquisition> acquireAsync(String key, String flow, int weight,
+      Priority priority, Duration timeout) {
     check(key, weight, priority);
     checkTimeout(timeout);
     CompletableFuture<Acquisition> future = new CompletableFuture<>();
-    Acquisition now = acquire(key, weight, priority, Saturating.nanos(timeout), future);
+    Acquisition now = acquire(key, flow, weight, priority, Saturating.nanos(timeout), future);
     if (now != null) {
       future.complete(now);
     }
@@ -244,7 +256,8 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
    * The acquisition now, or null when {@code waiter} was queued (it completes later). A
    * negative {@code timeout} never waits.
    */
-  private Acquisition acquire(String key, int weight, Priority priority, long timeoutNanos,
+  private Acquisition acquire(String key, String flow, int weight, Priority priority,
+      long timeoutNanos,
       CompletableFuture<Acquisition> waiter) {
     if (closed.get()) {
       return new Acquisition(null, Refusal.CLOSED, 0, 0, 0, 0);
@@ -267,7 +280,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         long now = clock.nanoTime();
         s.lastUsed = now;
         s.expireAll(now);
-        a = s.acquire(weight, priority, now, timeoutNanos, waiter);
+        a = s.acquire(flow, weight, priority, now, timeoutNanos, waiter);
         after = s.takeLater();
       }
       KeyState.run(after);
@@ -439,8 +452,9 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   /** An acquisition waiting for weight to be released. */
   private static final class Waiter extends WaitQueues.Entry {
-    Waiter(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
-      super(weight, priority, since, future);
+    Waiter(int weight, int priority, long since, CompletableFuture<Acquisition> future,
+        String flow) {
+      super(weight, priority, since, future, flow);
     }
   }
 
@@ -890,7 +904,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** Under the monitor: a permit now, a refusal, or null when the waiter was queued. */
     // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
     @SuppressWarnings("FutureReturnValueIgnored")
-    Acquisition acquire(int weight, Priority priority, long now, long timeoutNanos,
+    Acquisition acquire(String flow, int weight, Priority priority, long now, long timeoutNanos,
         CompletableFuture<Acquisition> future) {
       int p = priority.ordinal();
       int most = adaptive == null ? limit : Math.max(1, adaptive.maxLimit());
@@ -919,6 +933,10 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
           && holdTime.hopeless(queue.sizeAtOrAbove(p) + weight, limit, timeoutNanos)) {
         return refusal(Refusal.DEADLINE, 0);   // it would time out waiting: refused now
       }
+      Waiter w = new Waiter(weight, p, now, future, flow);
+      if (!queue.hasRoomFor(w)) {
+        return refusal(Refusal.QUEUE_FULL, 0);   // fair queuing: its flow's shortest queue is full
+      }
       if (queue.size() >= maxWaiters) {
         Waiter refused = queue.evictFor(p);
         if (refused == null) {
@@ -927,7 +945,6 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         Acquisition a = refusal(Refusal.QUEUE_FULL, now - refused.since);
         later(() -> refused.future.complete(a));
       }
-      Waiter w = new Waiter(weight, p, now, future);
       queue.add(w);
       if (group != null) {
         group.waiting.add(this);

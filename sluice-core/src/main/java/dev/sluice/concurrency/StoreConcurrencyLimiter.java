@@ -226,19 +226,32 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public Acquisition acquire(String key, int weight, Priority priority, Duration timeout) {
-    return InMemoryConcurrencyLimiter.waitFor(acquireAsync(key, weight, priority, timeout));
+    return InMemoryConcurrencyLimiter.waitFor(acquireAsync(key, null, weight, priority, timeout));
+  }
+
+  @Override
+  public Acquisition acquire(String key, String flow, int weight, Priority priority,
+      Duration timeout) {
+    return InMemoryConcurrencyLimiter.waitFor(acquireAsync(key, flow, weight, priority, timeout));
   }
 
   @Override
   public CompletableFuture<Acquisition> acquireAsync(String key, int weight, Priority priority,
       Duration timeout) {
-    return counters.counted(waitFor(key, weight, priority, timeout));
+    return acquireAsync(key, null, weight, priority, timeout);
+  }
+
+  /** With fair queuing, this instance's waiters of the key are fair among their flows. */
+  @Override
+  public CompletableFuture<Acquisition> acquireAsync(String key, String flow, int weight,
+      Priority priority, Duration timeout) {
+    return counters.counted(waitFor(key, flow, weight, priority, timeout));
   }
 
   // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
   @SuppressWarnings("FutureReturnValueIgnored")
-  private CompletableFuture<Acquisition> waitFor(String key, int weight, Priority priority,
-      Duration timeout) {
+  private CompletableFuture<Acquisition> waitFor(String key, String flow, int weight,
+      Priority priority, Duration timeout) {
     check(key, weight, priority);
     InMemoryConcurrencyLimiter.checkTimeout(timeout);
     if (closed.get()) {
@@ -253,7 +266,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     long now = clock.nanoTime();
     long timeoutNanos = Saturating.nanos(timeout);
     Waiter w = new Waiter(weight, priority, limit, now,
-        Saturating.add(now, timeoutNanos), future);
+        Saturating.add(now, timeoutNanos), future, flow);
     Waiters ws = waiting.get(key);
     boolean behindOthers = false;
     if (ws != null) {
@@ -392,8 +405,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           ws.forgetIfIdle();
           break;
         }
-        Waiter evicted = ws.queue.size() >= maxWaiters ? ws.queue.evictFor(p) : null;
-        if (ws.queue.size() >= maxWaiters) {
+        Waiter evicted = !ws.queue.hasRoomFor(w) ? null
+            : ws.queue.size() >= maxWaiters ? ws.queue.evictFor(p) : null;
+        if (!ws.queue.hasRoomFor(w) || ws.queue.size() >= maxWaiters) {
           refused = new Acquisition(null, Refusal.QUEUE_FULL, w.limit, ws.lastInFlight,
               ws.queue.size(), clock.nanoTime() - w.since);
           ws.forgetIfIdle();
@@ -969,8 +983,8 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
     final long deadline;
 
     Waiter(int weight, Priority priority, int limit, long since, long deadline,
-        CompletableFuture<Acquisition> future) {
-      super(weight, priority.ordinal(), since, future);
+        CompletableFuture<Acquisition> future, String flow) {
+      super(weight, priority.ordinal(), since, future, flow);
       this.limit = limit;
       this.deadline = deadline;
     }

@@ -10,9 +10,10 @@ import java.util.function.Predicate;
 
 /**
  * One key's waiters, a queue per {@link Priority} (the highest first), served in
- * {@link QueueOrder} within a priority; the in-memory and the store limiter share it. Not
- * thread-safe: the key's monitor guards it. Every change is also counted in the limiter's total
- * of waiters ({@link Counters#waiting}).
+ * {@link QueueOrder} within a priority, or with {@link FairQueuing} by fair queuing among flows
+ * within a priority; the in-memory and the store limiter share it. Not thread-safe: the key's
+ * monitor guards it. Every change is also counted in the limiter's total of waiters
+ * ({@link Counters#waiting}).
  *
  * @param <W> the limiter's waiter
  */
@@ -28,12 +29,23 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     final long since;
     /** Completed when it is answered (done: cancelled, timed out or interrupted too). */
     final CompletableFuture<Acquisition> future;
+    /** The flow it belongs to under fair queuing (null: the flow of everyone unnamed). */
+    final String flow;
+    /** Under fair queuing: the queue it waits in, and its start tag in virtual time. */
+    int fairQueue = -1;
+    long start;
 
     Entry(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
+      this(weight, priority, since, future, null);
+    }
+
+    Entry(int weight, int priority, long since, CompletableFuture<Acquisition> future,
+        String flow) {
       this.weight = weight;
       this.priority = priority;
       this.since = since;
       this.future = future;
+      this.flow = flow;
     }
 
     /** Its priority's ordinal. */
@@ -65,6 +77,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private static final int PRIORITIES = Priority.values().length;
 
   private final ArrayDeque<W>[] queues;
+  /** With fair queuing, each priority's queues; null without. */
+  private final FairLevel[] fair;
+  private final FairQueuing fairQueuing;
   private final QueueOrder order;
   private final AtomicLong total;
   private int count;
@@ -79,7 +94,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private static final long NONE = Long.MIN_VALUE;
 
   WaitQueues(QueueOrder order, AtomicLong total) {
-    this(order, total, 0, 0);
+    this(order, total, 0, 0, null);
   }
 
   /**
@@ -88,14 +103,101 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    * interval sheds until it drains.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  WaitQueues(QueueOrder order, AtomicLong total, long codelTarget, long codelInterval) {
+  WaitQueues(QueueOrder order, AtomicLong total, long codelTarget, long codelInterval,
+      FairQueuing fairQueuing) {
     this.order = order;
     this.total = total;
     this.codelTarget = codelTarget;
     this.codelInterval = codelInterval;
+    this.fairQueuing = fairQueuing;
     this.queues = new ArrayDeque[PRIORITIES];
     for (int i = 0; i < PRIORITIES; i++) {
       queues[i] = new ArrayDeque<>();
+    }
+    if (fairQueuing == null) {
+      this.fair = null;
+    } else {
+      this.fair = new WaitQueues.FairLevel[PRIORITIES];
+      for (int i = 0; i < PRIORITIES; i++) {
+        fair[i] = new FairLevel(fairQueuing.queues());
+      }
+    }
+  }
+
+  /**
+   * A priority's queues under fair queuing: a waiter joins the shortest queue of its flow's hand,
+   * tagged with the virtual time its queue would reach when it starts (start-time fair queuing:
+   * the later of the level's virtual time and its queue's last finish); the smallest tag is
+   * served first, and the level's virtual time moves to it.
+   */
+  private final class FairLevel {
+    final ArrayDeque<W>[] qs;
+    final long[] lastFinish;
+    long virtual;
+    int size;
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    FairLevel(int n) {
+      qs = new ArrayDeque[n];
+      for (int i = 0; i < n; i++) {
+        qs[i] = new ArrayDeque<>();
+      }
+      lastFinish = new long[n];
+    }
+
+    /** The shortest queue of the flow's hand; -1 when even that one is full. */
+    int choose(String flow) {
+      int best = -1;
+      for (int q : fairQueuing.hand(flow == null ? "" : flow)) {
+        if (best < 0 || qs[q].size() < qs[best].size()) {
+          best = q;
+        }
+      }
+      return qs[best].size() >= fairQueuing.queueLength() ? -1 : best;
+    }
+
+    void add(W w, int q) {
+      w.fairQueue = q;
+      w.start = Math.max(virtual, lastFinish[q]);
+      lastFinish[q] = w.start + w.weight;
+      qs[q].addLast(w);
+      size++;
+    }
+
+    boolean remove(W w) {
+      if (w.fairQueue < 0 || !qs[w.fairQueue].remove(w)) {
+        return false;
+      }
+      size--;
+      return true;
+    }
+
+    /** The live waiter with the smallest start tag among those {@code servable} accepts. */
+    W next(Predicate<W> servable) {
+      W best = null;
+      List<W> left = null;
+      for (ArrayDeque<W> q : qs) {
+        for (W w : q) {
+          if (w.future().isDone()) {
+            if (left == null) {
+              left = new ArrayList<>(2);
+            }
+            left.add(w);
+          } else if (servable == null || servable.test(w)) {
+            if (best == null || w.start < best.start) {
+              best = w;
+            }
+            break;   // a queue is served in order: its first that fits stands for it
+          }
+        }
+      }
+      if (left != null) {
+        left.forEach(WaitQueues.this::remove);
+      }
+      if (best != null) {
+        virtual = Math.max(virtual, best.start);
+      }
+      return best;
     }
   }
 
@@ -107,31 +209,57 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   /** Whether anyone waits at priority {@code p} or above. */
   boolean atOrAbove(int p) {
     for (int i = 0; i <= p; i++) {
-      if (!queues[i].isEmpty()) {
+      if (levelSize(i) > 0) {
         return true;
       }
     }
     return false;
   }
 
+  private int levelSize(int p) {
+    return fair != null ? fair[p].size : queues[p].size();
+  }
+
+  /**
+   * Whether {@code w} would find room: under fair queuing, whether the shortest queue of its
+   * flow's hand has room (the total bound is the limiter's); always true without.
+   */
+  boolean hasRoomFor(W w) {
+    return fair == null || fair[w.priority()].choose(w.flow) >= 0;
+  }
+
   /** The waiters of priority {@code p} and above: those served before a newcomer of {@code p}. */
   int sizeAtOrAbove(int p) {
     int n = 0;
     for (int i = 0; i <= p; i++) {
-      n += queues[i].size();
+      n += levelSize(i);
     }
     return n;
   }
 
-  void add(W w) {
-    queues[w.priority()].addLast(w);
+  /**
+   * Adds {@code w}; under fair queuing to the shortest queue of its flow's hand, false (and not
+   * added) when that queue is full ({@link #hasRoomFor}).
+   */
+  boolean add(W w) {
+    if (fair != null) {
+      FairLevel level = fair[w.priority()];
+      int q = level.choose(w.flow);
+      if (q < 0) {
+        return false;
+      }
+      level.add(w, q);
+    } else {
+      queues[w.priority()].addLast(w);
+    }
     count++;
     total.incrementAndGet();
+    return true;
   }
 
   /** Removes {@code w}; false if it was not waiting. */
   boolean remove(W w) {
-    if (queues[w.priority()].remove(w)) {
+    if (fair != null ? fair[w.priority()].remove(w) : queues[w.priority()].remove(w)) {
       count--;
       total.decrementAndGet();
       if (count == 0) {
@@ -184,6 +312,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
 
   /** The next waiter of priority {@code p} to serve (those that left are dropped); null if none. */
   W next(int p) {
+    if (fair != null) {
+      return fair[p].next(null);
+    }
     ArrayDeque<W> queue = queues[p];
     while (!queue.isEmpty()) {
       W w = order == QueueOrder.LIFO ? queue.peekLast() : queue.peekFirst();
@@ -214,6 +345,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    * that left are dropped; the others keep their place); null if none.
    */
   W next(int p, Predicate<W> servable) {
+    if (fair != null) {
+      return fair[p].next(servable);
+    }
     W found = null;
     List<W> left = null;
     Iterator<W> it = order == QueueOrder.LIFO ? queues[p].descendingIterator()
@@ -265,6 +399,14 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    */
   W evictFor(int p) {
     for (int i = PRIORITIES - 1; i >= p; i--) {
+      if (fair != null) {
+        if (i == p || fair[i].size == 0) {
+          continue;
+        }
+        W last = longestQueueLast(fair[i]);   // a lower priority's flood gives way first
+        remove(last);
+        return last;
+      }
       if (queues[i].isEmpty() || (i == p && order != QueueOrder.LIFO)) {
         continue;
       }
@@ -275,12 +417,32 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     return null;
   }
 
+  /** The last waiter of a level's longest queue. */
+  private W longestQueueLast(FairLevel level) {
+    ArrayDeque<W> longest = level.qs[0];
+    for (ArrayDeque<W> q : level.qs) {
+      if (q.size() > longest.size()) {
+        longest = q;
+      }
+    }
+    return longest.peekLast();
+  }
+
   /** Removes every waiter and returns them. */
   List<W> clear() {
     List<W> all = new ArrayList<>(count);
     for (ArrayDeque<W> queue : queues) {
       all.addAll(queue);
       queue.clear();
+    }
+    if (fair != null) {
+      for (FairLevel level : fair) {
+        for (ArrayDeque<W> q : level.qs) {
+          all.addAll(q);
+          q.clear();
+        }
+        level.size = 0;
+      }
     }
     total.addAndGet(-count);
     count = 0;

@@ -385,6 +385,50 @@ public abstract class ConcurrencyConformanceSuite {
   }
 
   /**
+   * Fair queuing among flows, for an instance's waiters: a quiet flow that queues behind ten
+   * waiters of a flooding flow is served in the flood's first round, after at most one flood
+   * waiter a queue of the flood's hand of 4 (first in, first out would serve it eleventh).
+   */
+  // ThreadPriorityCheck: a test's spin while the store's answers come; what it checks does not depend on it
+  @SuppressWarnings("ThreadPriorityCheck")
+  @Test
+  public void fairQueuing_aQuietFlowIsNotServedBehindAFlood() throws Exception {
+    ConcurrencyLimiter l = limiter(b -> b.limit(1)
+        .fairQueuing(dev.sluice.concurrency.FairQueuing.of(64, 4, 50)));
+    Permit held = l.tryAcquire("k").permit();
+    List<CompletableFuture<Acquisition>> flood = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      flood.add(l.acquireAsync("k", "flood", 1, Priority.NORMAL, Duration.ofSeconds(30)));
+      awaitWaiting(l, "k", i + 1);
+    }
+    CompletableFuture<Acquisition> quiet =
+        l.acquireAsync("k", "quiet", 1, Priority.NORMAL, Duration.ofSeconds(30));
+    awaitWaiting(l, "k", 11);
+    held.close();
+    int before = 0;
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!quiet.isDone() && System.nanoTime() < end) {
+      CompletableFuture<Acquisition> served = flood.stream().filter(f -> f.isDone()
+          && f.join().isAcquired() && f.join().permit().isActive()).findFirst().orElse(null);
+      if (served == null) {
+        Thread.yield();
+        continue;
+      }
+      served.join().permit().close();
+      before++;
+    }
+    assertThat(get(quiet).isAcquired()).isTrue();
+    assertThat(before).as("flood waiters served before the quiet one").isLessThanOrEqualTo(4);
+    get(quiet).permit().close();
+    for (CompletableFuture<Acquisition> f : flood) {
+      Acquisition a = get(f);
+      if (a.isAcquired()) {
+        a.permit().close();
+      }
+    }
+  }
+
+  /**
    * A permit's end tells how long its acquisition waited, so that an adaptive limit can tell a
    * call made late by its wait in the queue from one the backend made late.
    */

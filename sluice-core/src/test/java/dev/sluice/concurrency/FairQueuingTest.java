@@ -1,0 +1,193 @@
+package dev.sluice.concurrency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Fair queuing among flows for a key's waiters, on virtual time unless threads race. */
+class FairQueuingTest {
+  private final TestTime time = new TestTime();
+
+  private ConcurrencyLimiter limiter(int limit, FairQueuing fair) {
+    return ConcurrencyLimiter.builder().limit(limit).clock(time).scheduler(time)
+        .lease(Duration.ofHours(1)).maxWaiters(10_000).fairQueuing(fair).build();
+  }
+
+  private static CompletableFuture<Acquisition> waitFor(ConcurrencyLimiter l, String flow,
+      int weight, Priority p) {
+    return l.acquireAsync("k", flow, weight, p, Duration.ofMinutes(1));
+  }
+
+  @Test
+  void badSettings_areNamed() {
+    assertThatThrownBy(() -> FairQueuing.of(0, 1, 1))
+        .hasMessage("queues must be between 1 and 4096 but was 0");
+    assertThatThrownBy(() -> FairQueuing.of(8, 9, 1))
+        .hasMessage("handSize must be between 1 and 8 (at most the queues, 8) but was 9");
+    assertThatThrownBy(() -> FairQueuing.of(64, 17, 1))
+        .hasMessage("handSize must be between 1 and 16 (at most the queues, 64) but was 17");
+    assertThatThrownBy(() -> FairQueuing.of(64, 4, 0))
+        .hasMessage("queueLength must be between 1 and 1000000 but was 0");
+    assertThatThrownBy(() -> ConcurrencyLimiter.builder().fairQueuing(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("fairQueuing");
+  }
+
+  @Test
+  void aFlowsHand_isTheSameEachTime_distinct_andOfItsSize() {
+    FairQueuing f = FairQueuing.of(64, 6, 10);
+    Set<String> hands = new HashSet<>();
+    for (int i = 0; i < 1_000; i++) {
+      int[] hand = f.hand("tenant-" + i);
+      assertThat(hand).hasSize(6).doesNotHaveDuplicates();
+      assertThat(java.util.Arrays.stream(hand).allMatch(q -> q >= 0 && q < 64)).isTrue();
+      assertThat(f.hand("tenant-" + i)).containsExactly(hand);
+      hands.add(java.util.Arrays.toString(hand));
+    }
+    assertThat(hands).as("1,000 flows, their hands").hasSizeGreaterThan(990);
+    assertThat(f.collisionOdds(0)).isZero();
+    assertThat(f.collisionOdds(1)).isCloseTo(Math.pow(6 / 64.0, 6), org.assertj.core.data.Offset.offset(1e-12));
+  }
+
+  /** docs/concurrency.md's table of collision odds: the formula, value by value. */
+  @Test
+  void collisionOdds_areTheFormulas() {
+    org.assertj.core.data.Percentage twoDigits = org.assertj.core.data.Percentage.withPercentage(2);   // the table shows two digits
+    assertThat(FairQueuing.of(16, 3, 1).collisionOdds(5)).isCloseTo(0.27, twoDigits);
+    assertThat(FairQueuing.of(64, 4, 1).collisionOdds(10)).isCloseTo(0.051, twoDigits);
+    assertThat(FairQueuing.of(64, 6, 1).collisionOdds(1)).isCloseTo(6.8e-7, twoDigits);
+    assertThat(FairQueuing.of(64, 6, 1).collisionOdds(20)).isCloseTo(0.41, twoDigits);
+    assertThat(FairQueuing.of(128, 8, 1).collisionOdds(10)).isCloseTo(0.0026, twoDigits);
+    assertThatThrownBy(() -> FairQueuing.of(64, 6, 1).collisionOdds(-1))
+        .hasMessage("heavyFlows must be zero or more but was -1");
+  }
+
+  /**
+   * A flood of ten waiters from one flow, then one waiter of a quiet flow: first in, first out
+   * would serve the quiet one eleventh; fair queuing serves it in the flood's first round, after
+   * at most one flood waiter a queue of the flood's hand (4).
+   */
+  @Test
+  void aQuietFlow_isNotServedBehindAFlood() {
+    ConcurrencyLimiter l = limiter(1, FairQueuing.of(64, 4, 50));
+    Permit holder = l.tryAcquire("k").permit();
+    List<CompletableFuture<Acquisition>> flood = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      flood.add(waitFor(l, "flood", 1, Priority.NORMAL));
+    }
+    CompletableFuture<Acquisition> quiet = waitFor(l, "quiet", 1, Priority.NORMAL);
+    holder.close();
+    int served = 0;
+    while (!quiet.isDone()) {
+      CompletableFuture<Acquisition> next = flood.stream().filter(f -> f.isDone()
+          && f.join().permit().isActive()).findFirst().orElseThrow();
+      next.join().permit().close();
+      served++;
+    }
+    assertThat(served).as("flood waiters served before the quiet one").isLessThanOrEqualTo(4);
+    assertThat(quiet.join().isAcquired()).isTrue();
+  }
+
+  /** Weights count: a flow asking for 2 at a time gets half the turns of one asking for 1. */
+  @Test
+  void heavierWaiters_takeTurnsByTheirWeight() {
+    ConcurrencyLimiter l = limiter(2, FairQueuing.of(64, 1, 50));
+    Permit holder = l.tryAcquire("k", 2).permit();
+    List<CompletableFuture<Acquisition>> heavy = new ArrayList<>();
+    List<CompletableFuture<Acquisition>> light = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      heavy.add(waitFor(l, "heavy", 2, Priority.NORMAL));
+      light.add(waitFor(l, "light", 1, Priority.NORMAL));
+    }
+    holder.close();
+    // serve one at a time: each grant is closed before the next, counting who got the turn
+    int heavyTurns = 0;
+    int lightTurns = 0;
+    for (int turn = 0; turn < 6; turn++) {
+      CompletableFuture<Acquisition> h = heavy.stream().filter(f -> f.isDone()
+          && f.join().permit().isActive()).findFirst().orElse(null);
+      List<CompletableFuture<Acquisition>> lights = light.stream().filter(f -> f.isDone()
+          && f.join().permit().isActive()).toList();
+      heavyTurns += h == null ? 0 : 1;
+      lightTurns += lights.size();
+      if (h != null) {
+        h.join().permit().close();
+      }
+      lights.forEach(f -> f.join().permit().close());
+    }
+    assertThat(lightTurns).as("the light flow's grants").isGreaterThanOrEqualTo(2 * heavyTurns - 2);
+  }
+
+  @Test
+  void aFlowsFullQueue_isRefusedQueueFull_andPrioritiesStayStrict() {
+    ConcurrencyLimiter l = limiter(1, FairQueuing.of(1, 1, 2));
+    Permit holder = l.tryAcquire("k").permit();
+    CompletableFuture<Acquisition> a = waitFor(l, "a", 1, Priority.NORMAL);
+    CompletableFuture<Acquisition> b = waitFor(l, "b", 1, Priority.NORMAL);
+    assertThat(waitFor(l, "c", 1, Priority.NORMAL).join().refusal())
+        .as("one queue of two, full").isEqualTo(Refusal.QUEUE_FULL);
+    CompletableFuture<Acquisition> critical = waitFor(l, "c", 1, Priority.CRITICAL);
+    holder.close();
+    assertThat(critical.join().isAcquired()).as("critical first, whatever the tags").isTrue();
+    assertThat(a).isNotDone();
+    critical.join().permit().close();
+    assertThat(a.join().isAcquired()).isTrue();
+    a.join().permit().close();
+    assertThat(b.join().isAcquired()).isTrue();
+  }
+
+  /**
+   * Eight threads, 100 flows, a limit of 2, every acquisition waiting: never more than 2 held,
+   * every wait answered, every permit ended once, nobody left waiting.
+   */
+  @Test
+  void manyThreadsAndFlows_neverPassTheLimit_andEveryWaitEnds() throws Exception {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(2).maxWaiters(1_000)
+        .fairQueuing(FairQueuing.of(16, 3, 100)).build();
+    AtomicInteger held = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    AtomicInteger granted = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> all = new ArrayList<>();
+    for (int t = 0; t < 8; t++) {
+      int seed = t;
+      all.add(pool.submit(() -> {
+        Random r = new Random(seed);
+        go.await();
+        for (int i = 0; i < 3_000; i++) {
+          Acquisition a = l.acquire("k", "tenant-" + r.nextInt(100), 1, Priority.NORMAL,
+              Duration.ofSeconds(30));
+          assertThat(a.isAcquired()).as(String.valueOf(a.refusal())).isTrue();
+          granted.incrementAndGet();
+          most.accumulateAndGet(held.incrementAndGet(), Math::max);
+          held.decrementAndGet();
+          a.permit().close();
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : all) {
+      f.get(120, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    assertThat(most.get()).isLessThanOrEqualTo(2);
+    assertThat(l.inFlight("k")).isZero();
+    assertThat(l.waiting("k")).isZero();
+    assertThat(l.stats().ended(Outcome.SUCCESS)).isEqualTo(granted.get());
+  }
+}
