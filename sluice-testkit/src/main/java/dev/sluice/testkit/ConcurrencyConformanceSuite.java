@@ -8,6 +8,7 @@ import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyGroup;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
+import dev.sluice.concurrency.FairQueuing;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.PermitEnd;
@@ -394,7 +395,7 @@ public abstract class ConcurrencyConformanceSuite {
   @Test
   public void fairQueuing_aQuietFlowIsNotServedBehindAFlood() throws Exception {
     ConcurrencyLimiter l = limiter(b -> b.limit(1)
-        .fairQueuing(dev.sluice.concurrency.FairQueuing.of(64, 4, 50)));
+        .fairQueuing(FairQueuing.of(64, 4, 50)));
     Permit held = l.tryAcquire("k").permit();
     List<CompletableFuture<Acquisition>> flood = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
