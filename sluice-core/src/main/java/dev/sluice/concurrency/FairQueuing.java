@@ -4,15 +4,17 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * Fair queuing among flows for a concurrency limit's waiters, as Kubernetes' API Priority and
- * Fairness queues requests: within each priority, a fixed number of queues; each flow (a
- * tenant, a user, a client: any string the caller names) is dealt a hand of queues by its hash
- * (shuffle sharding) and a waiter joins the shortest queue of its flow's hand; the queues are
- * served by start-time fair queuing, each waiter tagged with the virtual time its queue reaches
- * when it would start (its weight counted), the smallest tag first. A flow that floods fills its
- * own hand and waits behind itself; a quiet flow shares all of its queues with that flood only
- * when every queue of its hand is one of the flood's ({@link #collisionOdds}), and memory is the
- * queues', whatever the number of flows.
+ * Fair queuing among flows for a concurrency limit's waiters, after Kubernetes' API Priority and
+ * Fairness: within each priority, a fixed number of queues; each flow (a tenant, a user, a
+ * client: any string the caller names) is dealt a hand of queues by its hash (shuffle sharding).
+ * The queues count waiters (a waiter is counted in the least occupied queue of its hand, refused
+ * when that one is full) and keep virtual time as a count-min sketch keeps counts: a waiter
+ * starts at the earliest virtual finish among its hand's queues (or the level's virtual time, if
+ * later) and writes its finish to each queue of its hand behind it; the smallest start tag is
+ * served first (start-time fair queuing, weights counted). A flow that floods moves its whole
+ * hand ahead and waits behind itself; a quiet flow is held back only when every queue of its hand
+ * is one a flood holds ({@link #collisionOdds}), and memory is the queues', whatever the number
+ * of flows.
  *
  * <pre>{@code
  * ConcurrencyLimiter db = ConcurrencyLimiter.builder().limit(32)

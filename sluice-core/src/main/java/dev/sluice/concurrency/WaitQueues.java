@@ -3,7 +3,9 @@ package dev.sluice.concurrency;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.Arrays;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
@@ -31,9 +33,10 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     final CompletableFuture<Acquisition> future;
     /** The flow it belongs to under fair queuing (null: the flow of everyone unnamed). */
     final String flow;
-    /** Under fair queuing: the queue it waits in, and its start tag in virtual time. */
+    /** Under fair queuing: the queue it is counted in, its start tag, its arrival order. */
     int fairQueue = -1;
     long start;
+    long fairSeq;
 
     Entry(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
       this(weight, priority, since, future, null);
@@ -125,49 +128,66 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   }
 
   /**
-   * A priority's queues under fair queuing: a waiter joins the shortest queue of its flow's hand,
-   * tagged with the virtual time its queue would reach when it starts (start-time fair queuing:
-   * the later of the level's virtual time and its queue's last finish); the smallest tag is
-   * served first, and the level's virtual time moves to it.
+   * A priority's waiters under fair queuing. Each flow is dealt a hand of the level's queues
+   * ({@link FairQueuing#hand}). The queues count waiters, for admission: a waiter joins the least
+   * occupied queue of its hand, and is refused when that one is full. And they keep virtual time,
+   * for order: a waiter's start tag is the later of the level's virtual time and the earliest
+   * finish among its hand's queues, and its finish (start plus weight) is written to every queue
+   * of its hand that is behind it (a conservative update, as a count-min sketch is kept). A flood
+   * thus moves its whole hand ahead together, one stream however many queues it occupies, while a
+   * quiet flow starts at the earliest of its queues, the level's virtual time unless a flood holds
+   * every queue of its hand. The live waiter of the smallest start tag is served first (arrival
+   * order breaks ties), and the level's virtual time moves to its tag. Memory: the queues' two
+   * numbers and the waiters, whatever the number of flows.
    */
   private final class FairLevel {
-    final ArrayDeque<W>[] qs;
-    final long[] lastFinish;
+    final int[] occupancy;
+    final long[] finish;
+    final PriorityQueue<W> byStart = new PriorityQueue<>((a, b) -> a.start != b.start
+        ? Long.compare(a.start, b.start) : Long.compare(a.fairSeq, b.fairSeq));
     long virtual;
+    long seq;
     int size;
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     FairLevel(int n) {
-      qs = new ArrayDeque[n];
-      for (int i = 0; i < n; i++) {
-        qs[i] = new ArrayDeque<>();
-      }
-      lastFinish = new long[n];
+      occupancy = new int[n];
+      finish = new long[n];
     }
 
-    /** The shortest queue of the flow's hand; -1 when even that one is full. */
+    /** The least occupied queue of the flow's hand; -1 when even that one is full. */
     int choose(String flow) {
       int best = -1;
       for (int q : fairQueuing.hand(flow == null ? "" : flow)) {
-        if (best < 0 || qs[q].size() < qs[best].size()) {
+        if (best < 0 || occupancy[q] < occupancy[best]) {
           best = q;
         }
       }
-      return qs[best].size() >= fairQueuing.queueLength() ? -1 : best;
+      return occupancy[best] >= fairQueuing.queueLength() ? -1 : best;
     }
 
     void add(W w, int q) {
+      int[] hand = fairQueuing.hand(w.flow == null ? "" : w.flow);
+      long earliest = Long.MAX_VALUE;
+      for (int i : hand) {
+        earliest = Math.min(earliest, finish[i]);
+      }
       w.fairQueue = q;
-      w.start = Math.max(virtual, lastFinish[q]);
-      lastFinish[q] = w.start + w.weight;
-      qs[q].addLast(w);
+      w.fairSeq = seq++;
+      w.start = Math.max(virtual, earliest);
+      long end = w.start + w.weight;
+      for (int i : hand) {
+        finish[i] = Math.max(finish[i], end);
+      }
+      occupancy[q]++;
+      byStart.add(w);
       size++;
     }
 
     boolean remove(W w) {
-      if (w.fairQueue < 0 || !qs[w.fairQueue].remove(w)) {
+      if (w.fairQueue < 0 || !byStart.remove(w)) {
         return false;
       }
+      occupancy[w.fairQueue]--;
       size--;
       return true;
     }
@@ -175,29 +195,53 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     /** The live waiter with the smallest start tag among those {@code servable} accepts. */
     W next(Predicate<W> servable) {
       W best = null;
-      List<W> left = null;
-      for (ArrayDeque<W> q : qs) {
-        for (W w : q) {
+      if (servable == null) {
+        for (W w = byStart.peek(); w != null; w = byStart.peek()) {
+          if (!w.future().isDone()) {
+            best = w;
+            break;
+          }
+          WaitQueues.this.remove(w);
+        }
+      } else {
+        List<W> left = null;
+        for (W w : byStart) {
           if (w.future().isDone()) {
             if (left == null) {
               left = new ArrayList<>(2);
             }
             left.add(w);
-          } else if (servable == null || servable.test(w)) {
-            if (best == null || w.start < best.start) {
-              best = w;
-            }
-            break;   // a queue is served in order: its first that fits stands for it
+          } else if (servable.test(w) && (best == null || w.start < best.start
+              || (w.start == best.start && w.fairSeq < best.fairSeq))) {
+            best = w;
           }
         }
-      }
-      if (left != null) {
-        left.forEach(WaitQueues.this::remove);
+        if (left != null) {
+          left.forEach(WaitQueues.this::remove);
+        }
       }
       if (best != null) {
         virtual = Math.max(virtual, best.start);
       }
       return best;
+    }
+
+    /** The waiter to refuse for room: the latest-tagged of the most occupied queue. */
+    W latestOfFullest() {
+      int fullest = 0;
+      for (int q = 1; q < occupancy.length; q++) {
+        if (occupancy[q] > occupancy[fullest]) {
+          fullest = q;
+        }
+      }
+      W last = null;
+      for (W w : byStart) {
+        if (w.fairQueue == fullest && (last == null || w.start > last.start
+            || (w.start == last.start && w.fairSeq > last.fairSeq))) {
+          last = w;
+        }
+      }
+      return last;
     }
   }
 
@@ -403,7 +447,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
         if (i == p || fair[i].size == 0) {
           continue;
         }
-        W last = longestQueueLast(fair[i]);   // a lower priority's flood gives way first
+        W last = fair[i].latestOfFullest();   // a lower priority's flood gives way first
         remove(last);
         return last;
       }
@@ -417,17 +461,6 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     return null;
   }
 
-  /** The last waiter of a level's longest queue. */
-  private W longestQueueLast(FairLevel level) {
-    ArrayDeque<W> longest = level.qs[0];
-    for (ArrayDeque<W> q : level.qs) {
-      if (q.size() > longest.size()) {
-        longest = q;
-      }
-    }
-    return longest.peekLast();
-  }
-
   /** Removes every waiter and returns them. */
   List<W> clear() {
     List<W> all = new ArrayList<>(count);
@@ -437,10 +470,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     }
     if (fair != null) {
       for (FairLevel level : fair) {
-        for (ArrayDeque<W> q : level.qs) {
-          all.addAll(q);
-          q.clear();
-        }
+        all.addAll(level.byStart);
+        level.byStart.clear();
+        Arrays.fill(level.occupancy, 0);
         level.size = 0;
       }
     }
