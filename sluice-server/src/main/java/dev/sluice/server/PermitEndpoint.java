@@ -288,8 +288,8 @@ final class PermitEndpoint {
       // request's own deadline answered first) is held by nobody: it goes back at once
       Runnable undelivered = () -> {
         if (held.remove(id, permit)) {
+          permit.release(Outcome.IGNORED);   // the weight first, then the id's slot
           heldCount.decrementAndGet();
-          permit.release(Outcome.IGNORED);
         }
       };
       responses.json(x, 200, "application/json", g -> {
