@@ -149,6 +149,21 @@ class FairQueuingTest {
     assertThat(b.join().isAcquired()).isTrue();
   }
 
+  /** maxWaiters bounds a key's waiters in all, whatever their flows. */
+  @Test
+  void maxWaiters_boundsTheKeysWaitersInAll() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1).clock(time).scheduler(time)
+        .maxWaiters(3).fairQueuing(FairQueuing.of(64, 4, 50)).build();
+    Permit holder = l.tryAcquire("k").permit();
+    for (int i = 0; i < 3; i++) {
+      assertThat(waitFor(l, "flow-" + i, 1, Priority.NORMAL)).isNotDone();
+    }
+    assertThat(waitFor(l, "flow-3", 1, Priority.NORMAL).join().refusal())
+        .isEqualTo(Refusal.QUEUE_FULL);
+    assertThat(l.waiting("k")).isEqualTo(3);
+    holder.close();
+  }
+
   /**
    * Eight threads, 100 flows, a limit of 2, every acquisition waiting: never more than 2 held,
    * every wait answered, every permit ended once, nobody left waiting.
