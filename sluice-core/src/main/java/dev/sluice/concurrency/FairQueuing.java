@@ -1,5 +1,6 @@
 package dev.sluice.concurrency;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -8,17 +9,20 @@ import java.util.Objects;
  * Fairness: within each priority, a fixed number of queues; each flow (a tenant, a user, a
  * client: any string the caller names) is dealt a hand of queues by its hash (shuffle sharding).
  * The queues count waiters (a waiter is counted in the least occupied queue of its hand, refused
- * when that one is full) and keep virtual time as a count-min sketch keeps counts: a waiter
- * starts at the earliest virtual finish among its hand's queues (or the level's virtual time, if
- * later) and writes its finish to each queue of its hand behind it; the smallest start tag is
- * served first (start-time fair queuing, weights counted). A flow that floods moves its whole
- * hand ahead and waits behind itself; a quiet flow is held back only when every queue of its hand
- * is one a flood holds ({@link #collisionOdds}), and memory is the queues', whatever the number
- * of flows.
+ * when that one is full) and remember each flow's recent demand as a count-min sketch with
+ * conservative update remembers counts (the weight asked for, decaying by e every
+ * {@link #memory}). A request's tag is its flow's demand plus its weight (its virtual finish);
+ * flows asking no more than about three times what the typical request's flow asks are light and
+ * served in arrival order, ahead of heavier ones, which follow by their demand. A flood thus waits
+ * behind every quiet flow and behind itself; a quiet flow is taken for a heavy one only when
+ * floods hold every queue of its hand ({@link #collisionOdds}) or its queues are crowded, and
+ * memory is the queues' (12 bytes a queue a priority, made at a priority's first waiter), whatever
+ * the number of flows. Size the queues at a quarter of the flows active within the memory times
+ * the hand or more (docs/concurrency.md, "Fair queuing").
  *
  * <pre>{@code
  * ConcurrencyLimiter db = ConcurrencyLimiter.builder().limit(32)
- *     .fairQueuing(FairQueuing.of(64, 6, 50))     // 64 queues, hands of 6, 50 waiters a queue
+ *     .fairQueuing(FairQueuing.of(1024, 6, 50))   // 1,024 queues, hands of 6, 50 waiters a queue
  *     .build();
  * Acquisition a = db.acquire("orders-db", tenantId, 1, Priority.NORMAL, Duration.ofMillis(200));
  * }</pre>
@@ -27,18 +31,23 @@ import java.util.Objects;
  */
 public final class FairQueuing {
   /** The most queues a priority may have. */
-  public static final int MAX_QUEUES = 4096;
+  public static final int MAX_QUEUES = 65_536;
   /** The largest hand. */
   public static final int MAX_HAND = 16;
+
+  /** How long a flow's demand is remembered by default: it decays by e every 10 s. */
+  public static final Duration DEFAULT_MEMORY = Duration.ofSeconds(10);
 
   private final int queues;
   private final int handSize;
   private final int queueLength;
+  private final Duration memory;
 
-  private FairQueuing(int queues, int handSize, int queueLength) {
+  private FairQueuing(int queues, int handSize, int queueLength, Duration memory) {
     this.queues = queues;
     this.handSize = handSize;
     this.queueLength = queueLength;
+    this.memory = memory;
   }
 
   /**
@@ -64,7 +73,28 @@ public final class FairQueuing {
       throw new IllegalArgumentException("queueLength must be between 1 and 1000000 but was "
           + queueLength);
     }
-    return new FairQueuing(queues, handSize, queueLength);
+    return new FairQueuing(queues, handSize, queueLength, DEFAULT_MEMORY);
+  }
+
+  /**
+   * The same, remembering a flow's demand for {@code memory}: what a flow asked for counts
+   * against its precedence decayed by e every {@code memory} ({@link #DEFAULT_MEMORY} unless
+   * set). Longer sees through a flood that pauses, and is slower to forgive a flow that stopped;
+   * it should span several requests of the quietest flow that matters.
+   *
+   * @throws IllegalArgumentException naming the value, unless 1 ms &lt;= memory &lt;= 1 day
+   */
+  public FairQueuing withMemory(Duration memory) {
+    Objects.requireNonNull(memory, "memory");
+    if (memory.compareTo(Duration.ofMillis(1)) < 0 || memory.compareTo(Duration.ofDays(1)) > 0) {
+      throw new IllegalArgumentException("memory must be between 1ms and 1d but was " + memory);
+    }
+    return new FairQueuing(queues, handSize, queueLength, memory);
+  }
+
+  /** How long a flow's demand is remembered: it decays by e every this long. */
+  public Duration memory() {
+    return memory;
   }
 
   /** Queues a priority. */
@@ -142,17 +172,18 @@ public final class FairQueuing {
   @Override
   public boolean equals(Object o) {
     return o instanceof FairQueuing f && f.queues == queues && f.handSize == handSize
-        && f.queueLength == queueLength;
+        && f.queueLength == queueLength && f.memory.equals(memory);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(queues, handSize, queueLength);
+    return Objects.hash(queues, handSize, queueLength, memory);
   }
 
   @Override
   public String toString() {
-    return String.format(Locale.ROOT, "FairQueuing[queues=%d, handSize=%d, queueLength=%d]",
-        queues, handSize, queueLength);
+    return String.format(Locale.ROOT,
+        "FairQueuing[queues=%d, handSize=%d, queueLength=%d, memory=%s]", queues, handSize,
+        queueLength, memory);
   }
 }

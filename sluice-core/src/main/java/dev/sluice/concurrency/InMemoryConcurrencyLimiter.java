@@ -920,6 +920,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
       boolean queued = queued(p);
       if (!queued && fits(weight, p)) {
         Permit granted = grant(weight, now);
+        queue.granted(flow, p, weight, now);   // fair queuing counts the flow's demand
         return new Acquisition(granted, null, limit, held(), queue.size(), 0, false,
             borrowed());
       }

@@ -303,6 +303,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       long t = clock.nanoTime();
       Acquisition a = answer(key, id, weight, priority, limit, reply, now, t, 0);
       if (a.isAcquired() || timeoutNanos == 0) {
+        if (a.isAcquired()) {
+          chargeGranted(key, flow, priority, weight, t);
+        }
         deliver(future, a);   // no wait: the permit, or the reason now
       } else if (t - w.deadline >= 0) {
         future.complete(new Acquisition(null, Refusal.TIMED_OUT, limit, a.inFlight(), 0, t - now));
@@ -311,6 +314,19 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
       }
     });
     return future;
+  }
+
+  /**
+   * Fair queuing counts a permit granted at once in its flow's demand, while the key has waiters
+   * here (their queues keep the demand; they go with the last waiter).
+   */
+  private void chargeGranted(String key, String flow, Priority priority, int weight, long now) {
+    Waiters ws = waiting.get(key);
+    if (ws != null) {
+      synchronized (ws) {
+        ws.queue.granted(flow, priority.ordinal(), weight, now);
+      }
+    }
   }
 
   /**

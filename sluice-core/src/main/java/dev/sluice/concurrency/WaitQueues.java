@@ -33,9 +33,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     final CompletableFuture<Acquisition> future;
     /** The flow it belongs to under fair queuing (null: the flow of everyone unnamed). */
     final String flow;
-    /** Under fair queuing: the queue it is counted in, its start tag, its arrival order. */
+    /** Under fair queuing: the queue it is counted in, its tag, its arrival order. */
     int fairQueue = -1;
-    long start;
+    double tag;
     long fairSeq;
 
     Entry(int weight, int priority, long since, CompletableFuture<Acquisition> future) {
@@ -121,37 +121,52 @@ final class WaitQueues<W extends WaitQueues.Entry> {
       this.fair = null;
     } else {
       this.fair = new WaitQueues.FairLevel[PRIORITIES];
-      for (int i = 0; i < PRIORITIES; i++) {
-        fair[i] = new FairLevel(fairQueuing.queues());
-      }
     }
   }
 
   /**
    * A priority's waiters under fair queuing. Each flow is dealt a hand of the level's queues
    * ({@link FairQueuing#hand}). The queues count waiters, for admission: a waiter joins the least
-   * occupied queue of its hand, and is refused when that one is full. And they keep virtual time,
-   * for order: a waiter's start tag is the later of the level's virtual time and the earliest
-   * finish among its hand's queues, and its finish (start plus weight) is written to every queue
-   * of its hand that is behind it (a conservative update, as a count-min sketch is kept). A flood
-   * thus moves its whole hand ahead together, one stream however many queues it occupies, while a
-   * quiet flow starts at the earliest of its queues, the level's virtual time unless a flood holds
-   * every queue of its hand. The live waiter of the smallest start tag is served first (arrival
-   * order breaks ties), and the level's virtual time moves to its tag. Memory: the queues' two
-   * numbers and the waiters, whatever the number of flows.
+   * occupied queue of its hand, and is refused when that one is full. And they keep, as a
+   * count-min sketch with conservative update keeps counts, each flow's recent demand: the
+   * weight it asked for (granted at once or queued), decaying by e every
+   * {@linkplain FairQueuing#memory() memory}. A flow's demand is read as the least among its
+   * hand's queues; a request adds its weight to that and raises every queue of the hand that is
+   * below the sum to it. The sum is the request's virtual finish, its tag, and the live waiter of
+   * the smallest tag is served first (arrival order breaks ties). A flow whose demand is at most
+   * {@link #LIGHT} times the demand of the typical request's flow is light: its tag is the
+   * level's floor, which only rises, so light flows are served in arrival order, ahead of every
+   * heavier flow, and the sketch's noise (a quiet flow reads the flows it shares queues with)
+   * does not reorder them. Heavier flows follow by their demand: a flood moves its whole hand
+   * ahead together, one stream however many queues it occupies, and a quiet flow is taken for
+   * one only when floods hold every queue of its hand ({@link FairQueuing#collisionOdds}) or
+   * its queues are shared by too many flows. Tags are kept in units that grow by e every memory
+   * (a tag of now and one of a second ago compare as demands of the same moment, a waiter ageing
+   * ahead slowly), rebased before they could overflow. Memory: the queues' two numbers and the
+   * waiters, whatever the number of flows.
    */
   private final class FairLevel {
     final int[] occupancy;
-    final long[] finish;
-    final PriorityQueue<W> byStart = new PriorityQueue<>((a, b) -> a.start != b.start
-        ? Long.compare(a.start, b.start) : Long.compare(a.fairSeq, b.fairSeq));
-    long virtual;
+    /** Each queue's demand, in units that grow by e every memory from {@link #base}. */
+    final double[] demand;
+    final PriorityQueue<W> byTag = new PriorityQueue<>((a, b) -> a.tag != b.tag
+        ? Double.compare(a.tag, b.tag) : Long.compare(a.fairSeq, b.fairSeq));
+    final double memoryNanos;
+    /** The requests of the memory, in the current units. */
+    double requests;
+    /** The requests of the memory each over its flow's demand (about the flows), current units. */
+    double perFlow;
+    /** The tag of a light flow, in the current units; never decreases. */
+    double floor;
+    long base;
     long seq;
     int size;
 
-    FairLevel(int n) {
+    FairLevel(int n, long now) {
       occupancy = new int[n];
-      finish = new long[n];
+      demand = new double[n];
+      memoryNanos = fairQueuing.memory().toNanos();
+      base = now;
     }
 
     /** The least occupied queue of the flow's hand; -1 when even that one is full. */
@@ -165,26 +180,55 @@ final class WaitQueues<W extends WaitQueues.Entry> {
       return occupancy[best] >= fairQueuing.queueLength() ? -1 : best;
     }
 
-    void add(W w, int q) {
-      int[] hand = fairQueuing.hand(w.flow == null ? "" : w.flow);
-      long earliest = Long.MAX_VALUE;
-      for (int i : hand) {
-        earliest = Math.min(earliest, finish[i]);
+    /**
+     * Counts {@code weight} more of {@code flow}'s demand at {@code now}: the least of its
+     * hand's queues plus the weight, written to each queue of the hand below it. Returns that
+     * sum, the request's tag.
+     */
+    double charge(String flow, int weight, long now) {
+      double scale = Math.exp((now - base) / memoryNanos);
+      if (scale > REBASE) {   // the units grew too far: every number scaled back to now
+        for (int i = 0; i < demand.length; i++) {
+          demand[i] /= scale;
+        }
+        for (W w : byTag) {
+          w.tag /= scale;   // a uniform scale keeps the heap's order
+        }
+        floor /= scale;
+        requests /= scale;
+        perFlow /= scale;
+        base = now;
+        scale = 1;
       }
+      int[] hand = fairQueuing.hand(flow == null ? "" : flow);
+      double least = Double.MAX_VALUE;
+      for (int i : hand) {
+        least = Math.min(least, demand[i]);
+      }
+      double tag = least + weight * scale;
+      for (int i : hand) {
+        demand[i] = Math.max(demand[i], tag);
+      }
+      // the typical flow's demand: the requests of the memory over its flows, each request
+      // weighing 1 / its flow's demand (a flow that asked n then counts about once in all)
+      requests += weight * scale;
+      perFlow += weight * scale / (tag / scale);
+      double typical = requests / perFlow;
+      floor = Math.max(floor, LIGHT * typical * scale);   // never back: light flows keep arrival order
+      return Math.max(floor, tag);
+    }
+
+    void add(W w, int q) {
       w.fairQueue = q;
       w.fairSeq = seq++;
-      w.start = Math.max(virtual, earliest);
-      long end = w.start + w.weight;
-      for (int i : hand) {
-        finish[i] = Math.max(finish[i], end);
-      }
+      w.tag = charge(w.flow, w.weight, w.since);
       occupancy[q]++;
-      byStart.add(w);
+      byTag.add(w);
       size++;
     }
 
     boolean remove(W w) {
-      if (w.fairQueue < 0 || !byStart.remove(w)) {
+      if (w.fairQueue < 0 || !byTag.remove(w)) {
         return false;
       }
       occupancy[w.fairQueue]--;
@@ -192,11 +236,11 @@ final class WaitQueues<W extends WaitQueues.Entry> {
       return true;
     }
 
-    /** The live waiter with the smallest start tag among those {@code servable} accepts. */
+    /** The live waiter with the smallest tag among those {@code servable} accepts. */
     W next(Predicate<W> servable) {
       W best = null;
       if (servable == null) {
-        for (W w = byStart.peek(); w != null; w = byStart.peek()) {
+        for (W w = byTag.peek(); w != null; w = byTag.peek()) {
           if (!w.future().isDone()) {
             best = w;
             break;
@@ -205,23 +249,20 @@ final class WaitQueues<W extends WaitQueues.Entry> {
         }
       } else {
         List<W> left = null;
-        for (W w : byStart) {
+        for (W w : byTag) {
           if (w.future().isDone()) {
             if (left == null) {
               left = new ArrayList<>(2);
             }
             left.add(w);
-          } else if (servable.test(w) && (best == null || w.start < best.start
-              || (w.start == best.start && w.fairSeq < best.fairSeq))) {
+          } else if (servable.test(w) && (best == null || w.tag < best.tag
+              || (w.tag == best.tag && w.fairSeq < best.fairSeq))) {
             best = w;
           }
         }
         if (left != null) {
           left.forEach(WaitQueues.this::remove);
         }
-      }
-      if (best != null) {
-        virtual = Math.max(virtual, best.start);
       }
       return best;
     }
@@ -235,13 +276,40 @@ final class WaitQueues<W extends WaitQueues.Entry> {
         }
       }
       W last = null;
-      for (W w : byStart) {
-        if (w.fairQueue == fullest && (last == null || w.start > last.start
-            || (w.start == last.start && w.fairSeq > last.fairSeq))) {
+      for (W w : byTag) {
+        if (w.fairQueue == fullest && (last == null || w.tag > last.tag
+            || (w.tag == last.tag && w.fairSeq > last.fairSeq))) {
           last = w;
         }
       }
       return last;
+    }
+  }
+
+  /** A flow is light while its demand is at most this many times the typical request's flow's. */
+  static final double LIGHT = 3;
+  /** How far a level's units grow (e^40) before they are rebased. */
+  private static final double REBASE = Math.exp(40);
+
+  /** The fair level of priority {@code p}, made at its first use (at {@code now}). */
+  private FairLevel level(int p, long now) {
+    FairLevel l = fair[p];
+    if (l == null) {
+      l = new FairLevel(fairQueuing.queues(), now);
+      fair[p] = l;
+    }
+    return l;
+  }
+
+  /**
+   * Under fair queuing, counts a grant made at once (nobody waiting ahead) in its flow's demand,
+   * so that a flow's precedence when waits begin reflects what it has been taking; a no-op
+   * without fair queuing, or before the priority's queues first had a waiter (their memory is
+   * made then).
+   */
+  void granted(String flow, int p, int weight, long now) {
+    if (fair != null && fair[p] != null) {
+      fair[p].charge(flow, weight, now);
     }
   }
 
@@ -261,7 +329,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   }
 
   private int levelSize(int p) {
-    return fair != null ? fair[p].size : queues[p].size();
+    return fair != null ? (fair[p] == null ? 0 : fair[p].size) : queues[p].size();
   }
 
   /**
@@ -269,7 +337,8 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    * flow's hand has room (the total bound is the limiter's); always true without.
    */
   boolean hasRoomFor(W w) {
-    return fair == null || fair[w.priority()].choose(w.flow) >= 0;
+    return fair == null || fair[w.priority()] == null
+        || fair[w.priority()].choose(w.flow) >= 0;
   }
 
   /** The waiters of priority {@code p} and above: those served before a newcomer of {@code p}. */
@@ -287,7 +356,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    */
   boolean add(W w) {
     if (fair != null) {
-      FairLevel level = fair[w.priority()];
+      FairLevel level = level(w.priority(), w.since);
       int q = level.choose(w.flow);
       if (q < 0) {
         return false;
@@ -303,7 +372,8 @@ final class WaitQueues<W extends WaitQueues.Entry> {
 
   /** Removes {@code w}; false if it was not waiting. */
   boolean remove(W w) {
-    if (fair != null ? fair[w.priority()].remove(w) : queues[w.priority()].remove(w)) {
+    if (fair != null ? fair[w.priority()] != null && fair[w.priority()].remove(w)
+        : queues[w.priority()].remove(w)) {
       count--;
       total.decrementAndGet();
       if (count == 0) {
@@ -357,7 +427,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   /** The next waiter of priority {@code p} to serve (those that left are dropped); null if none. */
   W next(int p) {
     if (fair != null) {
-      return fair[p].next(null);
+      return fair[p] == null ? null : fair[p].next(null);
     }
     ArrayDeque<W> queue = queues[p];
     while (!queue.isEmpty()) {
@@ -390,7 +460,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    */
   W next(int p, Predicate<W> servable) {
     if (fair != null) {
-      return fair[p].next(servable);
+      return fair[p] == null ? null : fair[p].next(servable);
     }
     W found = null;
     List<W> left = null;
@@ -444,7 +514,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   W evictFor(int p) {
     for (int i = PRIORITIES - 1; i >= p; i--) {
       if (fair != null) {
-        if (i == p || fair[i].size == 0) {
+        if (i == p || fair[i] == null || fair[i].size == 0) {
           continue;
         }
         W last = fair[i].latestOfFullest();   // a lower priority's flood gives way first
@@ -470,8 +540,11 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     }
     if (fair != null) {
       for (FairLevel level : fair) {
-        all.addAll(level.byStart);
-        level.byStart.clear();
+        if (level == null) {
+          continue;
+        }
+        all.addAll(level.byTag);
+        level.byTag.clear();
         Arrays.fill(level.occupancy, 0);
         level.size = 0;
       }
