@@ -11,8 +11,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-@Command(name = "simulate", mixinStandardHelpOptions = true, subcommands = {FairnessCommand.class, BulkheadCommand.class,
-    OverloadCommand.class},
+@Command(name = "simulate", mixinStandardHelpOptions = true, subcommands = {FairnessCommand.class,
+    BulkheadCommand.class, TenantsCommand.class, OverloadCommand.class},
     description = "Run traffic through every algorithm on a virtual clock and print what each admits.")
 final class SimulateCommand implements Callable<Integer> {
   @Mixin
