@@ -233,8 +233,8 @@ public interface ConcurrencyLimiter extends AutoCloseable {
     Builder() {}
 
     /** A key's wait queue, with CoDel when it is set. */
-    <W extends WaitQueues.Entry> WaitQueues<W> waitQueue(AtomicLong waiting) {
-      return new WaitQueues<>(order, waiting, codelTarget == null ? 0 : codelTarget.toNanos(),
+    <W extends WaitQueues.Entry> WaitQueues<W> waitQueue(Counters counters) {
+      return new WaitQueues<>(order, counters, codelTarget == null ? 0 : codelTarget.toNanos(),
           codelTarget == null ? 0 : codelInterval.toNanos(), fair);
     }
 

@@ -42,6 +42,11 @@ import java.util.regex.Pattern;
  *   reserve: 30            # default: what the assured shares leave
  *   key: all               # all (one group) or prefix (the key up to its separator)
  *   separator: /           # with key: prefix (default /)
+ * fair:                    # fair queuing among flows for the waiters: see FairQueuing
+ *   queues: 1024           # queues a priority (default 1024)
+ *   handSize: 6            # queues a flow is dealt (default 6)
+ *   queueLength: 100       # waiters a queue holds (default 100)
+ *   memory: 10s            # how long a flow's demand is remembered (default 10s)
  * </pre>
  *
  * <p>A value may be the text a file holds ({@code "30s"}, {@code "20"}) or, from a binder that
@@ -62,18 +67,29 @@ import java.util.regex.Pattern;
  * @param codelTarget CoDel's target wait for each key's queue; null when CoDel is off
  * @param codelInterval CoDel's interval; null when CoDel is off
  * @param group the group the keys share; null when none
+ * @param fair fair queuing among flows for the waiters; null when none
  */
 public record ConcurrencySpec(String name, int limit, Duration lease, int maxWaiters,
     QueueOrder order, Map<Priority, Double> shares, long maximumKeys, String adaptive,
     int minLimit, int maxLimit, int initialLimit, Duration codelTarget, Duration codelInterval,
-    ConcurrencyGroup group) {
+    ConcurrencyGroup group, FairQueuing fair) {
   /** The fields a concurrency limit may have. */
   public static final Set<String> FIELDS = Set.of("limit", "lease", "maxWaiters", "queueOrder",
       "shares", "maximumKeys", "adaptive", "minLimit", "maxLimit", "initialLimit", "codelTarget",
-      "codelInterval", "group");
+      "codelInterval", "group", "fair");
   /** The fields of a limit's {@code group}. */
   public static final Set<String> GROUP_FIELDS = Set.of("limit", "assured", "assuredKeys",
       "reserve", "key", "separator");
+
+  /** The fields of a limit's {@code fair}. */
+  public static final Set<String> FAIR_FIELDS = Set.of("queues", "handSize", "queueLength",
+      "memory");
+  /** Fair queuing's queues a priority when not given. */
+  public static final int DEFAULT_FAIR_QUEUES = 1024;
+  /** Fair queuing's hand size when not given. */
+  public static final int DEFAULT_FAIR_HAND = 6;
+  /** Fair queuing's waiters a queue when not given. */
+  public static final int DEFAULT_FAIR_QUEUE_LENGTH = 100;
 
   /** A permit's lease when none is given. */
   public static final Duration DEFAULT_LEASE = ConcurrencyLimiter.DEFAULT_LEASE;
@@ -118,6 +134,9 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
     shares.forEach(b::share);
     if (codelTarget != null) {
       b.codel(codelTarget, codelInterval);
+    }
+    if (fair != null) {
+      b.fairQueuing(fair);
     }
     return b;
   }
@@ -207,6 +226,8 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
       }
       group = r.group(groupValue);
     }
+    Object fairValue = fields.get("fair");
+    FairQueuing fair = fairValue == null ? null : r.fair(fairValue);
     if (adaptive.equals("none") && !fixed && groupValue == null) {
       r.report("limit", "is missing (the most permits in flight per key, or "
           + r.spell("adaptive") + ": gradient)");
@@ -230,7 +251,7 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
       return null;
     }
     return new ConcurrencySpec(name, limit, lease, maxWaiters, order, shares, maximumKeys,
-        adaptive, minLimit, maxLimit, initialLimit, codelTarget, codelInterval, group);
+        adaptive, minLimit, maxLimit, initialLimit, codelTarget, codelInterval, group, fair);
   }
 
   /** A value as a message quotes it: a Duration in the words files use (30s, 250ms). */
@@ -413,6 +434,36 @@ public record ConcurrencySpec(String name, int limit, Duration lease, int maxWai
         above = Math.min(above, share);
       }
       return Collections.unmodifiableMap(shares);
+    }
+
+    FairQueuing fair(Object value) {
+      if (!(value instanceof Map<?, ?> m)) {
+        report("fair", "must be a mapping such as {queues: 1024, handSize: 6, queueLength: 100,"
+            + " memory: 10s}");
+        return null;
+      }
+      Map<String, Object> fields = new LinkedHashMap<>();
+      m.forEach((k, x) -> fields.put(String.valueOf(k), x));
+      Reader f = new Reader(fields, path + "fair.", spelling, problems);
+      f.unknown(FAIR_FIELDS);
+      int queues = (int) f.whole("queues", 1, FairQueuing.MAX_QUEUES, DEFAULT_FAIR_QUEUES);
+      int hand = (int) f.whole("handSize", 1, FairQueuing.MAX_HAND,
+          Math.min(DEFAULT_FAIR_HAND, queues));
+      int length = (int) f.whole("queueLength", 1, MOST, DEFAULT_FAIR_QUEUE_LENGTH);
+      Duration memory = f.duration("memory", FairQueuing.DEFAULT_MEMORY);
+      if (hand > queues) {
+        f.report("handSize", "(" + hand + ") is above '" + f.spell("queues") + "' (" + queues
+            + ")");
+      }
+      if (memory != null && (memory.toMillis() < 1 || memory.compareTo(Duration.ofDays(1)) > 0)) {
+        f.report("memory", "must be between 1ms and 1d but was '" + show(fields.get("memory"))
+            + "'");
+      }
+      count += f.count;
+      if (f.count > 0) {
+        return null;
+      }
+      return FairQueuing.of(queues, hand, length).withMemory(memory);
     }
 
     ConcurrencyGroup group(Object value) {

@@ -15,9 +15,17 @@ public final class ConcurrencyStats {
   private final long storeErrors;
   private final long degraded;
   private final boolean circuitOpen;
+  private final Levels levels;
+
+  Levels levels() {
+    return levels;
+  }
+
+  /** The figures by priority. */
+  record Levels(long[] waiting, long[] dispatched, long[] refused, double[] flows) {}
 
   ConcurrencyStats(long acquired, long[] refused, long[] ended, long inFlight, long waiting,
-      long keys, long storeErrors, long degraded, boolean circuitOpen) {
+      long keys, long storeErrors, long degraded, boolean circuitOpen, Levels levels) {
     this.acquired = acquired;
     this.refused = refused;
     this.ended = ended;
@@ -27,6 +35,7 @@ public final class ConcurrencyStats {
     this.storeErrors = storeErrors;
     this.degraded = degraded;
     this.circuitOpen = circuitOpen;
+    this.levels = levels;
   }
 
   /** Permits acquired (degraded ones included). */
@@ -65,6 +74,31 @@ public final class ConcurrencyStats {
   /** Acquisitions waiting now, on every key. */
   public long waiting() {
     return waiting;
+  }
+
+  /** Acquisitions of {@code priority} waiting now, on every key. */
+  public long waiting(Priority priority) {
+    return levels.waiting()[priority.ordinal()];
+  }
+
+  /** Waiters of {@code priority} given a permit (after waiting), on every key. */
+  public long dispatched(Priority priority) {
+    return levels.dispatched()[priority.ordinal()];
+  }
+
+  /** Acquisitions of {@code priority} refused, for every reason. */
+  public long refused(Priority priority) {
+    return levels.refused()[priority.ordinal()];
+  }
+
+  /**
+   * Under {@link FairQueuing}: the flows of {@code priority} active within its memory, an
+   * estimate summed over keys (each request counts its weight over its flow's remembered demand,
+   * so a flow that asked n counts about once); 0 without fair queuing, and on a store for the
+   * keys with waiters in this JVM. Its cardinality is the priorities', whatever the flows.
+   */
+  public double flows(Priority priority) {
+    return levels.flows()[priority.ordinal()];
   }
 
   /** Keys held now (on a store: keys with waiters in this JVM). */

@@ -19,6 +19,54 @@ final class Counters {
   private final LongAdder laneAcquired = new LongAdder();
   private final LongAdder[] laneEnded = adders(Outcome.values().length);
   final AtomicLong waiting = new AtomicLong();
+  private static final int PRIORITIES = Priority.values().length;
+  /** Waiting now, by priority. */
+  final AtomicLong[] waitingAt = new AtomicLong[PRIORITIES];
+  /** Waiters given a permit, by priority. */
+  private final LongAdder[] dispatched = adders(PRIORITIES);
+  /** Acquisitions refused, by priority. */
+  private final LongAdder[] refusedAt = adders(PRIORITIES);
+  /** Under fair queuing, the flows active within its memory, by priority; null without. */
+  private final FlowCount[] flows = new FlowCount[PRIORITIES];
+
+  Counters() {
+    for (int i = 0; i < PRIORITIES; i++) {
+      waitingAt[i] = new AtomicLong();
+    }
+  }
+
+  /**
+   * A count of flows that decays by e every memory: each request adds its weight over its flow's
+   * demand, so a flow that asked n counts about once, and the sum is the flows active within the
+   * memory (summed over keys).
+   */
+  private static final class FlowCount {
+    private final double memoryNanos;
+    private double sum;
+    private long at;
+
+    FlowCount(long memoryNanos, long now) {
+      this.memoryNanos = memoryNanos;
+      this.at = now;
+    }
+
+    synchronized void add(double x, long now) {
+      decayTo(now);
+      sum += x;
+    }
+
+    synchronized double value(long now) {
+      decayTo(now);
+      return sum;
+    }
+
+    private void decayTo(long now) {
+      if (now - at > 0) {
+        sum *= Math.exp(-(now - at) / memoryNanos);
+        at = now;
+      }
+    }
+  }
 
   private static LongAdder[] adders(int n) {
     LongAdder[] a = new LongAdder[n];
@@ -28,26 +76,47 @@ final class Counters {
     return a;
   }
 
-  /** Counts an answer as the caller gets it; returns it. */
-  Acquisition counted(Acquisition a) {
+  /** Counts an answer of {@code priority} as the caller gets it; returns it. */
+  Acquisition counted(Acquisition a, Priority priority) {
     if (a.isAcquired()) {
       acquired.increment();
     } else {
       refused[a.refusal().ordinal()].increment();
+      refusedAt[priority.ordinal()].increment();
     }
     return a;
   }
 
-  /** Counts the answer the future completes with; returns it. */
+  /** Counts the answer of {@code priority} the future completes with; returns it. */
   // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
   @SuppressWarnings("FutureReturnValueIgnored")
-  CompletableFuture<Acquisition> counted(CompletableFuture<Acquisition> f) {
+  CompletableFuture<Acquisition> counted(CompletableFuture<Acquisition> f, Priority priority) {
     f.whenComplete((a, failure) -> {
       if (a != null) {
-        counted(a);
+        counted(a, priority);
       }
     });
     return f;
+  }
+
+  /** A waiter of priority {@code p} was given a permit. */
+  void dispatched(int p) {
+    dispatched[p].increment();
+  }
+
+  /** Under fair queuing: {@code x} more flows of priority {@code p} (see {@link FlowCount}). */
+  void flows(int p, double x, long memoryNanos, long now) {
+    FlowCount f = flows[p];
+    if (f == null) {
+      synchronized (flows) {
+        f = flows[p];
+        if (f == null) {
+          f = new FlowCount(memoryNanos, now);
+          flows[p] = f;
+        }
+      }
+    }
+    f.add(x, now);
   }
 
   /** Counts a handle permit acquired (nothing to return to count it from). */
@@ -55,9 +124,10 @@ final class Counters {
     acquired.increment();
   }
 
-  /** Counts a refusal of a handle permit. */
+  /** Counts a refusal of a handle permit (a handle is of priority NORMAL). */
   void refused(Refusal why) {
     refused[why.ordinal()].increment();
+    refusedAt[Priority.NORMAL.ordinal()].increment();
   }
 
   /** A lane's handle was acquired (delivered: the lane's handles are never left undelivered). */
@@ -94,7 +164,8 @@ final class Counters {
     };
   }
 
-  ConcurrencyStats stats(long keys, long storeErrors, long degraded, boolean circuitOpen) {
+  ConcurrencyStats stats(long keys, long storeErrors, long degraded, boolean circuitOpen,
+      long now) {
     long[] r = new long[refused.length];
     for (int i = 0; i < r.length; i++) {
       r[i] = refused[i].sum();
@@ -107,7 +178,19 @@ final class Counters {
       e[i] = ended[i].sum() + lane;
     }
     long lanes = laneAcquired.sum();
+    long[] waitingNow = new long[PRIORITIES];
+    long[] dispatchedSoFar = new long[PRIORITIES];
+    long[] refusedSoFar = new long[PRIORITIES];
+    double[] flowsNow = new double[PRIORITIES];
+    for (int i = 0; i < PRIORITIES; i++) {
+      waitingNow[i] = waitingAt[i].get();
+      dispatchedSoFar[i] = dispatched[i].sum();
+      refusedSoFar[i] = refusedAt[i].sum();
+      FlowCount f = flows[i];
+      flowsNow[i] = f == null ? 0 : f.value(now);
+    }
     return new ConcurrencyStats(acquired.sum() + lanes, r, e, inFlight.sum() + lanes - laneEnds,
-        waiting.get(), keys, storeErrors, degraded, circuitOpen);
+        waiting.get(), keys, storeErrors, degraded, circuitOpen,
+        new ConcurrencyStats.Levels(waitingNow, dispatchedSoFar, refusedSoFar, flowsNow));
   }
 }

@@ -87,7 +87,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
     check(key, weight, priority);
-    return counters.counted(acquire(key, null, weight, priority, -1, null));
+    return counters.counted(acquire(key, null, weight, priority, -1, null), priority);
   }
 
   @Override
@@ -229,7 +229,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     if (now != null) {
       future.complete(now);
     }
-    return counters.counted(future);
+    return counters.counted(future, priority);
   }
 
   static void checkTimeout(Duration timeout) {
@@ -415,7 +415,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public ConcurrencyStats stats() {
-    return counters.stats(table.size(), 0, 0, false);
+    return counters.stats(table.size(), 0, 0, false, clock.nanoTime());
   }
 
   @Override
@@ -515,7 +515,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     private int handleSlots;
     private int handlesHeld;
     /** The waiters, a queue per priority. */
-    final WaitQueues<Waiter> queue = settings.waitQueue(counters.waiting);
+    final WaitQueues<Waiter> queue = settings.waitQueue(counters);
     long lastUsed;
     boolean dead;
     /** How long the key's permits are held: deadline-aware waits read it. */
@@ -1162,6 +1162,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     private void grantWaiter(Waiter w, long now) {
       Permit p = grant(w.weight, now);
+      counters.dispatched(w.priority);
       Acquisition a = new Acquisition(p, null, limit, held(), queue.size(), now - w.since,
           false, borrowed());
       later(() -> {

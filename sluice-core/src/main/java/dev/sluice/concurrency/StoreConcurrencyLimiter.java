@@ -121,7 +121,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
 
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
-    return counters.counted(decide(key, weight, priority));
+    return counters.counted(decide(key, weight, priority), priority);
   }
 
   private Acquisition decide(String key, int weight, Priority priority) {
@@ -245,7 +245,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public CompletableFuture<Acquisition> acquireAsync(String key, String flow, int weight,
       Priority priority, Duration timeout) {
-    return counters.counted(waitFor(key, flow, weight, priority, timeout));
+    return counters.counted(waitFor(key, flow, weight, priority, timeout), priority);
   }
 
   // FutureReturnValueIgnored: the callback consumes the answer and its failure; the stage it returns has no reader
@@ -669,15 +669,14 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public ConcurrencyStats stats() {
     ConcurrencyStats own = counters.stats(waiting.size(), breakers.storeErrors(),
-        breakers.degradedAnswers(),
-        breakers.anyOpen());
+        breakers.degradedAnswers(), breakers.anyOpen(), clock.nanoTime());
     if (fallback == null) {
       return own;
     }
     ConcurrencyStats local = fallback.stats();
     return new ConcurrencyStats(own.acquired(), refusals(own), ends(own),
         own.inFlight() + local.inFlight(), own.waiting(), own.keys(), own.storeErrors(),
-        own.degraded(), own.circuitOpen());
+        own.degraded(), own.circuitOpen(), own.levels());
   }
 
   private static long[] refusals(ConcurrencyStats s) {
@@ -1010,7 +1009,7 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
   private final class Waiters {
     final String key;
     /** The waiters, a queue per priority. */
-    final WaitQueues<Waiter> queue = settings.waitQueue(counters.waiting);
+    final WaitQueues<Waiter> queue = settings.waitQueue(counters);
     /** A store call for the head waiter is in flight. */
     boolean pumping;
     /** A permit was released while the call was in flight: ask again at once. */
@@ -1063,7 +1062,9 @@ final class StoreConcurrencyLimiter implements ConcurrencyLimiter {
           a = new Acquisition(a.permit(), null, now.limit, a.inFlight(), queue.size() - 1,
               clock.nanoTime() - now.since);
         }
-        remove(w);
+        if (remove(w) && a.isAcquired()) {
+          counters.dispatched(w.priority);
+        }
         pumping = false;
       }
       deliver(w.future, a);   // a permit its caller left meanwhile is ended

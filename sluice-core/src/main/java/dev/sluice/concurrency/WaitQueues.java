@@ -85,6 +85,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private final FairQueuing fairQueuing;
   private final QueueOrder order;
   private final AtomicLong total;
+  private final Counters counters;
   private int count;
   /** CoDel's target sojourn (ns); 0 when CoDel is off. */
   private final long codelTarget;
@@ -96,8 +97,8 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private boolean shedding;
   private static final long NONE = Long.MIN_VALUE;
 
-  WaitQueues(QueueOrder order, AtomicLong total) {
-    this(order, total, 0, 0, null);
+  WaitQueues(QueueOrder order, Counters counters) {
+    this(order, counters, 0, 0, null);
   }
 
   /**
@@ -106,10 +107,11 @@ final class WaitQueues<W extends WaitQueues.Entry> {
    * interval sheds until it drains.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  WaitQueues(QueueOrder order, AtomicLong total, long codelTarget, long codelInterval,
+  WaitQueues(QueueOrder order, Counters counters, long codelTarget, long codelInterval,
       FairQueuing fairQueuing) {
     this.order = order;
-    this.total = total;
+    this.counters = counters;
+    this.total = counters.waiting;
     this.codelTarget = codelTarget;
     this.codelInterval = codelInterval;
     this.fairQueuing = fairQueuing;
@@ -152,6 +154,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     final PriorityQueue<W> byTag = new PriorityQueue<>((a, b) -> a.tag != b.tag
         ? Double.compare(a.tag, b.tag) : Long.compare(a.fairSeq, b.fairSeq));
     final double memoryNanos;
+    final int priority;
     /** The requests of the memory, in the current units. */
     double requests;
     /** The requests of the memory each over its flow's demand (about the flows), current units. */
@@ -162,7 +165,8 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     long seq;
     int size;
 
-    FairLevel(int n, long now) {
+    FairLevel(int n, int priority, long now) {
+      this.priority = priority;
       occupancy = new int[n];
       demand = new double[n];
       memoryNanos = fairQueuing.memory().toNanos();
@@ -211,8 +215,10 @@ final class WaitQueues<W extends WaitQueues.Entry> {
       }
       // the typical flow's demand: the requests of the memory over its flows, each request
       // weighing 1 / its flow's demand (a flow that asked n then counts about once in all)
+      double flows = weight / (tag / scale);   // a flow that asked n in all counts about once
       requests += weight * scale;
-      perFlow += weight * scale / (tag / scale);
+      perFlow += flows * scale;
+      counters.flows(priority, flows, (long) memoryNanos, now);
       double typical = requests / perFlow;
       floor = Math.max(floor, LIGHT * typical * scale);   // never back: light flows keep arrival order
       return Math.max(floor, tag);
@@ -295,7 +301,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
   private FairLevel level(int p, long now) {
     FairLevel l = fair[p];
     if (l == null) {
-      l = new FairLevel(fairQueuing.queues(), now);
+      l = new FairLevel(fairQueuing.queues(), p, now);
       fair[p] = l;
     }
     return l;
@@ -367,6 +373,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
     }
     count++;
     total.incrementAndGet();
+    counters.waitingAt[w.priority()].incrementAndGet();
     return true;
   }
 
@@ -376,6 +383,7 @@ final class WaitQueues<W extends WaitQueues.Entry> {
         : queues[w.priority()].remove(w)) {
       count--;
       total.decrementAndGet();
+      counters.waitingAt[w.priority()].decrementAndGet();
       if (count == 0) {
         drained();
       }
@@ -550,6 +558,9 @@ final class WaitQueues<W extends WaitQueues.Entry> {
       }
     }
     total.addAndGet(-count);
+    for (W w : all) {
+      counters.waitingAt[w.priority()].decrementAndGet();
+    }
     count = 0;
     drained();
     return all;

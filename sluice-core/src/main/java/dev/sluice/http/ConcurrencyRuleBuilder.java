@@ -30,6 +30,7 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
   private String limitName;
   private ConcurrencyScope scope;
   private K clientKey;
+  private K flow;
   private Function<Q, Priority> priority = request -> Priority.NORMAL;
   private Duration maxWait = Duration.ZERO;
   private long retryAfterSeconds = 1;
@@ -103,6 +104,18 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
     return self();
   }
 
+  /**
+   * Each request's flow for fair queuing (a tenant, a user, a client), as {@code flow} resolves
+   * it from the request; a request it finds none for is the flow of everyone unnamed. Its waiters
+   * are fair among flows when the limiter has {@link
+   * dev.sluice.concurrency.ConcurrencyLimiter.Builder#fairQueuing fair queuing}; without it the
+   * flow is not read.
+   */
+  public B flow(K flow) {
+    this.flow = Objects.requireNonNull(flow, "flow");
+    return self();
+  }
+
   /** Each request's priority (default {@link Priority#NORMAL}; null reads as NORMAL). */
   public B priority(Function<Q, Priority> priority) {
     this.priority = Objects.requireNonNull(priority, "priority");
@@ -169,7 +182,8 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
       throw new IllegalStateException("concurrency rule " + pattern + " needs a scope:"
           + " perClient(key), perRoute() or global()");
     }
-    return new ConcurrencyRuleSettings<>(pattern, methods, limiter, scope, clientKey, priority,
-        maxWait, deadlineHeaders, retryAfterSeconds, limitName == null ? pattern : limitName);
+    return new ConcurrencyRuleSettings<>(pattern, methods, limiter, scope, clientKey, flow,
+        priority, maxWait, deadlineHeaders, retryAfterSeconds,
+        limitName == null ? pattern : limitName);
   }
 }

@@ -17,6 +17,7 @@ import java.util.function.Function;
  * @param limiter the limiter its requests count against
  * @param scope whose requests count together
  * @param clientKey how a request's client key is found ({@link ConcurrencyScope#CLIENT} only)
+ * @param flow how a request's flow for fair queuing is found; null when the rule names none
  * @param priority a request's priority (null reads as {@link Priority#NORMAL})
  * @param maxWait how long a request may wait for a permit
  * @param deadlineHeaders headers read, in order, for the request's deadline ({@link Deadlines})
@@ -26,7 +27,7 @@ import java.util.function.Function;
  * @param <K> the key resolver type
  */
 public record ConcurrencyRuleSettings<Q, K>(String pattern, Set<String> methods,
-    ConcurrencyLimiter limiter, ConcurrencyScope scope, K clientKey,
+    ConcurrencyLimiter limiter, ConcurrencyScope scope, K clientKey, K flow,
     Function<Q, Priority> priority, Duration maxWait, List<String> deadlineHeaders,
     long retryAfterSeconds, String limitName) {
 

@@ -40,6 +40,7 @@ class ConcurrencySpecTest {
     assertThat(s.shares()).isEmpty();
     assertThat(s.codelTarget()).isNull();
     assertThat(s.group()).isNull();
+    assertThat(s.fair()).isNull();
     ConcurrencyLimiter l = s.builder().build();
     assertThat(l.limit("k")).isEqualTo(20);
     l.close();
@@ -82,8 +83,8 @@ class ConcurrencySpecTest {
     bad.put("burst", "3");
     assertThat(parse(bad, f -> f.replace("maxWaiters", "max-waiters"))).isNull();
     assertThat(problems).containsExactlyInAnyOrder(
-        "burst: unknown key 'burst' (expected one of adaptive, codelInterval, codelTarget, group,"
-            + " initialLimit, lease, limit, maxLimit, max-waiters, maximumKeys, minLimit,"
+        "burst: unknown key 'burst' (expected one of adaptive, codelInterval, codelTarget, fair,"
+            + " group, initialLimit, lease, limit, maxLimit, max-waiters, maximumKeys, minLimit,"
             + " queueOrder, shares)",
         "limit: 'limit' must be a whole number from 1 to 2147483647 but was '0'",
         "lease: 'lease' must be a duration such as 250ms, 30s, 5m, 1h or 1d but was 'soon'",
@@ -142,6 +143,39 @@ class ConcurrencySpecTest {
         "group.separator: 'group.separator' applies with 'group.key: prefix'",
         "group: adaptive limits and groups do not combine yet (a group's keys share a fixed"
             + " limit)");
+  }
+
+  @Test
+  void fairQueuing_isBuilt_withItsDefaults_andBadSettingsAreNamed() {
+    ConcurrencySpec s = parse(Map.of("limit", "2", "fair", Map.of()));
+    assertThat(problems).isEmpty();
+    assertThat(s.fair()).isEqualTo(FairQueuing.of(1024, 6, 100));
+    assertThat(s.fair().memory()).isEqualTo(Duration.ofSeconds(10));
+    ConcurrencySpec t = parse(Map.of("limit", "2", "fair", Map.of("queues", "64", "handSize", 4,
+        "queueLength", "5", "memory", "30s")));
+    assertThat(t.fair()).isEqualTo(FairQueuing.of(64, 4, 5).withMemory(Duration.ofSeconds(30)));
+    ConcurrencyLimiter l = t.builder().build();
+    Permit held = l.tryAcquire("k", 2).permit();
+    assertThat(l.acquireAsync("k", "tenant-a", 1, Priority.NORMAL, Duration.ofSeconds(1)))
+        .isNotDone();
+    assertThat(l.stats().flows(Priority.NORMAL)).as("its waiters are fair queued (a real clock:"
+        + " the count decays a little)").isBetween(0.9, 1.0);
+    held.close();
+    l.close();
+    assertThat(parse(Map.of("limit", "2", "fair", Map.of("queues", "8", "handSize", "9",
+        "queueLength", "0", "memory", "0s", "flows", "x")), f -> f.replace("handSize",
+        "hand-size"))).isNull();
+    assertThat(parse(Map.of("limit", "2", "fair", "yes"))).isNull();
+    assertThat(problems).containsExactlyInAnyOrder(
+        "fair.flows: unknown key 'fair.flows' (expected one of fair.hand-size, fair.memory,"
+            + " fair.queueLength, fair.queues)",
+        "fair.handSize: 'fair.hand-size' (9) is above 'fair.queues' (8)",
+        "fair.queueLength: 'fair.queueLength' must be a whole number from 1 to 1000000 but was"
+            + " '0'",
+        "fair.memory: 'fair.memory' must be a duration such as 250ms, 30s, 5m, 1h or 1d but was"
+            + " '0s'",
+        "fair: 'fair' must be a mapping such as {queues: 1024, handSize: 6, queueLength: 100,"
+            + " memory: 10s}");
   }
 
   @Test

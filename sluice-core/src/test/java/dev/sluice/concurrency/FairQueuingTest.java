@@ -221,6 +221,81 @@ class FairQueuingTest {
   }
 
   /**
+   * The stats by priority (the meters' source): waiting now, waiters dispatched, refusals, and
+   * the flows active within the memory, each flow counting about once however often it asks.
+   */
+  @Test
+  void stats_countEachPriority_andTheFlowsSeen() {
+    ConcurrencyLimiter l = limiter(1, FairQueuing.of(1024, 4, 2));
+    Permit holder = l.tryAcquire("k").permit();
+    List<CompletableFuture<Acquisition>> waits = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      waits.add(waitFor(l, "flow-" + i, 1, Priority.NORMAL));
+    }
+    waits.add(waitFor(l, "flow-0", 1, Priority.NORMAL));   // flow-0 asks thrice in all
+    waits.add(waitFor(l, "flow-0", 1, Priority.NORMAL));
+    CompletableFuture<Acquisition> critical = waitFor(l, "ops", 1, Priority.CRITICAL);
+    ConcurrencyStats s = l.stats();
+    assertThat(s.waiting(Priority.NORMAL)).isEqualTo(7);
+    assertThat(s.waiting(Priority.CRITICAL)).isEqualTo(1);
+    assertThat(s.waiting()).isEqualTo(8);
+    assertThat(s.flows(Priority.NORMAL)).as("five flows, flow-0 asking thrice: 1 + 1/2 + 1/3")
+        .isCloseTo(5 + 1 / 2.0 + 1 / 3.0, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(s.flows(Priority.CRITICAL)).isEqualTo(1.0);
+    assertThat(s.flows(Priority.SHEDDABLE)).isZero();
+    holder.close();
+    assertThat(served(critical).isAcquired()).isTrue();
+    served(critical).permit().close();
+    s = l.stats();
+    assertThat(s.dispatched(Priority.CRITICAL)).isEqualTo(1);
+    assertThat(s.dispatched(Priority.NORMAL)).isEqualTo(1);   // the next in line holds it now
+    assertThat(s.waiting(Priority.NORMAL)).isEqualTo(6);
+    assertThat(s.waiting(Priority.CRITICAL)).isZero();
+    time.advance(Duration.ofSeconds(10).toNanos());   // one memory: every flow's count decays by e
+    assertThat(l.stats().flows(Priority.CRITICAL)).isCloseTo(Math.exp(-1),
+        org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(l.acquire("k", "batch", 1, Priority.SHEDDABLE, Duration.ZERO).refusal())
+        .isNotNull();
+    assertThat(l.stats().refused(Priority.SHEDDABLE)).isEqualTo(1);
+    assertThat(l.stats().refused(Priority.NORMAL)).isZero();
+  }
+
+  /**
+   * Levels that lend are groups: two keys (levels) share a group of 2, each assured 1; a key's
+   * waiters are fair among their flows, and a permit the other key leaves idle is lent.
+   */
+  @Test
+  void withAGroup_eachKeysWaitersAreFairAmongFlows_andIdlePermitsAreLent() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().clock(time).scheduler(time)
+        .lease(Duration.ofHours(1)).maxWaiters(100).fairQueuing(FairQueuing.of(64, 4, 50))
+        .group(ConcurrencyGroup.sharing(2).assured(1).reserve(0)).build();
+    Permit live = l.tryAcquire("live").permit();
+    Permit borrowed = l.tryAcquire("batch").permit();
+    assertThat(l.tryAcquire("batch").isAcquired()).as("the group is full").isFalse();
+    for (int i = 0; i < 20; i++) {   // history: twenty flows waited, and went
+      l.acquireAsync("batch", "flow-" + i, 1, Priority.NORMAL, Duration.ofMinutes(1))
+          .cancel(false);
+    }
+    List<CompletableFuture<Acquisition>> flood = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      flood.add(l.acquireAsync("batch", "flood", 1, Priority.NORMAL, Duration.ofMinutes(1)));
+    }
+    CompletableFuture<Acquisition> quiet =
+        l.acquireAsync("batch", "quiet", 1, Priority.NORMAL, Duration.ofMinutes(1));
+    live.close();   // live's idle permit is lent to batch's waiters
+    int before = 0;
+    while (!quiet.isDone()) {
+      CompletableFuture<Acquisition> next = flood.stream().filter(f -> f.isDone()
+          && f.join().permit().isActive()).findFirst().orElseThrow();
+      next.join().permit().close();
+      before++;
+    }
+    assertThat(served(quiet).isAcquired()).isTrue();
+    assertThat(before).as("flood waiters served before the quiet one").isLessThanOrEqualTo(4);
+    borrowed.close();
+  }
+
+  /**
    * Weights count among heavy flows: beside thirty flows that asked once, a flow asking for 2 at a
    * time gets half the turns of one asking for 1.
    */

@@ -8,6 +8,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -135,7 +136,13 @@ public final class SluiceMetrics {
    * {@code ignored}, {@code expired}), {@code sluice.concurrency.store.errors} and
    * {@code sluice.concurrency.degraded} (counters); {@code sluice.concurrency.in.flight} (the
    * weight held), {@code sluice.concurrency.waiting}, {@code sluice.concurrency.keys} and
-   * {@code sluice.concurrency.circuit.open} (gauges). For each of {@code keys} (a bounded set the
+   * {@code sluice.concurrency.circuit.open} (gauges). By priority ({@code priority} = {@code
+   * critical}, {@code normal} or {@code sheddable}): {@code sluice.concurrency.priority.waiting}
+   * and {@code sluice.concurrency.priority.flows} (gauges: the flows fair queuing has seen within
+   * its memory, summed over keys, an estimate; 0 without fair queuing),
+   * {@code sluice.concurrency.priority.dispatched} (waiters given a permit) and
+   * {@code sluice.concurrency.priority.refused} (counters); three series each, whatever the
+   * number of flows or keys. For each of {@code keys} (a bounded set the
    * operator names: backends, routes), {@code sluice.concurrency.key.in.flight{key}} and
    * {@code sluice.concurrency.key.limit{key}} (gauges; on a store, in flight is the store's count,
    * one call per scrape, and -1 when the store fails), and for an adaptive limit its estimates,
@@ -189,6 +196,20 @@ public final class SluiceMetrics {
       concurrencyGauge(registry, "sluice.concurrency.circuit.open", "1 while the circuit breaker"
           + " keeps calls away from the store", tags, limiter,
           l -> l.stats().circuitOpen() ? 1 : 0);
+      for (Priority p : Priority.values()) {
+        Tags levelTags = tags.and("priority", p.name().toLowerCase(Locale.ROOT));
+        concurrencyGauge(registry, "sluice.concurrency.priority.waiting", "Acquisitions waiting,"
+            + " by priority", levelTags, limiter, l -> l.stats().waiting(p));
+        concurrencyGauge(registry, "sluice.concurrency.priority.flows", "Flows fair queuing has"
+            + " seen within its memory, by priority (an estimate, summed over keys)", levelTags,
+            limiter, l -> l.stats().flows(p));
+        FunctionCounter.builder("sluice.concurrency.priority.dispatched", limiter,
+            l -> l.stats().dispatched(p)).description("Waiters given a permit, by priority")
+            .tags(levelTags).register(registry);
+        FunctionCounter.builder("sluice.concurrency.priority.refused", limiter,
+            l -> l.stats().refused(p)).description("Acquisitions refused, by priority")
+            .tags(levelTags).register(registry);
+      }
       for (String key : metered) {
         Tags keyTags = tags.and("key", key);
         concurrencyGauge(registry, "sluice.concurrency.key.in.flight", "The key's weight in"

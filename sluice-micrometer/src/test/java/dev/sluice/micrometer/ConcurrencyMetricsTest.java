@@ -58,6 +58,38 @@ class ConcurrencyMetricsTest {
     assertThat(gauge("sluice.concurrency.circuit.open")).isZero();
   }
 
+  /**
+   * By priority: waiting, dispatched, refused, and fair queuing's flows, three series each
+   * whatever the number of flows (a hundred tenants wait; the flows gauge reads about 100, and no
+   * meter names a tenant).
+   */
+  @Test
+  void byPriority_waitingDispatchedRefusedAndFlows_withBoundedCardinality() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(1)
+        .fairQueuing(dev.sluice.concurrency.FairQueuing.of(4096, 4, 10)).maxWaiters(1000)
+        .clock(clock).scheduler(clock).build();
+    SluiceMetrics.binder(l, "db").bindTo(registry);
+    Permit held = l.tryAcquire("orders").permit();
+    for (int i = 0; i < 100; i++) {
+      l.acquireAsync("orders", "tenant-" + i, 1, Priority.NORMAL, Duration.ofSeconds(5));
+    }
+    l.acquireAsync("orders", "ops", 1, Priority.CRITICAL, Duration.ofSeconds(5));
+    l.tryAcquire("orders", 1, Priority.SHEDDABLE);   // refused: the queue is ahead of it
+    assertThat(gauge("sluice.concurrency.priority.waiting", "priority", "normal")).isEqualTo(100);
+    assertThat(gauge("sluice.concurrency.priority.waiting", "priority", "critical")).isEqualTo(1);
+    assertThat(gauge("sluice.concurrency.priority.flows", "priority", "normal"))
+        .isCloseTo(100, org.assertj.core.data.Offset.offset(1.0));
+    assertThat(gauge("sluice.concurrency.priority.flows", "priority", "sheddable")).isZero();
+    assertThat(counter("sluice.concurrency.priority.refused", "priority", "sheddable"))
+        .isEqualTo(1);
+    held.close();
+    assertThat(counter("sluice.concurrency.priority.dispatched", "priority", "critical"))
+        .isEqualTo(1);
+    assertThat(registry.find("sluice.concurrency.priority.flows").gauges()).hasSize(3);
+    assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTags().toString())
+        .doesNotContain("tenant-"));
+  }
+
   @Test
   void aFailingStore_isCountedAndShown() {
     ReferencePermitStore store = new ReferencePermitStore(clock);
