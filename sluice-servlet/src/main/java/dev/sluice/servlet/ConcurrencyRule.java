@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  * ConcurrencyRule.path("/api/**").limiter(backend).global()
  *     .priority(req -> req.getHeader("X-Batch") != null ? Priority.SHEDDABLE : Priority.NORMAL)
  *     .maxWait(Duration.ofMillis(50)).build();
+ * ConcurrencyRule.path("/reports/**").limiter(reports).global()
+ *     .flow(Keys.header("X-Tenant"))   // waiters fair among tenants (fair queuing)
+ *     .maxWait(Duration.ofMillis(500)).build();
  * }</pre>
  */
 public final class ConcurrencyRule {
@@ -41,6 +44,11 @@ public final class ConcurrencyRule {
   String key(HttpServletRequest request) {
     return settings.scope() == ConcurrencyScope.CLIENT ? settings.clientKey().key(request)
         : settings.sharedKey();
+  }
+
+  /** The request's flow for fair queuing; null when the rule names none or it finds none. */
+  String flow(HttpServletRequest request) {
+    return settings.flow() == null ? null : settings.flow().key(request);
   }
 
   ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings() {

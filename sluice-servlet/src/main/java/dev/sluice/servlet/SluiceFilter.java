@@ -279,7 +279,8 @@ public final class SluiceFilter implements Filter {
         Duration wait = settings.waitFor(key, request::getHeader);
         a = wait.isZero()
             ? settings.limiter().tryAcquire(key, 1, settings.priorityOf(request))
-            : settings.limiter().acquire(key, 1, settings.priorityOf(request), wait);
+            : settings.limiter().acquire(key, rule.flow(request), 1,
+                settings.priorityOf(request), wait);
       } catch (IllegalArgumentException e) {
         release(held, Outcome.IGNORED);
         writeProblem(response, new RateLimitProblem(400, "Bad Request",

@@ -145,6 +145,40 @@ class SluiceFilterConcurrencyTest {
     return l;
   }
 
+  /**
+   * A rule's flow reaches the limiter: with fair queuing, three tenants' requests (X-Tenant)
+   * waiting behind a held one count as three flows (the same requests without a flow would be
+   * one), and each is served when the permit comes back.
+   */
+  @Test
+  void aRulesFlow_isTheTenantsFairQueuingFlow() throws Exception {
+    ConcurrencyLimiter backend = ConcurrencyLimiter.builder().limit(1)
+        .fairQueuing(dev.sluice.concurrency.FairQueuing.of(1024, 4, 10)).onPermitEnd(ends::add)
+        .build();
+    start(SluiceFilter.builder().rule(ConcurrencyRule.path("/**").limiter(backend).global()
+        .flow(Keys.header("X-Tenant")).maxWait(Duration.ofSeconds(10)).build()).build());
+    CompletableFuture<HttpResponse<String>> held = hold("/hold/1", "X-Tenant", "a");
+    CountDownLatch first = nextInside();
+    List<CompletableFuture<HttpResponse<String>>> waiting = new java.util.ArrayList<>();
+    for (String tenant : List.of("b", "c", "d")) {
+      waiting.add(hold("/x", "X-Tenant", tenant));
+    }
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (backend.waiting("global") < 3 && System.nanoTime() < end) {
+      Thread.sleep(5);
+    }
+    assertThat(backend.waiting("global")).isEqualTo(3);
+    assertThat(backend.stats().flows(Priority.NORMAL)).as("three tenants, three flows")
+        .isBetween(2.9, 3.0);
+    first.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    for (CompletableFuture<HttpResponse<String>> w : waiting) {
+      assertThat(w.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+    assertThat(backend.stats().dispatched(Priority.NORMAL)).isEqualTo(3);
+    assertThat(ends).hasSize(4).extracting(PermitEnd::outcome).containsOnly(Outcome.SUCCESS);
+  }
+
   @Test
   void globalShedding_refusesTheExcessWith503_andReleasesOnCompletion() throws Exception {
     ConcurrencyLimiter backend = limiter(2);

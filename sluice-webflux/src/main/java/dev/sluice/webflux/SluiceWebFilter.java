@@ -253,9 +253,10 @@ public final class SluiceWebFilter implements WebFilter {
             return writeProblem(exchange.getResponse(), settings.missingKey());
           }
           String key = found == NO_KEY ? FilterPolicy.SHARED_KEY : found;
-          return Mono.fromFuture(() -> settings.limiter().acquireAsync(key, 1,
+          return rule.flow(exchange).defaultIfEmpty(NO_KEY).flatMap(flow -> Mono.fromFuture(
+              () -> settings.limiter().acquireAsync(key, flow == NO_KEY ? null : flow, 1,
                   settings.priorityOf(exchange.getRequest()),
-                  settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst)))
+                  settings.waitFor(key, exchange.getRequest().getHeaders()::getFirst))))
               .flatMap(a -> {
                 if (!a.isAcquired()) {
                   release(held, Outcome.IGNORED);

@@ -37,6 +37,11 @@ public final class WebConcurrencyRule {
   }
 
   /** The key a request counts under; empty when a per-client rule finds no client key. */
+  /** The request's flow for fair queuing; empty when the rule names none or it finds none. */
+  Mono<String> flow(ServerWebExchange exchange) {
+    return settings.flow() == null ? Mono.empty() : settings.flow().key(exchange);
+  }
+
   Mono<String> key(ServerWebExchange exchange) {
     return settings.scope() == ConcurrencyScope.CLIENT ? settings.clientKey().key(exchange)
         : Mono.just(settings.sharedKey());

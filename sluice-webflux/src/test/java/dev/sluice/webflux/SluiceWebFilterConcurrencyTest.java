@@ -111,6 +111,39 @@ class SluiceWebFilterConcurrencyTest {
     assertThat(f.healthRefusals()).isEqualTo(1);
   }
 
+  /**
+   * A rule's flow reaches the limiter: with fair queuing, three tenants' requests waiting behind
+   * a held one count as three flows, and a request without the header is the unnamed flow.
+   */
+  @Test
+  void aRulesFlow_isTheTenantsFairQueuingFlow() {
+    ConcurrencyLimiter backend = ConcurrencyLimiter.builder().limit(1)
+        .fairQueuing(dev.sluice.concurrency.FairQueuing.of(1024, 4, 10)).onPermitEnd(ends::add)
+        .clock(clock).scheduler(clock).build();
+    SluiceWebFilter f = SluiceWebFilter.builder().rule(WebConcurrencyRule.path("/api/**")
+        .limiter(backend).global().flow(WebKeys.header("X-Tenant"))
+        .maxWait(Duration.ofSeconds(10)).build()).build();
+    Sinks.Empty<Void> held = Sinks.empty();
+    f.filter(get("/api/a", "X-Tenant", "a"), pending(held)).subscribe();
+    List<Sinks.Empty<Void>> waiting = new java.util.ArrayList<>();
+    for (String tenant : List.of("b", "c", "d")) {
+      Sinks.Empty<Void> s = Sinks.empty();
+      waiting.add(s);
+      f.filter(get("/api/x", "X-Tenant", tenant), pending(s)).subscribe();
+    }
+    Sinks.Empty<Void> unnamed = Sinks.empty();
+    f.filter(get("/api/y"), pending(unnamed)).subscribe();
+    assertThat(backend.waiting("global")).isEqualTo(4);
+    assertThat(backend.stats().flows(Priority.NORMAL)).as("three tenants and the unnamed flow")
+        .isEqualTo(4.0);
+    held.tryEmitEmpty();
+    waiting.forEach(Sinks.Empty::tryEmitEmpty);
+    unnamed.tryEmitEmpty();
+    assertThat(backend.stats().dispatched(Priority.NORMAL)).isEqualTo(4);
+    assertThat(backend.inFlight("global")).isZero();
+    assertThat(ends).hasSize(5);
+  }
+
   @Test
   void globalShedding_holdsPermitsUntilTheResponseCompletes_andRefusesTheExcessWith503() {
     ConcurrencyLimiter backend = limiter(2);
