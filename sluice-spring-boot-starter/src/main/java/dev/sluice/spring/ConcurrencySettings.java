@@ -8,6 +8,7 @@ import dev.sluice.internal.RequestKeys;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,8 +23,8 @@ import java.util.TreeSet;
 final class ConcurrencySettings {
   /** A checked rule. */
   record RuleSpec(String path, List<String> methods, String limit, ConcurrencyScope scope,
-      SluiceSettings.KeySource key, Duration maxWait, List<String> deadlineHeaders,
-      String priorityHeader, Duration retryAfter) {
+      SluiceSettings.KeySource key, SluiceSettings.KeySource flow, Duration maxWait,
+      List<String> deadlineHeaders, String priorityHeader, Duration retryAfter) {
 
     /** The priority a header value names (critical, normal, sheddable; else normal). */
     static Priority priority(String headerValue) {
@@ -47,10 +48,16 @@ final class ConcurrencySettings {
         limits.put(name, spec);
       }
     });
+    Set<String> fair = new HashSet<>();
+    c.getLimits().forEach((name, l) -> {
+      if (l.getFair() != null) {
+        fair.add(name);
+      }
+    });
     List<RuleSpec> rules = new ArrayList<>();
     for (int i = 0; i < c.getRules().size(); i++) {
       RuleSpec r = rule("sluice.concurrency.rules[" + i + "]", c.getRules().get(i),
-          c.getLimits().keySet(), problems);
+          c.getLimits().keySet(), fair, problems);
       if (r != null) {
         rules.add(r);
       }
@@ -89,6 +96,16 @@ final class ConcurrencySettings {
       group.values().removeIf(v -> v == null);
       fields.put("group", group);
     }
+    SluiceProperties.FairSettings f = l.getFair();
+    if (f != null) {
+      Map<String, Object> fair = new LinkedHashMap<>();
+      fair.put("queues", f.getQueues());
+      fair.put("handSize", f.getHandSize());
+      fair.put("queueLength", f.getQueueLength());
+      fair.put("memory", f.getMemory());
+      fair.values().removeIf(v -> v == null);
+      fields.put("fair", fair);
+    }
     fields.values().removeIf(v -> v == null);
     return ConcurrencySpec.parse(name, fields, ConcurrencySettings::kebab,
         (field, message) -> problems.add(at + ": " + message));
@@ -102,7 +119,7 @@ final class ConcurrencySettings {
     String[] parts = path.split("\\.", -1);
     StringBuilder out = new StringBuilder();
     for (int i = 0; i < parts.length; i++) {
-      boolean field = i == 0 || (i == 1 && parts[0].equals("group"));
+      boolean field = i == 0 || (i == 1 && (parts[0].equals("group") || parts[0].equals("fair")));
       if (i > 0) {
         out.append('.');
       }
@@ -113,7 +130,7 @@ final class ConcurrencySettings {
   }
 
   private static RuleSpec rule(String at, SluiceProperties.ConcurrencyRule r,
-      Set<String> declared, List<String> problems) {
+      Set<String> declared, Set<String> fair, List<String> problems) {
     int before = problems.size();
     String path = r.getPath();
     SluiceSettings.checkPath(at, path, problems);
@@ -163,8 +180,14 @@ final class ConcurrencySettings {
         problems.add(at + ".deadline-headers[" + i + "]: " + e.getMessage());
       }
     }
+    SluiceSettings.KeySource flow = r.getFlow() == null ? null
+        : SluiceSettings.key(at + ".flow", r.getFlow(), problems);
+    if (flow != null && limit != null && fair != null && !fair.contains(limit)) {
+      problems.add(at + ".flow: the limit '" + limit + "' has no fair queuing (set"
+          + " sluice.concurrency.limits." + limit + ".fair) to serve its waiters fairly by flow");
+    }
     return problems.size() == before ? new RuleSpec(path, List.copyOf(methods), limit, scope, key,
-        wait, List.copyOf(deadlineHeaders), priorityHeader, retryAfter) : null;
+        flow, wait, List.copyOf(deadlineHeaders), priorityHeader, retryAfter) : null;
   }
 
   private static String lower(String s) {

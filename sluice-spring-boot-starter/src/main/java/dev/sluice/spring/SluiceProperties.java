@@ -403,6 +403,12 @@ public class SluiceProperties {
      * permits (unset: no group); limit is then each key's ceiling, and defaults to the group's.
      */
     private ConcurrencyGroupSettings group;
+    /**
+     * Fair queuing among flows for the waiters (unset: none): a rule's flow (such as
+     * header:X-Tenant) names each request's flow, and one flow's flood does not starve the
+     * others' waits.
+     */
+    private FairSettings fair;
     /** Keys held at once (in memory; on a store, keys with waiters here). */
     private long maximumKeys = ConcurrencySpec.DEFAULT_MAXIMUM_KEYS;
     /**
@@ -501,6 +507,14 @@ public class SluiceProperties {
       return group;
     }
 
+    public FairSettings getFair() {
+      return fair;
+    }
+
+    public void setFair(FairSettings fair) {
+      this.fair = fair;
+    }
+
     public void setGroup(ConcurrencyGroupSettings group) {
       this.group = group;
     }
@@ -519,6 +533,50 @@ public class SluiceProperties {
 
     public void setMaximumKeys(long maximumKeys) {
       this.maximumKeys = maximumKeys;
+    }
+  }
+
+  /** Fair queuing among flows for a concurrency limit's waiters (docs/concurrency.md). */
+  public static class FairSettings {
+    /** Queues a priority (default 1024); keep flows x hand-size / queues at 5 or less. */
+    private Integer queues;
+    /** Queues a flow is dealt (default 6). */
+    private Integer handSize;
+    /** Waiters a queue holds (default 100). */
+    private Integer queueLength;
+    /** How long a flow's demand is remembered: it decays by e every this long (default 10s). */
+    private Duration memory;
+
+    public Integer getQueues() {
+      return queues;
+    }
+
+    public void setQueues(Integer queues) {
+      this.queues = queues;
+    }
+
+    public Integer getHandSize() {
+      return handSize;
+    }
+
+    public void setHandSize(Integer handSize) {
+      this.handSize = handSize;
+    }
+
+    public Integer getQueueLength() {
+      return queueLength;
+    }
+
+    public void setQueueLength(Integer queueLength) {
+      this.queueLength = queueLength;
+    }
+
+    public Duration getMemory() {
+      return memory;
+    }
+
+    public void setMemory(Duration memory) {
+      this.memory = memory;
     }
   }
 
@@ -608,6 +666,11 @@ public class SluiceProperties {
     private List<String> deadlineHeaders = new ArrayList<>(List.of("grpc-timeout"));
     /** A header whose value (critical, normal or sheddable) is the request's priority; absent or other: normal. */
     private String priorityHeader;
+    /**
+     * Each request's flow for the limit's fair queuing: ip, header:NAME or principal (unset: no
+     * flow); the limit needs fair set.
+     */
+    private String flow;
     /** The Retry-After of a refusal. */
     private Duration retryAfter = Duration.ofSeconds(1);
 
@@ -669,6 +732,14 @@ public class SluiceProperties {
 
     public String getPriorityHeader() {
       return priorityHeader;
+    }
+
+    public String getFlow() {
+      return flow;
+    }
+
+    public void setFlow(String flow) {
+      this.flow = flow;
     }
 
     public void setPriorityHeader(String priorityHeader) {

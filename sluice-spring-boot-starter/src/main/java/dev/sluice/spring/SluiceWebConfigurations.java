@@ -127,6 +127,9 @@ final class SluiceWebConfigurations {
         if (header != null) {
           rule.priority(req -> ConcurrencySettings.RuleSpec.priority(req.getHeader(header)));
         }
+        if (r.flow() != null) {
+          rule.flow(servletKey(r.flow(), p));
+        }
         b.rule(rule.build());
       }
       FilterRegistrationBean<SluiceFilter> reg = new FilterRegistrationBean<>(b.build());
@@ -246,6 +249,9 @@ final class SluiceWebConfigurations {
         if (header != null) {
           rule.priority(req -> ConcurrencySettings.RuleSpec.priority(
               req.getHeaders().getFirst(header)));
+        }
+        if (r.flow() != null) {
+          rule.flow(webKey(r.flow(), p));
         }
         b.rule(rule.build());
       }

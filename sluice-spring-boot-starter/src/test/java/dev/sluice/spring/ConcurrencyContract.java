@@ -118,6 +118,46 @@ abstract class ConcurrencyContract {
   }
 
   /**
+   * A rule's flow from YAML (flow: header:X-Tenant) on a limit with fair queuing: three tenants
+   * waiting behind a held request count as three flows, in the limiter's stats and in the
+   * priority's meters, and all are served when the permit comes back.
+   */
+  @Test
+  void aRulesFlow_reachesTheLimitsFairQueuing_andItsMeters() throws Exception {
+    ConcurrencyLimiter tenants = limiters.concurrency("tenants");
+    String first = gate();
+    CompletableFuture<HttpResponse<String>> held = held("/fair/" + first, "X-Tenant", "a");
+    java.util.List<CompletableFuture<HttpResponse<String>>> waiting = new java.util.ArrayList<>();
+    java.util.List<String> gates = new java.util.ArrayList<>();
+    for (String tenant : java.util.List.of("b", "c", "d")) {
+      String g = gate();
+      gates.add(g);
+      waiting.add(HTTP.sendAsync(request("/fair/" + g, "X-Tenant", tenant),
+          HttpResponse.BodyHandlers.ofString()));
+    }
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (tenants.waiting("global") < 3 && System.nanoTime() < end) {
+      Thread.sleep(5);
+    }
+    assertThat(tenants.waiting("global")).isEqualTo(3);
+    assertThat(tenants.stats().flows(dev.sluice.concurrency.Priority.NORMAL)).isBetween(2.9, 3.0);
+    assertThat(meters.find("sluice.concurrency.priority.flows")
+        .tags("limiter", "tenants", "priority", "normal").gauge().value()).isBetween(2.9, 3.0);
+    assertThat(meters.find("sluice.concurrency.priority.waiting")
+        .tags("limiter", "tenants", "priority", "normal").gauge().value()).isEqualTo(3);
+    gates.forEach(ConcurrencyContract::open);
+    open(first);
+    assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    for (CompletableFuture<HttpResponse<String>> w : waiting) {
+      assertThat(w.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+    assertThat(meters.find("sluice.concurrency.priority.dispatched")
+        .tags("limiter", "tenants", "priority", "normal").functionCounter().count())
+        .isEqualTo(3);
+    TestApp.ARRIVED.drainPermits();   // the waiters' arrivals: no other test's to read
+  }
+
+  /**
    * Issue 44, item 7: a per-client rule keyed by a header, and a request without it: 400 naming
    * the limit (sluice.missing-key's default, reject, as for rate rules), not one shared key.
    */

@@ -19,5 +19,12 @@ import org.springframework.boot.test.context.SpringBootTest;
         "sluice.concurrency.rules[1].path=/open",
         "sluice.concurrency.rules[1].limit=per-client",
         "sluice.concurrency.rules[1].per=client",
-        "sluice.concurrency.rules[1].key=header:X-Client"})
+        "sluice.concurrency.rules[1].key=header:X-Client",
+        "sluice.concurrency.limits.tenants.limit=1",
+        "sluice.concurrency.limits.tenants.fair.queues=1024",
+        "sluice.concurrency.limits.tenants.fair.hand-size=4",
+        "sluice.concurrency.rules[2].path=/fair/**",
+        "sluice.concurrency.rules[2].limit=tenants",
+        "sluice.concurrency.rules[2].flow=header:X-Tenant",
+        "sluice.concurrency.rules[2].max-wait=10s"})
 class ConcurrencyWebFluxTest extends ConcurrencyContract {}

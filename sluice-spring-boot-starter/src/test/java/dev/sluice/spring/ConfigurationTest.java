@@ -100,6 +100,30 @@ class ConfigurationTest {
             .containsExactly("container.cpu"));
   }
 
+  /** docs/spring.md's fair queuing block builds the limit it says, fair queuing on. */
+  @Test
+  void theFairBlockOfSpringMd_buildsItsLimit() throws Exception {
+    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
+    int start = doc.indexOf("  ```yaml\n  sluice:\n    concurrency:\n      limits:\n        reports:")
+        + "  ```yaml\n".length();
+    String yaml = doc.substring(start, doc.indexOf("  ```", start)).replaceAll("(?m)^  ", "");
+    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
+        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
+            java.nio.charset.StandardCharsets.UTF_8)));
+    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          ConcurrencyLimiter reports = context.getBean(SluiceLimiters.class).concurrency("reports");
+          assertThat(reports.limit("global")).isEqualTo(8);
+          dev.sluice.concurrency.Permit held = reports.tryAcquire("global", 8).permit();
+          reports.acquireAsync("global", "acme", 1, dev.sluice.concurrency.Priority.NORMAL,
+              java.time.Duration.ofSeconds(5));
+          assertThat(reports.stats().flows(dev.sluice.concurrency.Priority.NORMAL))
+              .as("fair queuing, with the flow it was given").isBetween(0.9, 1.0);
+          held.close();
+        });
+  }
+
   /** docs/spring.md's sluice.health block, with the bean it names, builds the shedder it says. */
   @Test
   void theHealthBlockOfSpringMd_buildsItsShedder() throws Exception {
@@ -196,6 +220,50 @@ class ConfigurationTest {
                   + "Priority'",
               "sluice.concurrency.rules[0].deadline-headers[1]: not an HTTP header name: 'x "
                   + "deadline'");
+        });
+  }
+
+  /**
+   * Fair queuing from YAML: fair.* on a limit and flow on a rule; bad values are named in the
+   * properties' spelling, and a flow on a limit without fair queuing is a startup error.
+   */
+  @Test
+  void fairQueuing_isRead_andBadSettingsNamed() {
+    runner.withPropertyValues("sluice.concurrency.limits.db.limit=2",
+        "sluice.concurrency.limits.db.fair.queues=64",
+        "sluice.concurrency.limits.db.fair.hand-size=4",
+        "sluice.concurrency.limits.db.fair.memory=30s",
+        "sluice.concurrency.rules[0].path=/api/**", "sluice.concurrency.rules[0].limit=db",
+        "sluice.concurrency.rules[0].flow=header:X-Tenant")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          ConcurrencyLimiter db = context.getBean(SluiceLimiters.class).concurrency("db");
+          dev.sluice.concurrency.Permit held = db.tryAcquire("k", 2).permit();
+          db.acquireAsync("k", "acme", 1, dev.sluice.concurrency.Priority.NORMAL,
+              java.time.Duration.ofSeconds(5));
+          assertThat(db.stats().flows(dev.sluice.concurrency.Priority.NORMAL))
+              .as("its waiters are fair queued").isBetween(0.9, 1.0);
+          held.close();
+        });
+    runner.withPropertyValues("sluice.concurrency.limits.db.limit=2",
+        "sluice.concurrency.limits.db.fair.queues=8",
+        "sluice.concurrency.limits.db.fair.hand-size=9",
+        "sluice.concurrency.limits.db.fair.queue-length=0",
+        "sluice.concurrency.limits.plain.limit=2",
+        "sluice.concurrency.rules[0].path=/api/**", "sluice.concurrency.rules[0].limit=plain",
+        "sluice.concurrency.rules[0].flow=header:X-Tenant",
+        "sluice.concurrency.rules[1].path=/b/**", "sluice.concurrency.rules[1].limit=db",
+        "sluice.concurrency.rules[1].flow=cookie")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(problems(context.getStartupFailure())).containsExactlyInAnyOrder(
+              "sluice.concurrency.limits.db: 'fair.hand-size' (9) is above 'fair.queues' (8)",
+              "sluice.concurrency.limits.db: 'fair.queue-length' must be a whole number from 1"
+                  + " to 1000000 but was '0'",
+              "sluice.concurrency.rules[0].flow: the limit 'plain' has no fair queuing (set"
+                  + " sluice.concurrency.limits.plain.fair) to serve its waiters fairly by flow",
+              "sluice.concurrency.rules[1].flow: must be ip, principal or header:NAME but was"
+                  + " 'cookie'");
         });
   }
 

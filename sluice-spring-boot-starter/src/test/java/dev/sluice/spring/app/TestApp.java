@@ -105,6 +105,13 @@ public class TestApp {
       return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
     }
 
+    /** As /slow: held open until a test opens its gate (fair queuing's tests). */
+    @GetMapping("/fair/{gate}")
+    Mono<String> fair(@PathVariable String gate) {
+      ARRIVED.release();
+      return Mono.fromFuture(GATES.computeIfAbsent(gate, g -> new CompletableFuture<>()));
+    }
+
     /** Holds its thread (a servlet worker) until a test opens its gate: a busy worker. */
     @GetMapping("/held/{gate}")
     String held(@PathVariable String gate) throws Exception {
