@@ -4,6 +4,7 @@ import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
 import dev.sluice.concurrency.Outcome;
+import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
 import java.math.BigDecimal;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleBiFunction;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
@@ -171,6 +173,24 @@ final class Metrics {
     }
   }
 
+  /** One metric with a sample per limit and priority. */
+  private static void byPriority(StringBuilder b, Map<String, ConcurrencyLimiter> limiters,
+      String name, String type, String help,
+      ToDoubleBiFunction<ConcurrencyStats, Priority> value) {
+    b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+    limiters.forEach((limit, l) -> {
+      ConcurrencyStats st = l.stats();
+      for (Priority p : Priority.values()) {
+        double v = value.applyAsDouble(st, p);
+        b.append(name).append("{limit=\"").append(escape(limit)).append("\",priority=\"")
+            .append(p.name().toLowerCase(Locale.ROOT)).append("\"} ")
+            .append(v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v))
+            .append('\n');
+      }
+    });
+  }
+
   private static String escape(String s) {
     return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
   }
@@ -249,6 +269,15 @@ final class Metrics {
             .append('\n');
       }
     });
+    byPriority(b, limiters, "sluice_concurrency_priority_waiting", "gauge",
+        "Acquisitions waiting, by limit and priority.", (st, p) -> st.waiting(p));
+    byPriority(b, limiters, "sluice_concurrency_priority_flows", "gauge",
+        "Flows fair queuing has seen within its memory (an estimate summed over keys; 0"
+            + " without fair queuing), by limit and priority.", (st, p) -> st.flows(p));
+    byPriority(b, limiters, "sluice_concurrency_priority_dispatched_total", "counter",
+        "Waiters given a permit, by limit and priority.", (st, p) -> st.dispatched(p));
+    byPriority(b, limiters, "sluice_concurrency_priority_refused_total", "counter",
+        "Acquisitions refused, by limit and priority.", (st, p) -> st.refused(p));
     b.append("# HELP sluice_concurrency_permits_held Permit ids the service holds.\n");
     b.append("# TYPE sluice_concurrency_permits_held gauge\n");
     b.append("sluice_concurrency_permits_held ").append(held).append('\n');

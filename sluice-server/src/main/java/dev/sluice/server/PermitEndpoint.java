@@ -49,7 +49,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class PermitEndpoint {
   private static final System.Logger LOG = System.getLogger(PermitEndpoint.class.getName());
-  private static final Set<String> FIELDS = Set.of("limit", "key", "weight", "priority", "waitMs");
+  private static final Set<String> FIELDS = Set.of("limit", "key", "flow", "weight", "priority",
+      "waitMs");
 
   private final Map<String, ConcurrencyLimiter> limiters;
   private final BodyReader bodies;
@@ -220,6 +221,11 @@ final class PermitEndpoint {
           ? "'key' is longer than " + maxKeyLength + " characters" : "'key' "
           + StoreKeys.problem(key));
     }
+    String flow = root.has("flow") ? text(root, "flow") : null;
+    if (flow != null && flow.length() > maxKeyLength) {
+      throw new Refusal(Problem.INVALID_PERMIT_REQUEST, "'flow' is longer than " + maxKeyLength
+          + " characters");
+    }
     int weight = root.has("weight") ? whole(root, "weight", 1, Integer.MAX_VALUE) : 1;
     long waitMs = root.has("waitMs") ? whole(root, "waitMs", 0, 60_000) : 0;
     Priority priority = Priority.NORMAL;
@@ -241,7 +247,7 @@ final class PermitEndpoint {
     }
     CompletableFuture<Acquisition> asked;
     try {
-      asked = limiter.acquireAsync(key, weight, priority, Duration.ofMillis(waitMs));
+      asked = limiter.acquireAsync(key, flow, weight, priority, Duration.ofMillis(waitMs));
     } catch (IllegalArgumentException e) {   // a key its limit cannot place (a group's prefix)
       heldCount.decrementAndGet();
       throw new Refusal(Problem.INVALID_PERMIT_REQUEST, e.getMessage());
