@@ -186,6 +186,12 @@ final class ServeCommand implements Callable<Integer> {
       description = "require 'Authorization: Bearer <token>' on /v1/ (token read from FILE; or set SLUICE_TOKEN)")
   Path tokenFile;
 
+  @Option(names = "--admin-token-file", paramLabel = "FILE",
+      description = "turn on the admin API (GET /v1/top-refused) behind 'Authorization: Bearer"
+          + " <admin token>', read from FILE (or set SLUICE_ADMIN_TOKEN); it must differ from"
+          + " the decision token")
+  Path adminTokenFile;
+
   @Option(names = "--max-body", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
   int maxBody;
 
@@ -280,11 +286,16 @@ final class ServeCommand implements Callable<Integer> {
     if (tokenFile != null) {
       token = Files.readString(tokenFile).trim();
     }
+    String adminToken = System.getenv("SLUICE_ADMIN_TOKEN");
+    if (adminTokenFile != null) {
+      adminToken = Files.readString(adminTokenFile).trim();
+    }
     Options o;
     try {
       o = new Options().host(host).port(port).config(config).redis(redis)
           .redisCluster(redisCluster).postgres(postgres).mysql(mysql).storeFailure(failure)
           .token(token == null || token.isEmpty() ? null : token)
+          .adminToken(adminToken == null || adminToken.isEmpty() ? null : adminToken)
           .maxBodyBytes(maxBody).maxBatch(maxBatch).maxKeyLength(maxKeyLength)
           .storeTimeout(given("--store-timeout") ? duration("--store-timeout", storeTimeout) : null)
           .circuitBreaker(breaker())

@@ -125,6 +125,9 @@ final class CheckEndpoint {
     }
     String outcome = d.isAllowed() ? "allowed" : d.isUnavailable() ? "unavailable" : "rejected";
     metrics.decision(c.policy().name(), outcome, System.nanoTime() - start);
+    if (outcome.equals("rejected") && c.mode() != Mode.PEEK) {
+      metrics.refused(c.policy().name(), c.key());
+    }
     return d;
   }
 }

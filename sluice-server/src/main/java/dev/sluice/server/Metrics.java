@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.TopKeys;
 import dev.sluice.concurrency.AdaptiveLimit;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencyStats;
@@ -7,6 +8,7 @@ import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.concurrency.Refusal;
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,6 +33,13 @@ final class Metrics {
   private final ConcurrentHashMap<String, LongAdder> envoyDetailed = new ConcurrentHashMap<>();
   /** Envoy requests that were not a valid {@code RateLimitRequest} (refused, not decided). */
   final LongAdder envoyMalformed = new LongAdder();
+  /** The keys refused most, by policy (rate) and by concurrency limit: bounded sketches. */
+  private final ConcurrentHashMap<String, TopKeys> refusedByPolicy = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, TopKeys> refusedByLimit = new ConcurrentHashMap<>();
+  /** Keys each sketch holds. */
+  static final int TOP_KEYS = 256;
+  /** How long a refusal counts: it decays by e every this long. */
+  static final Duration TOP_MEMORY = Duration.ofMinutes(5);
   final LongAdder reloadsOk = new LongAdder();
   final LongAdder reloadsFailed = new LongAdder();
 
@@ -38,6 +47,21 @@ final class Metrics {
     for (int i = 0; i < buckets.length; i++) {
       buckets[i] = new LongAdder();
     }
+  }
+
+  /** A key a policy refused (the policies are the configuration's: a bounded set). */
+  void refused(String policy, String key) {
+    refusedByPolicy.computeIfAbsent(policy, p -> TopKeys.of(TOP_KEYS, TOP_MEMORY)).add(key);
+  }
+
+  /** A key a concurrency limit refused a permit. */
+  void refusedPermit(String limit, String key) {
+    refusedByLimit.computeIfAbsent(limit, l -> TopKeys.of(TOP_KEYS, TOP_MEMORY)).add(key);
+  }
+
+  /** The sketch of a policy's (or, with {@code permits}, a limit's) refusals; null if none yet. */
+  TopKeys topRefused(String name, boolean permits) {
+    return (permits ? refusedByLimit : refusedByPolicy).get(name);
   }
 
   void decision(String policy, String outcome, long nanos) {

@@ -34,6 +34,7 @@ public final class Options {
   String mysqlUrl;
   int mysqlPoolSize = 16;
   String token;
+  String adminToken;
   int maxBodyBytes = 64 * 1024;
   int maxBatch = 100;
   int maxKeyLength = 256;
@@ -308,6 +309,18 @@ public final class Options {
     return this;
   }
 
+  /**
+   * Turn on the admin API ({@code GET /v1/top-refused}), which needs {@code Authorization: Bearer
+   * <adminToken>}, a token of its own (default: off, the endpoints answer 404).
+   */
+  public Options adminToken(String adminToken) {
+    if (adminToken != null && (adminToken.isBlank() || adminToken.length() < 16)) {
+      throw new IllegalArgumentException("an admin token must have at least 16 characters");
+    }
+    this.adminToken = adminToken;
+    return this;
+  }
+
   /** Largest accepted body (default 64 KiB); larger gets 413. */
   /**
    * Sheds checks by this process's CPU ({@code docs/server.md}): from {@code start} (a share of
@@ -516,6 +529,10 @@ public final class Options {
     }
     if (token != null && token.isBlank()) {
       problems.add("token must not be blank");
+    }
+    if (adminToken != null && adminToken.equals(token)) {
+      problems.add("the admin token must differ from the decision token (--token-file): a"
+          + " client that may ask for decisions may not read who is refused");
     }
     if (grpcPort < 0 && envoyConfig != null) {
       problems.add("envoyConfig (--envoy-config) is served on grpcPort (--grpc-port), which is"

@@ -71,11 +71,14 @@ final class PermitEndpoint {
 
   /** The service's own health shedder ({@code Options.shedCpu}), or null. */
   private final HealthShedder health;
+  /** Where refusals are counted by key (the admin API's top refused keys). */
+  private final Metrics metrics;
 
   PermitEndpoint(Map<String, ConcurrencyLimiter> limiters, BodyReader bodies, Responses responses,
       ObjectMapper json, int maxBodyBytes, long maxPermits, int maxKeyLength,
-      HealthShedder health) {
+      HealthShedder health, Metrics metrics) {
     this.limiters = limiters;
+    this.metrics = metrics;
     this.health = health;
     this.bodies = bodies;
     this.responses = responses;
@@ -317,6 +320,7 @@ final class PermitEndpoint {
     }
     heldCount.decrementAndGet();
     var why = a.refusal();
+    metrics.refusedPermit(name, key);
     boolean unavailable = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT).status() == 503;
     Problem p = unavailable ? Problem.STORE_UNAVAILABLE : Problem.NO_PERMIT;
     String detail = ConcurrencyAnswers.problem(a, ConcurrencyScope.CLIENT, name).detail();

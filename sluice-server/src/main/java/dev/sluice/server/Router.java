@@ -1,20 +1,23 @@
 package dev.sluice.server;
 
+import dev.sluice.TopKeys;
 import dev.sluice.health.HealthShedder;
 import dev.sluice.internal.FilterPolicy;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.List;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Fields;
 import org.eclipse.jetty.util.Callback;
 
 /**
  * The service's endpoints: {@code POST /v1/check} and {@code /v1/permits} (after the bearer
- * token, when one is set), {@code /healthz}, {@code /readyz} and {@code /metrics}; 404 and 405 as
- * problem documents.
+ * token, when one is set), {@code /healthz}, {@code /readyz} and {@code /metrics}, and with an
+ * admin token {@code GET /v1/top-refused}; 404 and 405 as problem documents.
  */
 final class Router extends Handler.Abstract {
   private static final System.Logger LOG = System.getLogger(Router.class.getName());
@@ -25,17 +28,24 @@ final class Router extends Handler.Abstract {
   private final Responses responses;
   /** {@code Authorization} expected on /v1/, as bytes; null when no token is set. */
   private final byte[] token;
+  /** {@code Authorization} the admin API expects, as bytes; null when it is off. */
+  private final byte[] adminToken;
+  private final Metrics refusals;
   /** Why the service is not ready, or null when it is. */
   private final Supplier<String> notReady;
   private final Supplier<String> metrics;
 
   Router(BodyReader bodies, CheckEndpoint check, PermitEndpoint permits, Responses responses,
-      String token, Supplier<String> notReady, Supplier<String> metrics) {
+      String token, String adminToken, Metrics refusals, Supplier<String> notReady,
+      Supplier<String> metrics) {
     this.bodies = bodies;
     this.check = check;
     this.permits = permits;
     this.responses = responses;
     this.token = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+    this.adminToken = adminToken == null ? null
+        : ("Bearer " + adminToken).getBytes(StandardCharsets.UTF_8);
+    this.refusals = refusals;
     this.notReady = notReady;
     this.metrics = metrics;
   }
@@ -63,6 +73,19 @@ final class Router extends Handler.Abstract {
         }
         case "/metrics" -> responses.text(x, 200, metrics.get(),
             "text/plain; version=0.0.4; charset=utf-8");
+        case "/v1/top-refused" -> {
+          if (adminToken == null) {
+            throw new Refusal(404, Problem.HTTP, "no admin API: start the service with"
+                + " --admin-token-file (or SLUICE_ADMIN_TOKEN) to read /v1/top-refused");
+          }
+          if (!method.equals("GET")) {
+            response.getHeaders().put(HttpHeader.ALLOW, "GET");
+            throw new Refusal(405, Problem.HTTP, "use GET for /v1/top-refused");
+          }
+          authenticate(request, adminToken, "the admin API needs 'Authorization: Bearer"
+              + " <admin token>'");
+          topRefused(x, request);
+        }
         default -> {
           if (path.startsWith("/v1/permits")) {
             authenticate(request);
@@ -117,12 +140,65 @@ final class Router extends Handler.Abstract {
   }
 
   private void authenticate(Request request) throws Refusal {
-    if (token == null) {
+    authenticate(request, token, "this service needs 'Authorization: Bearer <token>'");
+  }
+
+  private static void authenticate(Request request, byte[] expected, String why)
+      throws Refusal {
+    if (expected == null) {
       return;
     }
     String given = request.getHeaders().get(HttpHeader.AUTHORIZATION);
-    if (given == null || !MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8))) {
-      throw new Refusal(401, Problem.HTTP, "this service needs 'Authorization: Bearer <token>'");
+    if (given == null || !MessageDigest.isEqual(expected,
+        given.getBytes(StandardCharsets.UTF_8))) {
+      throw new Refusal(401, Problem.HTTP, why);
     }
+  }
+
+  /**
+   * {@code GET /v1/top-refused?policy=NAME} (or {@code limit=NAME}, a concurrency limit) and
+   * {@code n} (1 to 256, default 10): the keys refused most in the last minutes, from a bounded
+   * sketch ({@link TopKeys}); an empty list before a first refusal.
+   */
+  private void topRefused(Exchange x, Request request) throws Refusal {
+    Fields q = Request.extractQueryParameters(request);
+    String policy = q.getValue("policy");
+    String limit = q.getValue("limit");
+    if ((policy == null) == (limit == null)) {
+      throw new Refusal(400, Problem.HTTP, "name one policy (?policy=NAME) or one concurrency"
+          + " limit (?limit=NAME)");
+    }
+    String nText = q.getValue("n");
+    int n = 10;
+    if (nText != null) {
+      try {
+        n = Integer.parseInt(nText);
+      } catch (NumberFormatException e) {
+        n = -1;
+      }
+      if (n < 1 || n > Metrics.TOP_KEYS) {
+        throw new Refusal(400, Problem.HTTP, "n must be a whole number from 1 to "
+            + Metrics.TOP_KEYS + " but was '" + nText + "'");
+      }
+    }
+    TopKeys sketch = refusals.topRefused(policy != null ? policy : limit, limit != null);
+    List<TopKeys.Entry> top = sketch == null ? List.of() : sketch.top(n);
+    double total = sketch == null ? 0 : sketch.total();
+    responses.json(x, 200, "application/json", g -> {
+      g.writeStartObject();
+      g.writeStringField(policy != null ? "policy" : "limit", policy != null ? policy : limit);
+      g.writeNumberField("memorySeconds", Metrics.TOP_MEMORY.toSeconds());
+      g.writeNumberField("total", total);
+      g.writeArrayFieldStart("top");
+      for (TopKeys.Entry e : top) {
+        g.writeStartObject();
+        g.writeStringField("key", e.key());
+        g.writeNumberField("count", e.count());
+        g.writeNumberField("error", e.error());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    });
   }
 }

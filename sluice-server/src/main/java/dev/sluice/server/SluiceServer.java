@@ -94,10 +94,10 @@ public final class SluiceServer implements AutoCloseable {
         responses, metrics, options.maxBodyBytes, health);
     this.permits = new PermitEndpoint(PermitEndpoint.limiters(initial, store, storeFailure,
         breaker), bodies, responses, JSON, options.maxBodyBytes, options.maximumKeys,
-        options.maxKeyLength, health);
+        options.maxKeyLength, health, metrics);
     this.health = health;
     this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
-        options.token, () -> notReady(store),
+        options.token, options.adminToken, metrics, () -> notReady(store),
         () -> metrics.render(registry.counters(), options.leases != null) + permits.render()),
         responses.errorHandler());
 

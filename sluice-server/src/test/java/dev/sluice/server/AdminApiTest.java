@@ -1,0 +1,124 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The admin API over real HTTP (docs/server.md, "Who is refused"): off without an admin token;
+ * with one, {@code GET /v1/top-refused} names the keys refused most by a policy or a concurrency
+ * limit, behind its own token, with bad requests named.
+ */
+class AdminApiTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String TOKEN = "decide-0123456789abcdef";
+  private static final String ADMIN = "admin-0123456789abcdef";
+  private final HttpClient http = HttpClient.newHttpClient();
+  private SluiceServer server;
+
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private void start(String adminToken) throws Exception {
+    Path file = dir.resolve("sluice.yaml");
+    Files.writeString(file, """
+        policies:
+          api: {algorithm: leaky-bucket, capacity: 2, rate: 1/1h}
+        concurrency:
+          db: {limit: 1}
+        """);
+    server = SluiceServer.start(new Options().port(0).config(file).token(TOKEN)
+        .adminToken(adminToken));
+  }
+
+  private HttpResponse<String> send(String method, String path, String body, String token)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()
+        + path)).method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+        : HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      b.header("Authorization", "Bearer " + token);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void check(String key, int times) throws Exception {
+    for (int i = 0; i < times; i++) {
+      send("POST", "/v1/check", "{\"policy\":\"api\",\"key\":\"" + key + "\"}", TOKEN);
+    }
+  }
+
+  @Test
+  void theKeysRefusedMost_byPolicyAndByLimit_behindTheAdminToken() throws Exception {
+    start(ADMIN);
+    check("flood", 30);      // 2 allowed, 28 refused
+    check("noisy", 5);       // 3 refused
+    check("quiet", 1);       // allowed
+    send("POST", "/v1/check", "{\"policy\":\"api\",\"key\":\"quiet\",\"mode\":\"peek\"}", TOKEN);
+    HttpResponse<String> r = send("GET", "/v1/top-refused?policy=api&n=5", null, ADMIN);
+    assertThat(r.statusCode()).isEqualTo(200);
+    JsonNode top = JSON.readTree(r.body());
+    assertThat(top.get("policy").asText()).isEqualTo("api");
+    assertThat(top.get("memorySeconds").asInt()).isEqualTo(300);
+    assertThat(top.get("top")).hasSize(2);
+    assertThat(top.get("top").get(0).get("key").asText()).isEqualTo("flood");
+    assertThat(top.get("top").get(0).get("count").asDouble()).isBetween(27.9, 28.0);
+    assertThat(top.get("top").get(1).get("key").asText()).isEqualTo("noisy");
+    assertThat(top.get("total").asDouble()).isBetween(30.9, 31.0);
+
+    send("POST", "/v1/permits", "{\"limit\":\"db\",\"key\":\"orders\"}", TOKEN);
+    send("POST", "/v1/permits", "{\"limit\":\"db\",\"key\":\"orders\"}", TOKEN);   // refused
+    JsonNode permits = JSON.readTree(send("GET", "/v1/top-refused?limit=db", null, ADMIN).body());
+    assertThat(permits.get("limit").asText()).isEqualTo("db");
+    assertThat(permits.get("top").get(0).get("key").asText()).isEqualTo("orders");
+    assertThat(JSON.readTree(send("GET", "/v1/top-refused?limit=other", null, ADMIN).body())
+        .get("top")).as("nothing refused there yet").isEmpty();
+
+    assertThat(send("GET", "/v1/top-refused?policy=api", null, TOKEN).statusCode())
+        .as("the decision token does not open it").isEqualTo(401);
+    assertThat(send("GET", "/v1/top-refused?policy=api", null, null).statusCode()).isEqualTo(401);
+    assertThat(send("POST", "/v1/top-refused?policy=api", "{}", ADMIN).statusCode())
+        .isEqualTo(405);
+    HttpResponse<String> both = send("GET", "/v1/top-refused?policy=api&limit=db", null, ADMIN);
+    assertThat(both.statusCode()).isEqualTo(400);
+    assertThat(both.body()).contains("name one policy (?policy=NAME) or one concurrency limit");
+    HttpResponse<String> badN = send("GET", "/v1/top-refused?policy=api&n=1000", null, ADMIN);
+    assertThat(badN.statusCode()).isEqualTo(400);
+    assertThat(badN.body()).contains("n must be a whole number from 1 to 256 but was '1000'");
+  }
+
+  @Test
+  void withoutAnAdminToken_theAdminApiIsOff() throws Exception {
+    start(null);
+    HttpResponse<String> r = send("GET", "/v1/top-refused?policy=api", null, TOKEN);
+    assertThat(r.statusCode()).isEqualTo(404);
+    assertThat(r.body()).contains("no admin API: start the service with --admin-token-file");
+  }
+
+  @Test
+  void badAdminTokens_areRefusedAtStart() {
+    assertThatThrownBy(() -> new Options().adminToken("short"))
+        .hasMessage("an admin token must have at least 16 characters");
+    assertThatThrownBy(() -> SluiceServer.start(new Options().port(0).token(TOKEN)
+        .adminToken(TOKEN))).hasMessageContaining("the admin token must differ from the"
+        + " decision token");
+  }
+}
