@@ -14,6 +14,7 @@ module dev.sluice {
   exports dev.sluice.http;
   exports dev.sluice.concurrency;
   exports dev.sluice.health;
+  exports dev.sluice.quota;
   // not API: shared by Sluice's own modules
   exports dev.sluice.internal to dev.sluice.servlet, dev.sluice.webflux, dev.sluice.spring;
 }

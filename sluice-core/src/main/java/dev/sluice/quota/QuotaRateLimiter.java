@@ -1,0 +1,164 @@
+package dev.sluice.quota;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.LimiterStats;
+import dev.sluice.RateLimiter;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/** {@link Quotas#rateLimiter}: each key decided by its quota's limiter, else the defaults. */
+final class QuotaRateLimiter implements RateLimiter {
+  /** Limiters of distinct quota limits kept at most. */
+  static final int MAX_LIMITERS = 1_000;
+
+  private record Target(RateLimiter limiter, String key) {}
+
+  private final Quotas quotas;
+  private final String policy;
+  private final RateLimiter defaults;
+  private final Function<List<Limit>, RateLimiter> build;
+  /** By the limits' digest, least recently used first. */
+  private final LinkedHashMap<String, RateLimiter> limiters =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, RateLimiter> eldest) {
+          if (size() > MAX_LIMITERS) {
+            eldest.getValue().close();
+            return true;
+          }
+          return false;
+        }
+      };
+
+  QuotaRateLimiter(Quotas quotas, String policy, RateLimiter defaults,
+      Function<List<Limit>, RateLimiter> build) {
+    this.quotas = quotas;
+    this.policy = policy;
+    this.defaults = defaults;
+    this.build = build;
+  }
+
+  /** The digest that prefixes a quota's keys: 12 hex digits of SHA-256 of its limits. */
+  static String digest(List<Limit> limits) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(limits.toString()
+          .getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(d, 0, 6);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+    }
+  }
+
+  private Target target(String key) {
+    Quota q = quotas.find(policy, key);
+    if (q == null || q.isConcurrency()) {
+      return new Target(defaults, key);
+    }
+    String d = digest(q.limits());
+    RateLimiter l;
+    synchronized (limiters) {
+      l = limiters.get(d);
+      if (l == null) {
+        l = build.apply(q.limits());
+        limiters.put(d, l);
+      }
+    }
+    return new Target(l, "quota:" + d + ":" + key);
+  }
+
+  @Override
+  public Decision tryAcquire(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.tryAcquire(t.key, cost);
+  }
+
+  @Override
+  public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.tryAcquireAsync(t.key, cost);
+  }
+
+  @Override
+  public Decision check(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.check(t.key, cost);
+  }
+
+  @Override
+  public CompletableFuture<Decision> checkAsync(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.checkAsync(t.key, cost);
+  }
+
+  @Override
+  public Decision fillUp(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.fillUp(t.key, cost);
+  }
+
+  @Override
+  public CompletableFuture<Decision> fillUpAsync(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.fillUpAsync(t.key, cost);
+  }
+
+  @Override
+  public Decision reserve(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.reserve(t.key, cost);
+  }
+
+  @Override
+  public CompletableFuture<Decision> reserveAsync(String key, double cost) {
+    Target t = target(key);
+    return t.limiter.reserveAsync(t.key, cost);
+  }
+
+  @Override
+  public Decision acquire(String key, double cost, Duration timeout) throws InterruptedException {
+    Target t = target(key);
+    return t.limiter.acquire(t.key, cost, timeout);
+  }
+
+  @Override
+  public CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout) {
+    Target t = target(key);
+    return t.limiter.acquireAsync(t.key, cost, timeout);
+  }
+
+  @Override
+  public void reset(String key) {
+    Target t = target(key);
+    t.limiter.reset(t.key);
+  }
+
+  /** The policy's own limits (a key's quota may replace them). */
+  @Override
+  public List<Limit> limits() {
+    return defaults.limits();
+  }
+
+  /** The policy's own limiter's stats (quotas' limiters are not counted in). */
+  @Override
+  public LimiterStats stats() {
+    return defaults.stats();
+  }
+
+  @Override
+  public void close() {
+    synchronized (limiters) {
+      limiters.values().forEach(RateLimiter::close);
+      limiters.clear();
+    }
+    defaults.close();
+  }
+}
