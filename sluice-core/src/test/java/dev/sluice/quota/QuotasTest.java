@@ -175,4 +175,24 @@ class QuotasTest {
         .isEqualTo(QuotaRateLimiter.digest(perHour(5)))
         .isNotEqualTo(QuotaRateLimiter.digest(perHour(6)));
   }
+
+  /** What the stores keep: a quota and a change as one line each, decoded exactly. */
+  @Test
+  void theCodec_roundTripsQuotasAndChanges_whateverTheirText() {
+    Quota q = new Quota("api", "tenant:a;b,c\td%e\nf", true, List.of(
+        Limit.leakyBucket(2.5, Rate.of(1.25, Duration.ofMillis(250))).named("plan; 50%"),
+        Limit.slidingWindow(100, Duration.ofMinutes(1)).withPenalty(Duration.ofSeconds(3)),
+        Limit.gcra(Rate.perSecond(7), 3)), 0, Instant.parse("2026-12-04T18:00:00.123Z"),
+        "launch\tweek, \"quoted\"");
+    String line = QuotaCodec.encode(q);
+    assertThat(line).doesNotContain("\n").doesNotContain("\r");
+    assertThat(QuotaCodec.decode(line)).isEqualTo(q);
+    Quota c = Quota.concurrency("db", "k", 3);
+    assertThat(QuotaCodec.decode(QuotaCodec.encode(c))).isEqualTo(c);
+    QuotaChange change = new QuotaChange(7, Instant.parse("2026-11-29T12:00:00Z"), "ops\tteam",
+        q, c, "swap");
+    assertThat(QuotaCodec.decodeChange(QuotaCodec.encode(change))).isEqualTo(change);
+    assertThatThrownBy(() -> QuotaCodec.decode("q1\tapi")).hasMessageStartingWith(
+        "a quota that cannot be read (not a quota of this version): 'q1");
+  }
 }
