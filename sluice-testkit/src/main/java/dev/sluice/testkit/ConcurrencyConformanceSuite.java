@@ -150,7 +150,9 @@ public abstract class ConcurrencyConformanceSuite {
           }
           Acquisition a = l.tryAcquire("shared");
           if (!a.isAcquired()) {
-            assertThat(a.refusal()).isEqualTo(Refusal.FULL);
+            // full; or, on a busy host, a store call past its timeout, refused closed (the
+            // permit it may have taken is cancelled): neither holds anything
+            assertThat(a.refusal()).isIn(Refusal.FULL, Refusal.STORE_UNAVAILABLE);
             continue;
           }
           acquired.incrementAndGet();
@@ -489,6 +491,17 @@ public abstract class ConcurrencyConformanceSuite {
     assertThat(get(quiet).isAcquired()).isTrue();
     assertThat(pollsAfterTheFlood).as("polls after the flood's last release").isLessThanOrEqualTo(2);
     get(quiet).permit().close();
+    // on a busy host the quiet waiter may come between two of the flood's: the flood's rest
+    // then learn of the quiet one's release at A's next polls
+    for (int i = 0; i < 400 && flood.stream().anyMatch(f -> !f.isDone()); i++) {
+      for (CompletableFuture<Acquisition> f : flood) {
+        if (f.isDone() && f.join().isAcquired() && f.join().permit().isActive()) {
+          f.join().permit().close();
+        }
+      }
+      clock.advance(Duration.ofMillis(10));
+      Thread.sleep(5);
+    }
     for (CompletableFuture<Acquisition> f : flood) {
       Acquisition got = get(f);
       assertThat(got.isAcquired()).isTrue();
