@@ -6,6 +6,7 @@ import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.StoreFailure;
 import dev.sluice.concurrency.Acquisition;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.quota.Quotas;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
@@ -108,9 +109,24 @@ final class PermitEndpoint {
   /** The concurrency limiters of a policies file, on the shared store when it holds permits. */
   static Map<String, ConcurrencyLimiter> limiters(Policies policies, DecisionStore store,
       StoreFailure failure, CircuitBreakerSettings breaker) {
+    return limiters(policies, store, failure, breaker, null);
+  }
+
+  /**
+   * The concurrency limiters of the policies file; a fixed limit's keys take their quota's limit
+   * when {@code quotas} has one (on a store at each acquisition, in memory when a key is first
+   * seen).
+   */
+  static Map<String, ConcurrencyLimiter> limiters(Policies policies, DecisionStore store,
+      StoreFailure failure, CircuitBreakerSettings breaker, Quotas quotas) {
     Map<String, ConcurrencyLimiter> out = new LinkedHashMap<>();
     policies.concurrency().forEach((name, spec) -> {
       ConcurrencyLimiter.Builder b = spec.builder();
+      if (quotas != null && spec.adaptive().equals("none") && spec.group() == null
+          && spec.limit() > 0) {
+        int limit = spec.limit();
+        b.limit(key -> quotas.concurrencyLimit(name, key, limit));
+      }
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, "permits:" + name)).circuitBreaker(breaker)
             .onStoreFailure(failure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED

@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.CircuitBreakerSettings;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.quota.Quotas;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
 import dev.sluice.spi.DecisionStore;
@@ -41,6 +42,8 @@ final class PolicyRegistry {
   private final StoreFailure storeFailure;
   private final CircuitBreakerSettings breaker;
   private final Metrics metrics;
+  /** The quotas a policy's keys may have (the admin API's); null: none. */
+  private final Quotas quotas;
   private volatile Map<String, Policy> policies;
   /** The policies file's {@code envoy:} section now in force, or null. */
   private volatile EnvoyConfig envoySection;
@@ -49,8 +52,9 @@ final class PolicyRegistry {
   private volatile long configStamp;
 
   PolicyRegistry(Options options, DecisionStore store, StoreFailure storeFailure,
-      CircuitBreakerSettings breaker, Metrics metrics, Policies initial) {
+      CircuitBreakerSettings breaker, Metrics metrics, Policies initial, Quotas quotas) {
     this.options = options;
+    this.quotas = quotas;
     this.store = store;
     this.storeFailure = storeFailure;
     this.breaker = breaker;
@@ -209,10 +213,15 @@ final class PolicyRegistry {
         }
       }
       boolean leased = limiter != null;
+      StoreFailure failure = storeFailure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
+          : storeFailure;
       if (limiter == null) {
-        StoreFailure failure = storeFailure == StoreFailure.LOCAL_SHARE ? StoreFailure.FAIL_CLOSED
-            : storeFailure;
         limiter = builder(e.getKey(), e.getValue(), keys, failure).build();
+      }
+      if (quotas != null) {   // a key's quota replaces the policy's limits (its own state)
+        String name = e.getKey();
+        limiter = quotas.rateLimiter(name, limiter,
+            limits -> builder(name + "#quota", limits, keys, failure).build());
       }
       out.put(e.getKey(), new Policy(e.getKey(), e.getValue(), keys, limiter, leased, null));
     }

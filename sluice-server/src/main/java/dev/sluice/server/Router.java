@@ -31,13 +31,15 @@ final class Router extends Handler.Abstract {
   /** {@code Authorization} the admin API expects, as bytes; null when it is off. */
   private final byte[] adminToken;
   private final Metrics refusals;
+  private final QuotaEndpoint quotas;
   /** Why the service is not ready, or null when it is. */
   private final Supplier<String> notReady;
   private final Supplier<String> metrics;
 
   Router(BodyReader bodies, CheckEndpoint check, PermitEndpoint permits, Responses responses,
-      String token, String adminToken, Metrics refusals, Supplier<String> notReady,
-      Supplier<String> metrics) {
+      String token, String adminToken, Metrics refusals, QuotaEndpoint quotas,
+      Supplier<String> notReady, Supplier<String> metrics) {
+    this.quotas = quotas;
     this.bodies = bodies;
     this.check = check;
     this.permits = permits;
@@ -74,19 +76,20 @@ final class Router extends Handler.Abstract {
         case "/metrics" -> responses.text(x, 200, metrics.get(),
             "text/plain; version=0.0.4; charset=utf-8");
         case "/v1/top-refused" -> {
-          if (adminToken == null) {
-            throw new Refusal(404, Problem.HTTP, "no admin API: start the service with"
-                + " --admin-token-file (or SLUICE_ADMIN_TOKEN) to read /v1/top-refused");
-          }
+          admin(request, "/v1/top-refused");
           if (!method.equals("GET")) {
             response.getHeaders().put(HttpHeader.ALLOW, "GET");
             throw new Refusal(405, Problem.HTTP, "use GET for /v1/top-refused");
           }
-          authenticate(request, adminToken, "the admin API needs 'Authorization: Bearer"
-              + " <admin token>'");
           topRefused(x, request);
         }
         default -> {
+          if (path.startsWith("/v1/quotas")) {
+            admin(request, "/v1/quotas");
+            if (quotas.handle(x, request, method, path)) {
+              break;
+            }
+          }
           if (path.startsWith("/v1/permits")) {
             authenticate(request);
             if (permits.handle(x, method, path)) {
@@ -137,6 +140,16 @@ final class Router extends Handler.Abstract {
       x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
     responses.problem(x, r.status, r.problem, r.getMessage());
+  }
+
+  /** The admin API: 404 when it is off, 401 without the admin token. */
+  private void admin(Request request, String what) throws Refusal {
+    if (adminToken == null) {
+      throw new Refusal(404, Problem.HTTP, "no admin API: start the service with"
+          + " --admin-token-file (or SLUICE_ADMIN_TOKEN) to use " + what);
+    }
+    authenticate(request, adminToken, "the admin API needs 'Authorization: Bearer"
+        + " <admin token>'");
   }
 
   private void authenticate(Request request) throws Refusal {

@@ -2,6 +2,11 @@ package dev.sluice.server;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.jdbc.store.JdbcQuotaStore;
+import dev.sluice.quota.QuotaStore;
+import dev.sluice.redis.RedisQuotaStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import com.zaxxer.hikari.pool.HikariPool;
 import dev.sluice.mysql.MysqlStore;
 import dev.sluice.postgres.PostgresStore;
@@ -21,10 +26,18 @@ import org.postgresql.ds.PGSimpleDataSource;
 final class SharedStore {
   private final DecisionStore store;
   private final AutoCloseable resources;
+  /** Where the quotas live beside the counters; null where they cannot yet (a Redis Cluster). */
+  private final QuotaStore quotas;
 
-  private SharedStore(DecisionStore store, AutoCloseable resources) {
+  private SharedStore(DecisionStore store, AutoCloseable resources, QuotaStore quotas) {
     this.store = store;
     this.resources = resources;
+    this.quotas = quotas;
+  }
+
+  /** The quotas' store beside the counters; null on a Redis Cluster (not shared there yet). */
+  QuotaStore quotas() {
+    return quotas;
   }
 
   /** The store the options name, connected; null for the in-memory store. */
@@ -33,7 +46,23 @@ final class SharedStore {
       RedisStore redis = (options.redisUri != null ? RedisStore.builder(options.redisUri)
           : RedisStore.clusterBuilder(options.redisCluster.toArray(new String[0])))
           .prefix("sluice:").commandTimeout(storeTimeout).build();
-      return new SharedStore(redis, redis);
+      if (options.redisUri == null) {
+        return new SharedStore(redis, redis, null);
+      }
+      RedisClient client = RedisClient.create(options.redisUri);
+      StatefulRedisConnection<String, String> c;
+      try {
+        c = client.connect();
+      } catch (RuntimeException e) {
+        client.shutdown();
+        redis.close();
+        throw e;
+      }
+      return new SharedStore(redis, () -> {
+        c.close();
+        client.shutdown();
+        redis.close();
+      }, RedisQuotaStore.create(c));
     } else if (options.postgresUrl != null) {
       HikariConfig config = new HikariConfig();
       config.setJdbcUrl(options.postgresUrl);
@@ -56,7 +85,7 @@ final class SharedStore {
       return new SharedStore(pg, () -> {
         pg.close();
         ds.close();
-      });
+      }, JdbcQuotaStore.create(ds, "sluice"));
     } else if (options.mysqlUrl != null) {
       String url = mariaDbUrl(options.mysqlUrl);
       HikariConfig config = new HikariConfig();
@@ -81,7 +110,7 @@ final class SharedStore {
       return new SharedStore(my, () -> {
         my.close();
         ds.close();
-      });
+      }, JdbcQuotaStore.create(ds, "sluice"));
     }
     return null;
   }

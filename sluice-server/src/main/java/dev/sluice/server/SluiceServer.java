@@ -1,5 +1,11 @@
 package dev.sluice.server;
 
+import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.quota.InMemoryQuotaStore;
+import dev.sluice.quota.QuotaStore;
+import dev.sluice.quota.Quotas;
+import java.util.Map;
+import java.util.Set;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -53,6 +59,10 @@ public final class SluiceServer implements AutoCloseable {
   /** The service's own health shedder ({@code --shed-cpu}), or null: every endpoint asks it. */
   private final HealthShedder health;
   private final ScheduledExecutorService reloader;
+  /** This instance's reading of the quotas' store (the shared store's, or memory). */
+  private final Quotas quotas;
+  /** How often the quotas are read again when they changed. */
+  static final Duration QUOTA_REFRESH = Duration.ofMillis(500);
 
   private SluiceServer(Options options) throws ConfigException {
     this.options = options;
@@ -67,7 +77,15 @@ public final class SluiceServer implements AutoCloseable {
     PolicyRegistry.checkHeap(initial, options);
     this.shared = SharedStore.open(options, storeTimeout);
     DecisionStore store = shared == null ? null : shared.store();
-    this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial);
+    QuotaStore quotaStore = shared != null && shared.quotas() != null ? shared.quotas()
+        : InMemoryQuotaStore.create();
+    if (shared != null && shared.quotas() == null) {
+      LOG.log(System.Logger.Level.WARNING, "quotas are kept in this instance's memory: a Redis"
+          + " Cluster does not share them yet");
+    }
+    this.quotas = Quotas.of(quotaStore).refreshEvery(QUOTA_REFRESH);
+    this.registry = new PolicyRegistry(options, store, storeFailure, breaker, metrics, initial,
+        quotas);
 
     if (options.grpcPort >= 0) {
       this.envoyReloader = new EnvoyReloader(options, registry::envoySection, metrics);
@@ -92,12 +110,16 @@ public final class SluiceServer implements AutoCloseable {
             .signal(Signals.processCpu(), options.shedCpu[0], options.shedCpu[1]).build();
     CheckEndpoint check = new CheckEndpoint(new CheckCodec(options, registry, JSON), bodies,
         responses, metrics, options.maxBodyBytes, health);
-    this.permits = new PermitEndpoint(PermitEndpoint.limiters(initial, store, storeFailure,
-        breaker), bodies, responses, JSON, options.maxBodyBytes, options.maximumKeys,
-        options.maxKeyLength, health, metrics);
+    Map<String, ConcurrencyLimiter> concurrency = PermitEndpoint.limiters(initial, store,
+        storeFailure, breaker, quotas);
+    this.permits = new PermitEndpoint(concurrency, bodies, responses, JSON, options.maxBodyBytes,
+        options.maximumKeys, options.maxKeyLength, health, metrics);
+    QuotaEndpoint quotaEndpoint = new QuotaEndpoint(quotaStore, quotas, bodies, responses, JSON,
+        options.maxBodyBytes, SharedStore.ticksPerSecond(options),
+        () -> Set.copyOf(registry.names()), Set.copyOf(concurrency.keySet()));
     this.health = health;
     this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
-        options.token, options.adminToken, metrics, () -> notReady(store),
+        options.token, options.adminToken, metrics, quotaEndpoint, () -> notReady(store),
         () -> metrics.render(registry.counters(), options.leases != null) + permits.render()),
         responses.errorHandler());
 
@@ -226,6 +248,7 @@ public final class SluiceServer implements AutoCloseable {
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
     }
+    quotas.close();
     registry.closeAll();
     permits.close();
     if (envoy != null) {

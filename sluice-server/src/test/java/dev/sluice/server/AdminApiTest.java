@@ -121,4 +121,71 @@ class AdminApiTest {
         .adminToken(TOKEN))).hasMessageContaining("the admin token must differ from the"
         + " decision token");
   }
+
+  /**
+   * Quotas over the admin API, in memory: a key's quota replaces its policy's limits for the next
+   * decision, is listed and audited, and goes back to the policy's when removed; a concurrency
+   * quota lets a key hold more; bad quotas are named, every problem at once, nothing set.
+   */
+  @Test
+  void quotas_setListAuditRemove_andBadOnesNamed() throws Exception {
+    start(ADMIN);
+    String vip = "{\"policy\":\"api\",\"key\":\"vip\"}";
+    HttpResponse<String> set = send("PUT", "/v1/quotas", "{\"policy\":\"api\",\"key\":\"vip\","
+        + "\"limits\":[{\"algorithm\":\"leaky-bucket\",\"capacity\":5,\"rate\":\"5/1h\"}],"
+        + "\"expiresAt\":\"2030-01-01T00:00:00Z\",\"reason\":\"pro plan\",\"who\":\"alice\"}",
+        ADMIN);
+    assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+    assertThat(JSON.readTree(set.body()).get("version").asLong()).isEqualTo(1);
+    int admitted = 0;
+    for (int i = 0; i < 8; i++) {
+      admitted += send("POST", "/v1/check", vip, TOKEN).statusCode() == 200 ? 1 : 0;
+    }
+    assertThat(admitted).as("the quota's 5, not the policy's 2").isEqualTo(5);
+    JsonNode list = JSON.readTree(send("GET", "/v1/quotas", null, ADMIN).body());
+    assertThat(list.get("quotas")).hasSize(1);
+    assertThat(list.get("quotas").get(0).get("key").asText()).isEqualTo("vip");
+    assertThat(list.get("quotas").get(0).get("expiresAt").asText())
+        .isEqualTo("2030-01-01T00:00:00Z");
+    HttpResponse<String> removed = send("DELETE", "/v1/quotas?policy=api&key=vip&who=bob"
+        + "&reason=plan%20ended", null, ADMIN);
+    assertThat(removed.statusCode()).as(removed.body()).isEqualTo(200);
+    assertThat(send("DELETE", "/v1/quotas?policy=api&key=vip&who=bob", null, ADMIN)
+        .statusCode()).as("removed already").isEqualTo(404);
+    admitted = 0;
+    for (int i = 0; i < 4; i++) {
+      admitted += send("POST", "/v1/check", vip, TOKEN).statusCode() == 200 ? 1 : 0;
+    }
+    assertThat(admitted).as("back to the policy's 2 (its own bucket)").isEqualTo(2);
+    JsonNode audit = JSON.readTree(send("GET", "/v1/quotas/audit?n=5", null, ADMIN).body());
+    assertThat(audit.get("changes")).hasSize(2);
+    assertThat(audit.get("changes").get(0).get("who").asText()).isEqualTo("bob");
+    assertThat(audit.get("changes").get(0).get("reason").asText()).isEqualTo("plan ended");
+    assertThat(audit.get("changes").get(0).has("after")).isFalse();
+    assertThat(audit.get("changes").get(1).get("who").asText()).isEqualTo("alice");
+    assertThat(audit.get("changes").get(1).get("after").get("reason").asText())
+        .isEqualTo("pro plan");
+
+    assertThat(send("PUT", "/v1/quotas", "{\"policy\":\"db\",\"key\":\"orders\","
+        + "\"concurrency\":2,\"who\":\"ops\"}", ADMIN).statusCode()).isEqualTo(200);
+    for (int i = 0; i < 2; i++) {
+      assertThat(send("POST", "/v1/permits", "{\"limit\":\"db\",\"key\":\"orders\"}", TOKEN)
+          .statusCode()).as("permit %d of the quota's 2", i + 1).isEqualTo(200);
+    }
+
+    HttpResponse<String> bad = send("PUT", "/v1/quotas", "{\"policy\":\"nope\",\"key\":\"k\","
+        + "\"limits\":[{\"algorithm\":\"leaky-bucket\",\"capacity\":0,\"rate\":\"fast\","
+        + "\"color\":\"red\"}],\"expiresAt\":\"friday\",\"who\":\"x\",\"extra\":1}", ADMIN);
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(bad.body()).get("detail").asText()).startsWith("the quota was not"
+        + " set: ").contains("unknown field 'extra'").contains("'expiresAt' must be an instant")
+        .contains("limits[0]: unknown field 'color'").contains("no policy 'nope'")
+        .contains("limits[0]:");
+    HttpResponse<String> both = send("PUT", "/v1/quotas", "{\"policy\":\"db\",\"key\":\"k\","
+        + "\"concurrency\":2,\"limits\":[],\"who\":\"x\"}", ADMIN);
+    assertThat(both.body()).contains("a quota has 'limits'");
+    assertThat(JSON.readTree(send("GET", "/v1/quotas", null, ADMIN).body()).get("quotas"))
+        .as("nothing half-applied").hasSize(1);
+    assertThat(send("GET", "/v1/quotas", null, TOKEN).statusCode()).isEqualTo(401);
+  }
 }
