@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /** {@link Quotas#rateLimiter}: each key decided by its quota's limiter, else the defaults. */
@@ -75,52 +76,50 @@ final class QuotaRateLimiter implements RateLimiter {
     return new Target(l, "quota:" + d + ":" + key);
   }
 
+  /** {@code call} on the limiter and key that decide {@code key}. */
+  private <T> T on(String key, BiFunction<RateLimiter, String, T> call) {
+    Target t = target(key);
+    return call.apply(t.limiter, t.key);
+  }
+
   @Override
   public Decision tryAcquire(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.tryAcquire(t.key, cost);
+    return on(key, (l, k) -> l.tryAcquire(k, cost));
   }
 
   @Override
   public CompletableFuture<Decision> tryAcquireAsync(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.tryAcquireAsync(t.key, cost);
+    return on(key, (l, k) -> l.tryAcquireAsync(k, cost));
   }
 
   @Override
   public Decision check(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.check(t.key, cost);
+    return on(key, (l, k) -> l.check(k, cost));
   }
 
   @Override
   public CompletableFuture<Decision> checkAsync(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.checkAsync(t.key, cost);
+    return on(key, (l, k) -> l.checkAsync(k, cost));
   }
 
   @Override
   public Decision fillUp(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.fillUp(t.key, cost);
+    return on(key, (l, k) -> l.fillUp(k, cost));
   }
 
   @Override
   public CompletableFuture<Decision> fillUpAsync(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.fillUpAsync(t.key, cost);
+    return on(key, (l, k) -> l.fillUpAsync(k, cost));
   }
 
   @Override
   public Decision reserve(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.reserve(t.key, cost);
+    return on(key, (l, k) -> l.reserve(k, cost));
   }
 
   @Override
   public CompletableFuture<Decision> reserveAsync(String key, double cost) {
-    Target t = target(key);
-    return t.limiter.reserveAsync(t.key, cost);
+    return on(key, (l, k) -> l.reserveAsync(k, cost));
   }
 
   @Override
@@ -131,8 +130,7 @@ final class QuotaRateLimiter implements RateLimiter {
 
   @Override
   public CompletableFuture<Decision> acquireAsync(String key, double cost, Duration timeout) {
-    Target t = target(key);
-    return t.limiter.acquireAsync(t.key, cost, timeout);
+    return on(key, (l, k) -> l.acquireAsync(k, cost, timeout));
   }
 
   @Override

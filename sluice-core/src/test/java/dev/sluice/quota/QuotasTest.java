@@ -195,4 +195,33 @@ class QuotasTest {
     assertThatThrownBy(() -> QuotaCodec.decode("q1\tapi")).hasMessageStartingWith(
         "a quota that cannot be read (not a quota of this version): 'q1");
   }
+
+  /** Every way of asking goes to the key's quota: a cost of 3 fits its 5, not the policy's 2. */
+  @Test
+  void everyOperation_isDecidedByTheKeysQuota() throws Exception {
+    Quotas quotas = Quotas.of(store, now::get);
+    store.put(Quota.rate("api", "vip", perHour(5)), "ops");
+    quotas.refresh();
+    RateLimiter api = quotas.rateLimiter("api",
+        Sluice.builder().limits(perHour(2).toArray(Limit[]::new)).build(),
+        limits -> Sluice.builder().limits(limits.toArray(Limit[]::new)).build());
+    assertThat(api.check("vip", 3).isAllowed()).isTrue();
+    assertThat(api.check("other", 3).isAllowed()).isFalse();
+    assertThat(api.checkAsync("vip", 3).join().isAllowed()).isTrue();
+    assertThat(api.tryAcquireAsync("vip", 3).join().isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.reserve("vip", 3).isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.reserveAsync("vip", 3).join().isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.fillUp("vip", 3).isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.fillUpAsync("vip", 3).join().isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.acquire("vip", 3, Duration.ZERO).isAllowed()).isTrue();
+    api.reset("vip");
+    assertThat(api.acquireAsync("vip", 3, Duration.ZERO).join().isAllowed()).isTrue();
+    assertThat(api.check("vip", 3).isAllowed()).as("the quota's bucket holds 3 of 5").isFalse();
+    api.close();
+  }
 }
