@@ -227,13 +227,15 @@ public abstract class FleetSuite {
         leaseRtt * 1000, reachable, decisions.get())
         .isGreaterThan(0.5 * expected);
     // an instance's lease runs out rate / BOUND times a second, and stays empty for about one
-    // refill, a round trip as a busy host serves it (its slow tail, p90, measured beside the
-    // load): the share decided at the store is about rate / BOUND x that; at most 10% on a host
-    // quick enough, twice the estimate on a slower one
-    double centralShare = Math.max(0.1, 2 * (2000.0 / BOUND) * slow);
+    // refill, a round trip as a busy host serves it (the slower of the probe's slow tail, p90,
+    // measured beside the load, and the lease calls' own mean: on a busy host the refills queue
+    // behind the instances' other calls): the share decided at the store is about rate / BOUND x
+    // that; at most 10% on a host quick enough, twice the estimate on a slower one
+    double refill = Math.max(slow, leaseRtt);
+    double centralShare = Math.max(0.1, 2 * (2000.0 / BOUND) * refill);
     assertThat((double) (admitted.get() - local)).as("admissions decided at the store, with a"
-        + " round trip of %.1f ms (p90 %.1f ms)", rtt * 1000, slow * 1000)
-        .isLessThan(centralShare * admitted.get());
+        + " round trip of %.1f ms (p90 %.1f ms; lease calls %.1f ms)", rtt * 1000, slow * 1000,
+        leaseRtt * 1000).isLessThan(centralShare * admitted.get());
     assertThat(decisions.get()).as("far more decisions than store calls could serve")
         .isGreaterThan(admitted.get());
     assertThat(expires(stores.get(0), key)).as("the key keeps an expiry").isTrue();
