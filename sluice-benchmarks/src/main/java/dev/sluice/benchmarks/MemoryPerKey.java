@@ -63,7 +63,8 @@ public final class MemoryPerKey {
     }
   }
 
-  private static long used() throws InterruptedException {
+  /** The heap in use after four collections (shared with {@link TopKeysMemory}). */
+  static long used() throws InterruptedException {
     Runtime rt = Runtime.getRuntime();
     for (int i = 0; i < 4; i++) {
       System.gc();

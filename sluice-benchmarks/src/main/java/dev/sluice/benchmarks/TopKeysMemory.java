@@ -45,11 +45,6 @@ public final class TopKeysMemory {
   }
 
   private static long used() throws InterruptedException {
-    Runtime rt = Runtime.getRuntime();
-    for (int i = 0; i < 4; i++) {
-      System.gc();
-      Thread.sleep(100);
-    }
-    return rt.totalMemory() - rt.freeMemory();
+    return MemoryPerKey.used();
   }
 }

@@ -56,10 +56,6 @@ public final class InMemoryQuotaStore implements QuotaStore {
     return new InMemoryQuotaStore(maxQuotas, auditLength, Objects.requireNonNull(clock, "clock"));
   }
 
-  private static String target(String policy, String key, boolean prefix) {
-    return policy + (prefix ? "\u0000*" : "\u0000=") + key;
-  }
-
   @Override
   public synchronized long version() {
     return version;
@@ -74,7 +70,7 @@ public final class InMemoryQuotaStore implements QuotaStore {
   public synchronized long put(Quota quota, String who) {
     Objects.requireNonNull(quota, "quota");
     Objects.requireNonNull(who, "who");
-    String t = target(quota.policy(), quota.key(), quota.prefix());
+    String t = QuotaCodec.target(quota.policy(), quota.key(), quota.prefix());
     Quota before = quotas.get(t);
     if (before == null && quotas.size() >= maxQuotas) {
       throw new IllegalStateException("the store holds its most quotas (" + maxQuotas
@@ -90,7 +86,7 @@ public final class InMemoryQuotaStore implements QuotaStore {
       String reason) {
     Objects.requireNonNull(who, "who");
     Objects.requireNonNull(reason, "reason");
-    Quota before = quotas.remove(target(policy, key, prefix));
+    Quota before = quotas.remove(QuotaCodec.target(policy, key, prefix));
     if (before != null) {
       record(before, null, who, reason);
     }

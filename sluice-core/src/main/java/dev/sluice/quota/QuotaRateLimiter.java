@@ -27,13 +27,16 @@ final class QuotaRateLimiter implements RateLimiter {
   private final String policy;
   private final RateLimiter defaults;
   private final Function<List<Limit>, RateLimiter> build;
-  /** By the limits' digest, least recently used first. */
-  private final LinkedHashMap<String, RateLimiter> limiters =
+  /** A quota's limiter and the prefix of its keys (the limits' digest, made once). */
+  private record Built(RateLimiter limiter, String prefix) {}
+
+  /** By the quota's limits, least recently used first. */
+  private final LinkedHashMap<List<Limit>, Built> limiters =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, RateLimiter> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<List<Limit>, Built> eldest) {
           if (size() > MAX_LIMITERS) {
-            eldest.getValue().close();
+            eldest.getValue().limiter().close();
             return true;
           }
           return false;
@@ -64,16 +67,15 @@ final class QuotaRateLimiter implements RateLimiter {
     if (q == null || q.isConcurrency()) {
       return new Target(defaults, key);
     }
-    String d = digest(q.limits());
-    RateLimiter l;
-    synchronized (limiters) {
-      l = limiters.get(d);
-      if (l == null) {
-        l = build.apply(q.limits());
-        limiters.put(d, l);
+    Built b;
+    synchronized (limiters) {   // the digest is hashed once per distinct limits, not per call
+      b = limiters.get(q.limits());
+      if (b == null) {
+        b = new Built(build.apply(q.limits()), "quota:" + digest(q.limits()) + ":");
+        limiters.put(q.limits(), b);
       }
     }
-    return new Target(l, "quota:" + d + ":" + key);
+    return new Target(b.limiter(), b.prefix() + key);
   }
 
   /** {@code call} on the limiter and key that decide {@code key}. */
@@ -154,7 +156,7 @@ final class QuotaRateLimiter implements RateLimiter {
   @Override
   public void close() {
     synchronized (limiters) {
-      limiters.values().forEach(RateLimiter::close);
+      limiters.values().forEach(b -> b.limiter().close());
       limiters.clear();
     }
     defaults.close();
