@@ -187,9 +187,9 @@ final class ServeCommand implements Callable<Integer> {
   Path tokenFile;
 
   @Option(names = "--admin-token-file", paramLabel = "FILE",
-      description = "turn on the admin API (GET /v1/top-refused) behind 'Authorization: Bearer"
-          + " <admin token>', read from FILE (or set SLUICE_ADMIN_TOKEN); it must differ from"
-          + " the decision token")
+      description = "turn on the admin API (quotas, the keys refused most) and the console"
+          + " (/console) behind 'Authorization: Bearer <admin token>', read from FILE (or set"
+          + " SLUICE_ADMIN_TOKEN); it must differ from the decision token")
   Path adminTokenFile;
 
   @Option(names = "--max-body", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
@@ -290,6 +290,7 @@ final class ServeCommand implements Callable<Integer> {
     if (adminTokenFile != null) {
       adminToken = Files.readString(adminTokenFile).trim();
     }
+    boolean adminOn = adminToken != null && !adminToken.isEmpty();
     Options o;
     try {
       o = new Options().host(host).port(port).config(config).redis(redis)
@@ -370,6 +371,10 @@ final class ServeCommand implements Callable<Integer> {
     if (server.grpcPort() >= 0) {
       spec.commandLine().getErr().printf("sluice: Envoy's rate limit service (gRPC) on %s:%d%n",
           host.contains(":") ? "[" + host + "]" : host, server.grpcPort());
+    }
+    if (adminOn) {
+      spec.commandLine().getErr().printf("sluice: console on http://%s:%d/console (admin token)%n",
+          host.contains(":") ? "[" + host + "]" : host, server.port());
     }
     spec.commandLine().getErr().printf("try:   curl -i -X POST http://%s:%d/v1/check -d '{\"policy\":\"%s\",\"key\":\"alice\"}'%n",
         host.contains(":") ? "[" + host + "]" : host, server.port(), server.policyNames().get(0));

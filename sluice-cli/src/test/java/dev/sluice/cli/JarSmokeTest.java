@@ -56,15 +56,17 @@ class JarSmokeTest {
   }
 
   @Test
-  void serve_answersChecksPermitsMetricsAndEnvoy() throws Exception {
+  void serve_answersChecksPermitsMetricsEnvoyAndTheConsole() throws Exception {
     Path policies = dir.resolve("p.yaml");
     Files.writeString(policies, "policies:\n  only: {algorithm: leaky-bucket, capacity: 1,"
         + " rate: 1/1h}\nconcurrency:\n  db: {limit: 1}\n");
     Path envoy = dir.resolve("envoy.yaml");
     Files.writeString(envoy, "domain: smoke\ndescriptors:\n  - key: user\n    rate_limit:"
         + " {unit: minute, requests_per_unit: 1}\n");
-    Process p = java("serve", "--port", "0", "--grpc-port", "0", "--config",
-        policies.toString(), "--envoy-config", envoy.toString()).start();
+    ProcessBuilder serve = java("serve", "--port", "0", "--grpc-port", "0", "--config",
+        policies.toString(), "--envoy-config", envoy.toString());
+    serve.environment().put("SLUICE_ADMIN_TOKEN", "admin-0123456789abcdef");
+    Process p = serve.start();
     List<String> lines = Collections.synchronizedList(new ArrayList<>());
     CompletableFuture<Integer> http = new CompletableFuture<>();
     CompletableFuture<Integer> grpc = new CompletableFuture<>();
@@ -105,6 +107,11 @@ class JarSmokeTest {
           URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(metrics.body()).contains("sluice_concurrency_permits_held 1");
+      for (String asset : List.of("/console", "/console/console.js", "/console/console.css")) {
+        assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+            + asset)).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+            .as("the console's %s, from the jar", asset).isEqualTo(200);
+      }
       int rpc = grpc.get(60, TimeUnit.SECONDS);
       assertThat(rpc).as("gRPC started: %s", lines).isPositive();
       ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", rpc).usePlaintext()

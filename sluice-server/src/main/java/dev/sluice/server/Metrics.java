@@ -64,6 +64,12 @@ final class Metrics {
     return (permits ? refusedByLimit : refusedByPolicy).get(name);
   }
 
+  /** Decisions a policy made with this outcome (allowed, rejected, unavailable) so far. */
+  long decisions(String policy, String outcome) {
+    LongAdder a = decisions.get(policy + '\u0000' + outcome);
+    return a == null ? 0 : a.sum();
+  }
+
   void decision(String policy, String outcome, long nanos) {
     decisions.computeIfAbsent(policy + '\u0000' + outcome, k -> new LongAdder()).increment();
     double seconds = nanos / 1e9;

@@ -453,6 +453,12 @@ final class PermitEndpoint {
     return heldCount.get();
   }
 
+  /** The keys of a limit most recently asked for, least recent first (at most METERED_KEYS). */
+  List<String> meteredKeys(String limit) {
+    RecentKeys r = recent.get(limit);
+    return r == null ? List.of() : r.keys();
+  }
+
   /** The limiters' figures, in the Prometheus text format ({@link Metrics#concurrency}). */
   String render() {
     Map<String, List<String>> keys = new LinkedHashMap<>();

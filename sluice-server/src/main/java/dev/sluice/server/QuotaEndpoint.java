@@ -103,7 +103,7 @@ final class QuotaEndpoint {
     });
   }
 
-  private static void write(JsonGenerator g, Quota q) throws IOException {
+  static void write(JsonGenerator g, Quota q) throws IOException {
     g.writeStartObject();
     g.writeStringField("policy", q.policy());
     g.writeStringField("key", q.key());
@@ -113,7 +113,7 @@ final class QuotaEndpoint {
     } else {
       g.writeArrayFieldStart("limits");
       for (Limit l : q.limits()) {
-        g.writeString(l.toString());
+        write(g, l);
       }
       g.writeEndArray();
     }
@@ -302,23 +302,46 @@ final class QuotaEndpoint {
       g.writeStartObject();
       g.writeArrayFieldStart("changes");
       for (QuotaChange c : changes) {
-        g.writeStartObject();
-        g.writeNumberField("version", c.version());
-        g.writeStringField("at", c.at().toString());
-        g.writeStringField("who", c.who());
-        if (c.before() != null) {
-          g.writeFieldName("before");
-          write(g, c.before());
-        }
-        if (c.after() != null) {
-          g.writeFieldName("after");
-          write(g, c.after());
-        }
-        g.writeStringField("reason", c.reason());
-        g.writeEndObject();
+        write(g, c);
       }
       g.writeEndArray();
       g.writeEndObject();
     });
+  }
+
+  /** A limit in the fields the policies file (and {@code PUT /v1/quotas}) writes it with. */
+  private static void write(JsonGenerator g, Limit l) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("algorithm", l.algorithm().id());
+    if (l.rate() != null) {
+      g.writeNumberField("capacity", l.capacity());
+      g.writeStringField("rate", l.rate().toString());
+    } else {
+      g.writeNumberField("limit", l.capacity());
+      g.writeStringField("window", l.window().toMillis() + "ms");
+    }
+    if (!l.penalty().isZero()) {
+      g.writeStringField("penalty", l.penalty().toMillis() + "ms");
+    }
+    g.writeStringField("name", l.name());
+    g.writeEndObject();
+  }
+
+  /** One change of the audit trail. */
+  static void write(JsonGenerator g, QuotaChange c) throws IOException {
+    g.writeStartObject();
+    g.writeNumberField("version", c.version());
+    g.writeStringField("at", c.at().toString());
+    g.writeStringField("who", c.who());
+    if (c.before() != null) {
+      g.writeFieldName("before");
+      write(g, c.before());
+    }
+    if (c.after() != null) {
+      g.writeFieldName("after");
+      write(g, c.after());
+    }
+    g.writeStringField("reason", c.reason());
+    g.writeEndObject();
   }
 }

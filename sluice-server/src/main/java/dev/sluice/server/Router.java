@@ -17,7 +17,9 @@ import org.eclipse.jetty.util.Callback;
 /**
  * The service's endpoints: {@code POST /v1/check} and {@code /v1/permits} (after the bearer
  * token, when one is set), {@code /healthz}, {@code /readyz} and {@code /metrics}, and with an
- * admin token {@code GET /v1/top-refused}; 404 and 405 as problem documents.
+ * admin token {@code GET /v1/top-refused}, {@code /v1/quotas}, {@code GET /v1/console} and the
+ * console's page ({@code /console}, its assets open, its data behind the admin token); 404 and
+ * 405 as problem documents.
  */
 final class Router extends Handler.Abstract {
   private static final System.Logger LOG = System.getLogger(Router.class.getName());
@@ -32,14 +34,16 @@ final class Router extends Handler.Abstract {
   private final byte[] adminToken;
   private final Metrics refusals;
   private final QuotaEndpoint quotas;
+  private final Console console;
   /** Why the service is not ready, or null when it is. */
   private final Supplier<String> notReady;
   private final Supplier<String> metrics;
 
   Router(BodyReader bodies, CheckEndpoint check, PermitEndpoint permits, Responses responses,
-      String token, String adminToken, Metrics refusals, QuotaEndpoint quotas,
+      String token, String adminToken, Metrics refusals, QuotaEndpoint quotas, Console console,
       Supplier<String> notReady, Supplier<String> metrics) {
     this.quotas = quotas;
+    this.console = console;
     this.bodies = bodies;
     this.check = check;
     this.permits = permits;
@@ -77,13 +81,24 @@ final class Router extends Handler.Abstract {
             "text/plain; version=0.0.4; charset=utf-8");
         case "/v1/top-refused" -> {
           admin(request, "/v1/top-refused");
-          if (!method.equals("GET")) {
-            response.getHeaders().put(HttpHeader.ALLOW, "GET");
-            throw new Refusal(405, Problem.HTTP, "use GET for /v1/top-refused");
-          }
+          get(response, method, path);
           topRefused(x, request);
         }
+        case "/v1/console" -> {
+          admin(request, "/v1/console");
+          get(response, method, path);
+          console.snapshot(x);
+        }
         default -> {
+          if (Console.isAsset(path)) {
+            if (adminToken == null) {
+              throw new Refusal(404, Problem.HTTP, "no console: start the service with"
+                  + " --admin-token-file (or SLUICE_ADMIN_TOKEN) to use /console");
+            }
+            get(response, method, path);
+            console.asset(x, path);
+            break;
+          }
           if (path.startsWith("/v1/quotas")) {
             admin(request, "/v1/quotas");
             if (quotas.handle(x, request, method, path)) {
@@ -140,6 +155,14 @@ final class Router extends Handler.Abstract {
       x.response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
     responses.problem(x, r.status, r.problem, r.getMessage());
+  }
+
+  /** 405 for anything but GET. */
+  private static void get(Response response, String method, String path) throws Refusal {
+    if (!method.equals("GET")) {
+      response.getHeaders().put(HttpHeader.ALLOW, "GET");
+      throw new Refusal(405, Problem.HTTP, "use GET for " + path);
+    }
   }
 
   /** The admin API: 404 when it is off, 401 without the admin token. */

@@ -59,6 +59,8 @@ public final class SluiceServer implements AutoCloseable {
   /** The service's own health shedder ({@code --shed-cpu}), or null: every endpoint asks it. */
   private final HealthShedder health;
   private final ScheduledExecutorService reloader;
+  /** Samples the console's history once a second; null without an admin token. */
+  private final ScheduledExecutorService sampler;
   /** This instance's reading of the quotas' store (the shared store's, or memory). */
   private final Quotas quotas;
   /** How often the quotas are read again when they changed. */
@@ -118,11 +120,30 @@ public final class SluiceServer implements AutoCloseable {
         options.maxBodyBytes, SharedStore.ticksPerSecond(options),
         () -> Set.copyOf(registry.names()), Set.copyOf(concurrency.keySet()));
     this.health = health;
+    Console console = new Console(metrics, registry, concurrency, permits, quotaStore, responses,
+        () -> options.host + ":" + port(), System::currentTimeMillis);
     this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
-        options.token, options.adminToken, metrics, quotaEndpoint, () -> notReady(store),
+        options.token, options.adminToken, metrics, quotaEndpoint, console, () -> notReady(store),
         () -> metrics.render(registry.counters(), options.leases != null) + permits.render()),
         responses.errorHandler());
 
+    if (options.adminToken != null) {
+      sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-console-sample");
+        t.setDaemon(true);
+        return t;
+      });
+      // a sample that throws would end the schedule: a failed one is skipped
+      var unused = sampler.scheduleAtFixedRate(() -> {
+        try {
+          console.sample();
+        } catch (RuntimeException e) {
+          LOG.log(System.Logger.Level.DEBUG, "a console sample failed", e);
+        }
+      }, 0, 1, TimeUnit.SECONDS);
+    } else {
+      sampler = null;
+    }
     if ((options.configFile != null || envoy != null) && !options.reloadEvery.isZero()) {
       reloader = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-config-reload");
@@ -238,6 +259,9 @@ public final class SluiceServer implements AutoCloseable {
   public void close() {
     if (reloader != null) {
       reloader.shutdownNow();
+    }
+    if (sampler != null) {
+      sampler.shutdownNow();
     }
     if (grpc != null) {
       grpc.close();

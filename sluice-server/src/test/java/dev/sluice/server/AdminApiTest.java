@@ -147,6 +147,15 @@ class AdminApiTest {
     assertThat(list.get("quotas").get(0).get("key").asText()).isEqualTo("vip");
     assertThat(list.get("quotas").get(0).get("expiresAt").asText())
         .isEqualTo("2030-01-01T00:00:00Z");
+    JsonNode listed = list.get("quotas").get(0).get("limits").get(0);
+    assertThat(listed.toString()).as("in the fields a quota is set with").isEqualTo(
+        "{\"algorithm\":\"leaky-bucket\",\"capacity\":5.0,\"rate\":\"5/1h\",\"name\":\"api\"}");
+    HttpResponse<String> again = send("PUT", "/v1/quotas", "{\"policy\":\"api\",\"key\":\"vip\","
+        + "\"limits\":[" + listed + "],\"expiresAt\":\"2030-01-01T00:00:00Z\","
+        + "\"reason\":\"pro plan\",\"who\":\"alice\"}", ADMIN);
+    assertThat(again.statusCode()).as("a listed quota can be set again: " + again.body())
+        .isEqualTo(200);
+    assertThat(JSON.readTree(again.body()).get("quota").get("limits").get(0)).isEqualTo(listed);
     HttpResponse<String> removed = send("DELETE", "/v1/quotas?policy=api&key=vip&who=bob"
         + "&reason=plan%20ended", null, ADMIN);
     assertThat(removed.statusCode()).as(removed.body()).isEqualTo(200);
@@ -158,11 +167,12 @@ class AdminApiTest {
     }
     assertThat(admitted).as("back to the policy's 2 (its own bucket)").isEqualTo(2);
     JsonNode audit = JSON.readTree(send("GET", "/v1/quotas/audit?n=5", null, ADMIN).body());
-    assertThat(audit.get("changes")).hasSize(2);
+    assertThat(audit.get("changes")).hasSize(3);
     assertThat(audit.get("changes").get(0).get("who").asText()).isEqualTo("bob");
     assertThat(audit.get("changes").get(0).get("reason").asText()).isEqualTo("plan ended");
     assertThat(audit.get("changes").get(0).has("after")).isFalse();
     assertThat(audit.get("changes").get(1).get("who").asText()).isEqualTo("alice");
+    assertThat(audit.get("changes").get(2).get("before")).as("the first had none").isNull();
     assertThat(audit.get("changes").get(1).get("after").get("reason").asText())
         .isEqualTo("pro plan");
 
@@ -187,5 +197,62 @@ class AdminApiTest {
     assertThat(JSON.readTree(send("GET", "/v1/quotas", null, ADMIN).body()).get("quotas"))
         .as("nothing half-applied").hasSize(1);
     assertThat(send("GET", "/v1/quotas", null, TOKEN).statusCode()).isEqualTo(401);
+  }
+
+  /**
+   * The console over HTTP: its page and assets are open (they hold no data) with a policy that
+   * keeps them to themselves; its data, {@code GET /v1/console}, needs the admin token; without
+   * an admin token there is no console.
+   */
+  @Test
+  void theConsole_pageOpen_dataBehindTheAdminToken() throws Exception {
+    start(ADMIN);
+    check("flood", 5);
+    send("POST", "/v1/permits", "{\"limit\":\"db\",\"key\":\"orders\"}", TOKEN);
+    HttpResponse<String> page = send("GET", "/console", null, null);
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+    assertThat(page.headers().firstValue("Content-Security-Policy"))
+        .hasValue(Console.CONTENT_SECURITY_POLICY);
+    assertThat(page.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+    assertThat(page.body()).contains("<script src=\"/console/console.js\" defer></script>")
+        .doesNotContain("http://", "https://").as("no CDN: every asset from the jar");
+    assertThat(send("GET", "/console/console.js", null, null).headers()
+        .firstValue("Content-Type")).hasValue("text/javascript; charset=utf-8");
+    assertThat(send("GET", "/console/console.css", null, null).statusCode()).isEqualTo(200);
+    assertThat(send("GET", "/console/favicon.svg", null, null).statusCode()).isEqualTo(200);
+    assertThat(send("GET", "/console/other.js", null, null).statusCode()).isEqualTo(404);
+    assertThat(send("POST", "/console", "x", null).statusCode()).isEqualTo(405);
+
+    assertThat(send("GET", "/v1/console", null, null).statusCode()).isEqualTo(401);
+    assertThat(send("GET", "/v1/console", null, TOKEN).statusCode()).isEqualTo(401);
+    assertThat(send("DELETE", "/v1/console", null, ADMIN).statusCode()).isEqualTo(405);
+    HttpResponse<String> data = send("GET", "/v1/console", null, ADMIN);
+    assertThat(data.statusCode()).isEqualTo(200);
+    JsonNode d = JSON.readTree(data.body());
+    assertThat(d.get("instance").asText()).isEqualTo("127.0.0.1:" + server.port());
+    JsonNode api = d.get("policies").get(0);
+    assertThat(api.get("name").asText()).isEqualTo("api");
+    assertThat(api.get("allowed").asLong()).isEqualTo(2);
+    assertThat(api.get("rejected").asLong()).isEqualTo(3);
+    assertThat(api.get("topRefused").get(0).get("key").asText()).isEqualTo("flood");
+    assertThat(api.get("leased").asBoolean()).isFalse();
+    assertThat(api.get("allowedPerSecond").size()).as("a series ends at the last sample time")
+        .isLessThanOrEqualTo(d.get("times").size());
+    JsonNode db = d.get("limits").get(0);
+    assertThat(db.get("name").asText()).isEqualTo("db");
+    assertThat(db.get("inFlight").asLong()).isEqualTo(1);
+    assertThat(db.get("keys").get(0).get("key").asText()).isEqualTo("orders");
+    assertThat(db.get("keys").get(0).get("limit").asInt()).isEqualTo(1);
+    assertThat(db.get("keys").get(0).get("adaptive").asBoolean()).isFalse();
+    assertThat(d.get("quotas")).isEmpty();
+    assertThat(d.get("audit")).isEmpty();
+
+    server.close();
+    start(null);
+    HttpResponse<String> off = send("GET", "/console", null, null);
+    assertThat(off.statusCode()).isEqualTo(404);
+    assertThat(off.body()).contains("no console: start the service with --admin-token-file");
+    assertThat(send("GET", "/v1/console", null, TOKEN).statusCode()).isEqualTo(404);
   }
 }
