@@ -25,6 +25,7 @@ module dev.sluice.spring {
   requires static dev.sluice.redis;
   requires static dev.sluice.postgres;
   requires static dev.sluice.mysql;
+  requires static dev.sluice.jdbc;
   requires static java.sql;
   requires static jakarta.servlet;
   requires static spring.web;

@@ -4,21 +4,16 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Limit;
-import dev.sluice.LimitSpec;
+import dev.sluice.internal.QuotaFields;
 import dev.sluice.quota.Quota;
 import dev.sluice.quota.QuotaChange;
 import dev.sluice.quota.QuotaStore;
 import dev.sluice.quota.Quotas;
 import java.io.IOException;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;
@@ -30,9 +25,6 @@ import org.eclipse.jetty.util.Fields;
  * /v1/quotas/audit} tells the changes. The Router checks the admin token first.
  */
 final class QuotaEndpoint {
-  private static final Set<String> FIELDS = Set.of("policy", "key", "prefix", "limits",
-      "concurrency", "expiresAt", "reason", "who");
-
   private final QuotaStore store;
   private final Quotas quotas;
   private final BodyReader bodies;
@@ -104,24 +96,7 @@ final class QuotaEndpoint {
   }
 
   static void write(JsonGenerator g, Quota q) throws IOException {
-    g.writeStartObject();
-    g.writeStringField("policy", q.policy());
-    g.writeStringField("key", q.key());
-    g.writeBooleanField("prefix", q.prefix());
-    if (q.isConcurrency()) {
-      g.writeNumberField("concurrency", q.concurrency());
-    } else {
-      g.writeArrayFieldStart("limits");
-      for (Limit l : q.limits()) {
-        write(g, l);
-      }
-      g.writeEndArray();
-    }
-    if (q.expiresAt() != null) {
-      g.writeStringField("expiresAt", q.expiresAt().toString());
-    }
-    g.writeStringField("reason", q.reason());
-    g.writeEndObject();
+    g.writeObject(QuotaFields.toMap(q));
   }
 
   private void put(Exchange x, byte[] body) throws Refusal {
@@ -137,72 +112,15 @@ final class QuotaEndpoint {
           + " \"capacity\": 500, \"rate\": \"500/s\"}], \"who\": \"ops\"}");
     }
     List<String> problems = new ArrayList<>();
-    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
-      String f = it.next();
-      if (!FIELDS.contains(f)) {
-        problems.add("unknown field '" + f + "' (expected " + new TreeSet<>(FIELDS) + ")");
-      }
-    }
-    String policy = text(root, "policy", problems, true);
-    String key = text(root, "key", problems, true);
-    String who = text(root, "who", problems, true);
-    String reason = root.has("reason") ? text(root, "reason", problems, false) : "";
-    boolean prefix = root.path("prefix").asBoolean(false);
-    Instant expires = null;
-    if (root.has("expiresAt")) {
-      try {
-        expires = Instant.parse(root.get("expiresAt").asText());
-      } catch (DateTimeParseException e) {
-        problems.add("'expiresAt' must be an instant such as 2026-12-04T18:00:00Z but was "
-            + root.get("expiresAt"));
-      }
-    }
-    List<Limit> limits = new ArrayList<>();
-    int concurrency = 0;
-    if (root.has("limits") == root.has("concurrency")) {
-      problems.add("a quota has 'limits' (rate limits, as the policies file writes them) or"
-          + " 'concurrency' (a concurrency limit), one of them");
-    } else if (root.has("concurrency")) {
-      JsonNode c = root.get("concurrency");
-      if (!c.isIntegralNumber() || c.asLong() < 1 || c.asLong() > 1_000_000) {
-        problems.add("'concurrency' must be a whole number from 1 to 1000000 but was " + c);
-      } else {
-        concurrency = c.asInt();
-      }
-      if (policy != null && !concurrencyLimits.contains(policy)) {
-        problems.add("no concurrency limit '" + policy + "' (the policies file's concurrency"
-            + " section has " + new TreeSet<>(concurrencyLimits) + ")");
-      }
-    } else {
-      JsonNode ls = root.get("limits");
-      if (!ls.isArray() || ls.isEmpty()) {
-        problems.add("'limits' must be a non-empty array of limits such as {\"algorithm\":"
-            + " \"leaky-bucket\", \"capacity\": 10, \"rate\": \"10/s\"}");
-      } else {
-        for (int i = 0; i < ls.size(); i++) {
-          Limit l = limit(ls.get(i), "limits[" + i + "]", policy, problems);
-          if (l != null) {
-            limits.add(l);
-          }
-        }
-      }
-      if (policy != null && !policies.get().contains(policy)) {
-        problems.add("no policy '" + policy + "' (the policies file has "
-            + new TreeSet<>(policies.get()) + ")");
-      }
-    }
-    Quota quota = null;
-    if (problems.isEmpty()) {
-      try {
-        quota = new Quota(policy, key, prefix, limits, concurrency, expires, reason);
-      } catch (IllegalArgumentException e) {
-        problems.add(e.getMessage());
-      }
-    }
-    if (!problems.isEmpty()) {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> fields = json.convertValue(root, Map.class);
+    Quota quota = QuotaFields.parse(fields, policies.get(), concurrencyLimits, ticksPerSecond,
+        problems);
+    if (quota == null) {
       throw new Refusal(400, Problem.HTTP, "the quota was not set: " + String.join("; ",
           problems));
     }
+    String who = (String) fields.get("who");
     long version;
     try {
       version = store.put(quota, who);
@@ -218,44 +136,6 @@ final class QuotaEndpoint {
       write(g, set);
       g.writeEndObject();
     });
-  }
-
-  /** One limit as the policies file writes it, checked by the same reader. */
-  private Limit limit(JsonNode n, String at, String policy, List<String> problems) {
-    if (!n.isObject()) {
-      problems.add(at + " must be an object such as {\"algorithm\": \"leaky-bucket\","
-          + " \"capacity\": 10, \"rate\": \"10/s\"}");
-      return null;
-    }
-    Map<String, String> fields = new LinkedHashMap<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
-      if (!LimitSpec.FIELDS.contains(e.getKey())) {
-        problems.add(at + ": unknown field '" + e.getKey() + "' (expected "
-            + new TreeSet<>(LimitSpec.FIELDS) + ")");
-        continue;
-      }
-      fields.put(e.getKey(), e.getValue().asText());
-    }
-    return LimitSpec.parse(fields, policy == null ? "quota" : policy, ticksPerSecond,
-        (field, message) -> problems.add(at + ": " + message));
-  }
-
-  private static String text(JsonNode root, String field, List<String> problems,
-      boolean required) {
-    JsonNode v = root.get(field);
-    if (v == null) {
-      if (required) {
-        problems.add("'" + field + "' is missing");
-      }
-      return null;
-    }
-    if (!v.isTextual() || (required && v.asText().isEmpty())) {
-      problems.add("'" + field + "' must be a " + (required ? "non-empty " : "") + "string but"
-          + " was " + v);
-      return null;
-    }
-    return v.asText();
   }
 
   private void remove(Exchange x, Fields q) throws Refusal {
@@ -309,39 +189,8 @@ final class QuotaEndpoint {
     });
   }
 
-  /** A limit in the fields the policies file (and {@code PUT /v1/quotas}) writes it with. */
-  private static void write(JsonGenerator g, Limit l) throws IOException {
-    g.writeStartObject();
-    g.writeStringField("algorithm", l.algorithm().id());
-    if (l.rate() != null) {
-      g.writeNumberField("capacity", l.capacity());
-      g.writeStringField("rate", l.rate().toString());
-    } else {
-      g.writeNumberField("limit", l.capacity());
-      g.writeStringField("window", l.window().toMillis() + "ms");
-    }
-    if (!l.penalty().isZero()) {
-      g.writeStringField("penalty", l.penalty().toMillis() + "ms");
-    }
-    g.writeStringField("name", l.name());
-    g.writeEndObject();
-  }
-
   /** One change of the audit trail. */
   static void write(JsonGenerator g, QuotaChange c) throws IOException {
-    g.writeStartObject();
-    g.writeNumberField("version", c.version());
-    g.writeStringField("at", c.at().toString());
-    g.writeStringField("who", c.who());
-    if (c.before() != null) {
-      g.writeFieldName("before");
-      write(g, c.before());
-    }
-    if (c.after() != null) {
-      g.writeFieldName("after");
-      write(g, c.after());
-    }
-    g.writeStringField("reason", c.reason());
-    g.writeEndObject();
+    g.writeObject(QuotaFields.toMap(c));
   }
 }

@@ -1,6 +1,8 @@
 package dev.sluice.spring;
 
+import dev.sluice.jdbc.store.JdbcQuotaStore;
 import dev.sluice.mysql.MysqlStore;
+import dev.sluice.quota.QuotaStore;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.core.env.Environment;
@@ -22,6 +24,11 @@ final class MysqlStores {
   }
 
   /** Whether a JDBC URL names MySQL or MariaDB. */
+  /** The quotas' tables beside the store's ({@code <table>_quotas} and the rest). */
+  static QuotaStore quotas(DataSource dataSource, SluiceProperties.Mysql my) {
+    return JdbcQuotaStore.create(dataSource, my.getTable());
+  }
+
   static boolean isMysql(String url) {
     return url != null && (url.startsWith("jdbc:mysql:") || url.startsWith("jdbc:mariadb:"));
   }

@@ -1,6 +1,8 @@
 package dev.sluice.spring;
 
+import dev.sluice.jdbc.store.JdbcQuotaStore;
 import dev.sluice.postgres.PostgresStore;
+import dev.sluice.quota.QuotaStore;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.core.env.Environment;
@@ -27,6 +29,11 @@ final class PostgresStores {
    * (HikariCP: up to 5 s); null when the URL is not a PostgreSQL one (a DataSource of the
    * application's own making: then recovery waits for its pool).
    */
+  /** The quotas' tables beside the store's ({@code <table>_quotas} and the rest). */
+  static QuotaStore quotas(DataSource dataSource, SluiceProperties.Postgres pg) {
+    return JdbcQuotaStore.create(dataSource, pg.getTable());
+  }
+
   static DataSource direct(Environment env) {
     String url = env.getProperty("spring.datasource.url");
     if (url == null || !url.startsWith("jdbc:postgresql:")) {

@@ -1,7 +1,10 @@
 package dev.sluice.spring;
 
 import dev.sluice.redis.RedisStore;
+import dev.sluice.quota.QuotaStore;
+import dev.sluice.redis.RedisQuotaStore;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
@@ -11,8 +14,39 @@ import java.util.List;
 final class RedisStores {
   private RedisStores() {}
 
-  /** An opened store and what closes it. */
-  record Opened(RedisStore store, AutoCloseable resources) {}
+  /**
+   * An opened store and what closes it, and how to open the quotas' store beside it (null where
+   * quotas cannot be shared yet: a Redis Cluster).
+   */
+  record Opened(RedisStore store, AutoCloseable resources, QuotaOpener quotas) {}
+
+  /** Opens the quotas' store on a connection of its own, under {@code prefix}. */
+  @FunctionalInterface
+  interface QuotaOpener {
+    Quotas open(String prefix);
+  }
+
+  /** The quotas' store and what closes it. */
+  record Quotas(QuotaStore store, AutoCloseable resources) {}
+
+  /** Quotas on a client of their own to {@code uri}: the client is closed with them. */
+  static QuotaOpener quotasAt(RedisURI uri) {
+    return prefix -> {
+      RedisClient client = RedisClient.create(uri);
+      StatefulRedisConnection<String, String> c;
+      try {
+        c = client.connect(StringCodec.UTF8);
+      } catch (RuntimeException e) {
+        client.shutdown();
+        throw e;
+      }
+      return new Quotas(RedisQuotaStore.create(c, prefix + "{quotas}",
+          RedisQuotaStore.DEFAULT_MAX_QUOTAS, RedisQuotaStore.DEFAULT_AUDIT_LENGTH), () -> {
+            c.close();
+            client.shutdown();
+          });
+    };
+  }
 
   /**
    * The store on the connection the application's Lettuce {@code RedisClient} bean makes to its
@@ -31,10 +65,15 @@ final class RedisStores {
     connection.setTimeout(timeout);
     try {
       RedisStore store = RedisStore.builder(connection).prefix(redis.getPrefix()).build();
+      QuotaOpener quotas = prefix -> {
+        StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8);
+        return new Quotas(RedisQuotaStore.create(c, prefix + "{quotas}",
+            RedisQuotaStore.DEFAULT_MAX_QUOTAS, RedisQuotaStore.DEFAULT_AUDIT_LENGTH), c);
+      };
       return new Opened(store, () -> {
         store.close();
         connection.close();
-      });
+      }, quotas);
     } catch (RuntimeException e) {
       connection.close();
       throw e;
@@ -46,7 +85,8 @@ final class RedisStores {
         : RedisStore.clusterBuilder(redis.getCluster().toArray(new String[0]));
     RedisStore store = b.prefix(redis.getPrefix()).commandTimeout(timeout)
         .reconnectDelayCap(redis.getReconnectDelayMax()).build();
-    return new Opened(store, store);
+    return new Opened(store, store, redis.getCluster().isEmpty()
+        ? quotasAt(RedisURI.create(redis.getUri())) : null);
   }
 
 }

@@ -10,6 +10,8 @@ import dev.sluice.health.HealthShedder;
 import dev.sluice.health.HealthSignal;
 import dev.sluice.internal.ConcurrencyRuleSettings;
 import dev.sluice.micrometer.SluiceMetrics;
+import dev.sluice.quota.InMemoryQuotaStore;
+import dev.sluice.quota.QuotaStore;
 import dev.sluice.spi.DecisionStore;
 import dev.sluice.spi.PermitStore;
 import dev.sluice.internal.PrefixedPermitStore;
@@ -86,6 +88,7 @@ public class SluiceAutoConfiguration {
     }
     DecisionStore store = null;
     AutoCloseable resources = null;
+    RedisStores.QuotaOpener redisQuotas = null;
     switch (type) {
       case "redis" -> {
         if (!redisModule) {
@@ -127,6 +130,7 @@ public class SluiceAutoConfiguration {
         }
         store = o.store();
         resources = o.resources();
+        redisQuotas = o.quotas();
       }
       case "postgres" -> {
         if (!postgresModule) {
@@ -164,23 +168,38 @@ public class SluiceAutoConfiguration {
       close(resources);
       throw e;
     }
+    Quotas quotas = null;
+    if (properties.getQuotas().isEnabled()) {
+      try {
+        quotas = quotas(type, redisQuotas, properties, ds, resources);
+      } catch (RuntimeException e) {
+        close(resources);
+        throw e;
+      }
+      resources = quotas.resources();
+    }
+    Quotas q = quotas;
     MeterRegistry meters = registry.getIfUnique();
     Map<String, RateLimiter> limiters = new LinkedHashMap<>();
     for (Map.Entry<String, List<Limit>> e : settings.policies.entrySet()) {
-      Sluice.Builder b = Sluice.builder().limits(e.getValue().toArray(new Limit[0]));
-      if (store == null || settings.failure == StoreFailure.FALLBACK_IN_MEMORY) {
-        b.maximumKeys(properties.getMaximumKeys());
+      String name = e.getKey();
+      DecisionStore shared = store;
+      RateLimiter l = builder(name, e.getValue(), shared, settings, properties).build();
+      if (q != null) {   // a key's quota replaces the policy's limits (its own state)
+        l = q.quotas().rateLimiter(name, l,
+            limits -> builder(name + "#quota", limits, shared, settings, properties).build());
       }
-      if (store != null) {
-        b.store(new PrefixedStore(store, e.getKey())).onStoreFailure(settings.failure)
-            .circuitBreaker(settings.breaker);
-      }
-      RateLimiter l = b.build();
-      limiters.put(e.getKey(), meters == null ? l : SluiceMetrics.monitor(l, e.getKey(), meters));
+      limiters.put(name, meters == null ? l : SluiceMetrics.monitor(l, name, meters));
     }
     Map<String, ConcurrencyLimiter> concurrency = new LinkedHashMap<>();
     for (ConcurrencySpec spec : settings.concurrency.limits.values()) {
       ConcurrencyLimiter.Builder b = spec.builder();
+      if (q != null && spec.adaptive().equals("none") && spec.group() == null
+          && spec.limit() > 0) {   // a fixed limit's keys take their quota's limit
+        int limit = spec.limit();
+        String name = spec.name();
+        b.limit(key -> q.quotas().concurrencyLimit(name, key, limit));
+      }
       if (store instanceof PermitStore permits) {
         b.store(new PrefixedPermitStore(permits, spec.name())).onStoreFailure(settings.failure)
             .circuitBreaker(settings.breaker);
@@ -197,7 +216,69 @@ public class SluiceAutoConfiguration {
         + (concurrency.isEmpty() ? "" : "; concurrency limits " + concurrency.keySet() + ", "
         + settings.concurrency.rules.size() + " rule" + (settings.concurrency.rules.size() == 1
         ? "" : "s")));
-    return new SluiceLimiters(limiters, concurrency, store, type, resources, settings);
+    return new SluiceLimiters(limiters, concurrency, store, type, resources, settings,
+        q == null ? null : q.quotas(), q == null ? null : q.store());
+  }
+
+  /** A policy's limiter, on the store (its keys apart: {@code policy/key}) when there is one. */
+  private static Sluice.Builder builder(String name, List<Limit> limits, DecisionStore store,
+      SluiceSettings settings, SluiceProperties properties) {
+    Sluice.Builder b = Sluice.builder().limits(limits.toArray(new Limit[0]));
+    if (store == null || settings.failure == StoreFailure.FALLBACK_IN_MEMORY) {
+      b.maximumKeys(properties.getMaximumKeys());
+    }
+    if (store != null) {
+      b.store(new PrefixedStore(store, name)).onStoreFailure(settings.failure)
+          .circuitBreaker(settings.breaker);
+    }
+    return b;
+  }
+
+  /** The quotas, their store and what closes them with the store. */
+  private record Quotas(dev.sluice.quota.Quotas quotas, QuotaStore store,
+      AutoCloseable resources) {}
+
+  /**
+   * The quotas beside the store (sluice.quotas): in Redis (standalone or Sentinel), PostgreSQL or
+   * MySQL, read again every {@code refresh}; in memory with the in-memory store or a Redis
+   * Cluster (with a warning: not shared there yet).
+   */
+  private static Quotas quotas(String type, RedisStores.QuotaOpener redis,
+      SluiceProperties properties, DataSource ds, AutoCloseable storeResources) {
+    SluiceProperties.Store s = properties.getStore();
+    QuotaStore qs;
+    AutoCloseable own = null;
+    switch (type) {
+      case "redis" -> {
+        if (redis == null) {
+          LOG.warn("Sluice: quotas are kept in this instance's memory: a Redis Cluster does not"
+              + " share them yet");
+          qs = InMemoryQuotaStore.create();
+        } else {
+          RedisStores.Quotas opened = redis.open(s.getRedis().getPrefix());
+          qs = opened.store();
+          own = opened.resources();
+        }
+      }
+      case "postgres" -> qs = PostgresStores.quotas(ds, s.getPostgres());
+      case "mysql" -> qs = MysqlStores.quotas(ds, s.getMysql());
+      default -> qs = InMemoryQuotaStore.create();
+    }
+    dev.sluice.quota.Quotas quotas = dev.sluice.quota.Quotas.of(qs)
+        .refreshEvery(properties.getQuotas().getRefresh());
+    AutoCloseable quotaResources = own;
+    return new Quotas(quotas, qs, () -> {
+      quotas.close();
+      try {
+        if (quotaResources != null) {
+          quotaResources.close();
+        }
+      } finally {
+        if (storeResources != null) {
+          storeResources.close();
+        }
+      }
+    });
   }
 
   /**

@@ -2,6 +2,8 @@ package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.concurrency.ConcurrencyLimiter;
+import dev.sluice.quota.QuotaStore;
+import dev.sluice.quota.Quotas;
 import dev.sluice.spi.DecisionStore;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -32,10 +34,15 @@ public final class SluiceLimiters implements AutoCloseable {
   private final String storeName;
   private final AutoCloseable resources;
   final SluiceSettings settings;
+  private final Quotas quotas;
+  private final QuotaStore quotaStore;
 
   SluiceLimiters(Map<String, RateLimiter> limiters, Map<String, ConcurrencyLimiter> concurrency,
-      DecisionStore store, String storeName, AutoCloseable resources, SluiceSettings settings) {
+      DecisionStore store, String storeName, AutoCloseable resources, SluiceSettings settings,
+      Quotas quotas, QuotaStore quotaStore) {
     this.settings = settings;
+    this.quotas = quotas;
+    this.quotaStore = quotaStore;
     this.concurrency = Collections.unmodifiableMap(new LinkedHashMap<>(concurrency));
     this.limiters = Collections.unmodifiableMap(new LinkedHashMap<>(limiters));
     this.store = store;
@@ -84,6 +91,23 @@ public final class SluiceLimiters implements AutoCloseable {
   /** The shared store, or empty for the in-memory store. */
   public Optional<DecisionStore> store() {
     return Optional.ofNullable(store);
+  }
+
+  /**
+   * This instance's reading of the quotas ({@code sluice.quotas.enabled}), or empty when they
+   * are off.
+   */
+  public Optional<Quotas> quotas() {
+    return Optional.ofNullable(quotas);
+  }
+
+  /**
+   * Where the quotas live (beside the counters in the shared store; memory otherwise): set and
+   * remove them here, every instance reads the change within {@code sluice.quotas.refresh}.
+   * Empty when quotas are off.
+   */
+  public Optional<QuotaStore> quotaStore() {
+    return Optional.ofNullable(quotaStore);
   }
 
   /** {@code memory}, {@code redis} or {@code postgres}. */

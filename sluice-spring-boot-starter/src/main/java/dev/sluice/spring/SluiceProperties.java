@@ -64,6 +64,16 @@ public class SluiceProperties {
   private Concurrency concurrency = new Concurrency();
   /** Shedding by the backend's health (docs/health.md): off until a signal is named. */
   private Health health = new Health();
+  /** Quotas: a key's own limits as data, in the store (docs/quotas.md); off by default. */
+  private Quotas quotas = new Quotas();
+
+  public Quotas getQuotas() {
+    return quotas;
+  }
+
+  public void setQuotas(Quotas quotas) {
+    this.quotas = quotas;
+  }
 
   public Health getHealth() {
     return health;
@@ -1016,6 +1026,42 @@ public class SluiceProperties {
   }
 
   /** Shedding by the backend's health: the signals and how the shedder decides. */
+  public static class Quotas {
+    /**
+     * Whether the limiters read quotas from the store (Redis, PostgreSQL, MySQL; memory with the
+     * in-memory store), and Actuator's {@code sluicequotas} endpoint lists them.
+     */
+    private boolean enabled;
+    /** How often the quotas are read again when they changed (500ms). */
+    private Duration refresh = Duration.ofMillis(500);
+    /** Whether Actuator's {@code sluicequotas} endpoint may set and remove quotas, too. */
+    private boolean writeEnabled;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public Duration getRefresh() {
+      return refresh;
+    }
+
+    public void setRefresh(Duration refresh) {
+      this.refresh = refresh;
+    }
+
+    public boolean isWriteEnabled() {
+      return writeEnabled;
+    }
+
+    public void setWriteEnabled(boolean writeEnabled) {
+      this.writeEnabled = writeEnabled;
+    }
+  }
+
   public static class Health {
     /**
      * The signals and their bands: built-in container-cpu, process-cpu, cpu-pressure, gc, heap,

@@ -180,6 +180,14 @@ final class SluiceSettings {
       }
     };
     ConcurrencySettings concurrency = ConcurrencySettings.of(p.getConcurrency(), problems);
+    Duration refresh = p.getQuotas().getRefresh();
+    if (refresh == null || refresh.compareTo(Duration.ofMillis(10)) < 0
+        || refresh.compareTo(Duration.ofHours(1)) > 0) {
+      problems.add("sluice.quotas.refresh: must be from 10ms to 1h but was " + refresh);
+    }
+    if (p.getQuotas().isWriteEnabled() && !p.getQuotas().isEnabled()) {
+      problems.add("sluice.quotas.write-enabled: needs sluice.quotas.enabled=true");
+    }
     if (!problems.isEmpty()) {
       throw new SluiceConfigurationException(problems);
     }

@@ -34,7 +34,7 @@ final class SpringDataRedis {
       RedisStore store = RedisStore.clusterBuilder(seeds.toArray(new String[0]))
           .prefix(redis.getPrefix()).commandTimeout(timeout)
           .reconnectDelayCap(redis.getReconnectDelayMax()).build();
-      return new RedisStores.Opened(store, store);
+      return new RedisStores.Opened(store, store, null);
     }
     RedisURI uri;
     RedisSentinelConfiguration sentinel = factory.getSentinelConfiguration();
@@ -58,7 +58,7 @@ final class SpringDataRedis {
     // after a long outage (Lettuce's default back-off grows to 30 s)
     RedisStore store = RedisStore.builder(uri).prefix(redis.getPrefix()).commandTimeout(timeout)
         .reconnectDelayCap(redis.getReconnectDelayMax()).build();
-    return new RedisStores.Opened(store, store);
+    return new RedisStores.Opened(store, store, RedisStores.quotasAt(uri));
   }
 
   private static void credentials(RedisURI.Builder u, String user, char[] password) {

@@ -29,7 +29,8 @@ class HealthWhenDownTest {
           }
           return null;
         });
-    SluiceLimiters limiters = new SluiceLimiters(Map.of(), Map.of(), store, "redis", () -> { }, settings);
+    SluiceLimiters limiters = new SluiceLimiters(Map.of(), Map.of(), store, "redis", () -> { }, settings,
+        null, null);
     return new SluiceHealthAutoConfiguration().sluiceHealthIndicator(limiters,
         new org.springframework.beans.factory.support.StaticListableBeanFactory()
             .getBeanProvider(dev.sluice.health.HealthShedder.class)).health();
