@@ -16,5 +16,6 @@ module dev.sluice {
   exports dev.sluice.health;
   exports dev.sluice.quota;
   // not API: shared by Sluice's own modules
-  exports dev.sluice.internal to dev.sluice.servlet, dev.sluice.webflux, dev.sluice.spring;
+  exports dev.sluice.internal to dev.sluice.servlet, dev.sluice.webflux, dev.sluice.spring,
+      dev.sluice.console;
 }

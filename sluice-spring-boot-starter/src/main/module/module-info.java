@@ -8,6 +8,7 @@
 module dev.sluice.spring {
   requires transitive dev.sluice;
   requires transitive dev.sluice.micrometer;
+  requires dev.sluice.console;
   requires transitive spring.boot;
   requires transitive spring.boot.autoconfigure;
   requires transitive spring.context;

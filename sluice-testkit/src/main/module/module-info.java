@@ -13,6 +13,13 @@ module dev.sluice.testkit {
   requires transitive org.assertj.core;
   requires transitive net.jqwik.api;
   requires lincheck.jvm;
+  requires static java.logging;
+  // Browser (optional: the modules that serve the console add Selenium to their tests)
+  requires static transitive org.seleniumhq.selenium.api;
+  requires static transitive org.seleniumhq.selenium.chrome_driver;
+  requires static transitive org.seleniumhq.selenium.chromium_driver;
+  requires static transitive org.seleniumhq.selenium.remote_driver;
+  requires static com.google.auto.service;
   requires transitive java.sql;   // CombinedCallsCheck waits on a JDBC connection
 
   exports dev.sluice.testkit;

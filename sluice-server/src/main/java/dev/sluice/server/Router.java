@@ -90,13 +90,19 @@ final class Router extends Handler.Abstract {
           console.snapshot(x);
         }
         default -> {
-          if (Console.isAsset(path)) {
+          String asset = Console.asset(path);
+          if (asset != null || path.equals("/console")) {
             if (adminToken == null) {
               throw new Refusal(404, Problem.HTTP, "no console: start the service with"
                   + " --admin-token-file (or SLUICE_ADMIN_TOKEN) to use /console");
             }
             get(response, method, path);
-            console.asset(x, path);
+            if (asset == null) {   // the page's assets are relative to /console/
+              response.getHeaders().put(HttpHeader.LOCATION, "/console/");
+              responses.text(x, 302, "/console/\n", "text/plain; charset=utf-8");
+            } else {
+              console.asset(x, asset);
+            }
             break;
           }
           if (path.startsWith("/v1/quotas")) {

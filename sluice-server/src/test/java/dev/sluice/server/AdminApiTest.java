@@ -209,20 +209,27 @@ class AdminApiTest {
     start(ADMIN);
     check("flood", 5);
     send("POST", "/v1/permits", "{\"limit\":\"db\",\"key\":\"orders\"}", TOKEN);
-    HttpResponse<String> page = send("GET", "/console", null, null);
+    HttpResponse<String> moved = send("GET", "/console", null, null);
+    assertThat(moved.statusCode()).as("the page's assets are relative to /console/")
+        .isEqualTo(302);
+    assertThat(moved.headers().firstValue("Location")).hasValue("/console/");
+    HttpResponse<String> page = send("GET", "/console/", null, null);
     assertThat(page.statusCode()).isEqualTo(200);
     assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
     assertThat(page.headers().firstValue("Content-Security-Policy"))
-        .hasValue(Console.CONTENT_SECURITY_POLICY);
+        .hasValue(dev.sluice.console.ConsoleAssets.CONTENT_SECURITY_POLICY);
     assertThat(page.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
-    assertThat(page.body()).contains("<script src=\"/console/console.js\" defer></script>")
+    assertThat(page.body()).contains("<script src=\"console.js\" defer></script>")
+        .contains("data-data=\"../v1/console\" data-quotas=\"../v1/quotas\" data-auth=\"token\"")
         .doesNotContain("http://", "https://").as("no CDN: every asset from the jar");
     assertThat(send("GET", "/console/console.js", null, null).headers()
         .firstValue("Content-Type")).hasValue("text/javascript; charset=utf-8");
     assertThat(send("GET", "/console/console.css", null, null).statusCode()).isEqualTo(200);
     assertThat(send("GET", "/console/favicon.svg", null, null).statusCode()).isEqualTo(200);
     assertThat(send("GET", "/console/other.js", null, null).statusCode()).isEqualTo(404);
-    assertThat(send("POST", "/console", "x", null).statusCode()).isEqualTo(405);
+    assertThat(send("GET", "/console/index.html", null, null).statusCode())
+        .as("the page is /console/ only").isEqualTo(404);
+    assertThat(send("POST", "/console/", "x", null).statusCode()).isEqualTo(405);
 
     assertThat(send("GET", "/v1/console", null, null).statusCode()).isEqualTo(401);
     assertThat(send("GET", "/v1/console", null, TOKEN).statusCode()).isEqualTo(401);
@@ -239,6 +246,7 @@ class AdminApiTest {
     assertThat(api.get("leased").asBoolean()).isFalse();
     assertThat(api.get("allowedPerSecond").size()).as("a series ends at the last sample time")
         .isLessThanOrEqualTo(d.get("times").size());
+    assertThat(d.get("quotasOn").asBoolean()).isTrue();
     JsonNode db = d.get("limits").get(0);
     assertThat(db.get("name").asText()).isEqualTo("db");
     assertThat(db.get("inFlight").asLong()).isEqualTo(1);

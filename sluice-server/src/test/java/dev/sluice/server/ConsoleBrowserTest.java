@@ -3,6 +3,7 @@ package dev.sluice.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.LeaseSettings;
+import dev.sluice.testkit.Browser;
 import dev.sluice.testkit.Ports;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,7 +27,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 import redis.embedded.RedisServer;
 
 /**
- * The console in a real browser (headless Chromium through chromedriver, {@link Browser}),
+ * The console in a real browser (headless Chromium through chromedriver, the test kit's {@link Browser}),
  * against two real service instances sharing a real Redis ({@code SLUICE_REDIS_URI} names an
  * external one): a quota made in the console on one instance changes the next decision on the
  * other; the keys refused most show the flooding key, keys are shown as text whatever they hold;

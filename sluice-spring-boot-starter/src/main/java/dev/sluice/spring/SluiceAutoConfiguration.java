@@ -4,6 +4,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
 import dev.sluice.StoreFailure;
+import dev.sluice.TopKeys;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.ConcurrencySpec;
 import dev.sluice.health.HealthShedder;
@@ -181,6 +182,7 @@ public class SluiceAutoConfiguration {
     Quotas q = quotas;
     MeterRegistry meters = registry.getIfUnique();
     Map<String, RateLimiter> limiters = new LinkedHashMap<>();
+    Map<String, TopKeys> refused = new LinkedHashMap<>();
     for (Map.Entry<String, List<Limit>> e : settings.policies.entrySet()) {
       String name = e.getKey();
       DecisionStore shared = store;
@@ -188,6 +190,12 @@ public class SluiceAutoConfiguration {
       if (q != null) {   // a key's quota replaces the policy's limits (its own state)
         l = q.quotas().rateLimiter(name, l,
             limits -> builder(name + "#quota", limits, shared, settings, properties).build());
+      }
+      if (properties.getConsole().isEnabled()) {   // the console's keys refused most
+        TopKeys sketch = TopKeys.of(SluiceConsoleEndpoint.TOP_KEYS,
+            SluiceConsoleEndpoint.TOP_MEMORY);
+        refused.put(name, sketch);
+        l = new RefusalCounting(l, sketch);
       }
       limiters.put(name, meters == null ? l : SluiceMetrics.monitor(l, name, meters));
     }
@@ -217,7 +225,7 @@ public class SluiceAutoConfiguration {
         + settings.concurrency.rules.size() + " rule" + (settings.concurrency.rules.size() == 1
         ? "" : "s")));
     return new SluiceLimiters(limiters, concurrency, store, type, resources, settings,
-        q == null ? null : q.quotas(), q == null ? null : q.store());
+        q == null ? null : q.quotas(), q == null ? null : q.store(), refused);
   }
 
   /** A policy's limiter, on the store (its keys apart: {@code policy/key}) when there is one. */

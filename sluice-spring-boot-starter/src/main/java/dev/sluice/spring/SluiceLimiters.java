@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.TopKeys;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.quota.QuotaStore;
 import dev.sluice.quota.Quotas;
@@ -36,11 +37,14 @@ public final class SluiceLimiters implements AutoCloseable {
   final SluiceSettings settings;
   private final Quotas quotas;
   private final QuotaStore quotaStore;
+  /** Per policy, the keys it refused most (with the console on); empty otherwise. */
+  final Map<String, TopKeys> refused;
 
   SluiceLimiters(Map<String, RateLimiter> limiters, Map<String, ConcurrencyLimiter> concurrency,
       DecisionStore store, String storeName, AutoCloseable resources, SluiceSettings settings,
-      Quotas quotas, QuotaStore quotaStore) {
+      Quotas quotas, QuotaStore quotaStore, Map<String, TopKeys> refused) {
     this.settings = settings;
+    this.refused = Map.copyOf(refused);
     this.quotas = quotas;
     this.quotaStore = quotaStore;
     this.concurrency = Collections.unmodifiableMap(new LinkedHashMap<>(concurrency));

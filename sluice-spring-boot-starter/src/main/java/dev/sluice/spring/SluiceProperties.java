@@ -66,6 +66,16 @@ public class SluiceProperties {
   private Health health = new Health();
   /** Quotas: a key's own limits as data, in the store (docs/quotas.md); off by default. */
   private Quotas quotas = new Quotas();
+  /** The console page under Actuator ({@code sluiceconsole}); off by default. */
+  private Console console = new Console();
+
+  public Console getConsole() {
+    return console;
+  }
+
+  public void setConsole(Console console) {
+    this.console = console;
+  }
 
   public Quotas getQuotas() {
     return quotas;
@@ -1026,6 +1036,22 @@ public class SluiceProperties {
   }
 
   /** Shedding by the backend's health: the signals and how the shedder decides. */
+  public static class Console {
+    /**
+     * Whether Actuator's {@code sluiceconsole} endpoint serves the console page and its document
+     * (the policies' keys refused most are then counted, in a bounded sketch per policy).
+     */
+    private boolean enabled;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
   public static class Quotas {
     /**
      * Whether the limiters read quotas from the store (Redis, PostgreSQL, MySQL; memory with the

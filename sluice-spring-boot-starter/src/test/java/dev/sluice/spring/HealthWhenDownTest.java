@@ -30,7 +30,7 @@ class HealthWhenDownTest {
           return null;
         });
     SluiceLimiters limiters = new SluiceLimiters(Map.of(), Map.of(), store, "redis", () -> { }, settings,
-        null, null);
+        null, null, Map.of());
     return new SluiceHealthAutoConfiguration().sluiceHealthIndicator(limiters,
         new org.springframework.beans.factory.support.StaticListableBeanFactory()
             .getBeanProvider(dev.sluice.health.HealthShedder.class)).health();

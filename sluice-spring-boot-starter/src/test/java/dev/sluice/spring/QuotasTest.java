@@ -29,17 +29,23 @@ class QuotasTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final HttpClient http = HttpClient.newHttpClient();
 
-  private static ConfigurableApplicationContext app(String prefix, boolean write) {
+  private static ConfigurableApplicationContext app(String prefix, boolean write,
+      String... more) {
+    List<String> args = new java.util.ArrayList<>(List.of("--server.port=0",
+        "--spring.autoconfigure.exclude="
+            + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "--management.endpoints.web.exposure.include=health,sluicequotas,sluiceconsole",
+        "--sluice.store.redis.uri=" + TestStores.redisUri(),
+        "--sluice.store.redis.prefix=" + prefix,
+        "--sluice.quotas.enabled=true", "--sluice.quotas.refresh=100ms",
+        "--sluice.quotas.write-enabled=" + write));
+    for (String m : more) {   // a later argument replaces one of these (not joins it)
+      args.removeIf(a -> a.startsWith(m.substring(0, m.indexOf('=') + 1)));
+      args.add(m);
+    }
     // as arguments: they win over the test application's application.yml
     return new SpringApplicationBuilder(TestApp.class).web(WebApplicationType.SERVLET)
-        .run("--server.port=0",
-            "--spring.autoconfigure.exclude="
-                + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
-            "--management.endpoints.web.exposure.include=health,sluicequotas",
-            "--sluice.store.redis.uri=" + TestStores.redisUri(),
-            "--sluice.store.redis.prefix=" + prefix,
-            "--sluice.quotas.enabled=true", "--sluice.quotas.refresh=100ms",
-            "--sluice.quotas.write-enabled=" + write);
+        .run(args.toArray(new String[0]));
   }
 
   private static int port(ConfigurableApplicationContext c) {
@@ -134,7 +140,7 @@ class QuotasTest {
 
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
       .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class,
-          SluiceQuotasEndpointAutoConfiguration.class))
+          SluiceEndpointsAutoConfiguration.class))
       .withPropertyValues("sluice.store.type=memory",
           "sluice.policies.api.algorithm=leaky-bucket", "sluice.policies.api.capacity=1",
           "sluice.policies.api.rate=1/1h");
@@ -194,6 +200,87 @@ class QuotasTest {
               .isEqualTo(Duration.ofMillis(500));
           assertThat(context.getBean(SluiceProperties.class).getQuotas().isWriteEnabled())
               .isFalse();
+        });
+  }
+
+  /**
+   * The console under Actuator ({@code sluice.console.enabled}): the service's page, told to read
+   * {@code /actuator/sluiceconsole} and to set quotas through {@code sluicequotas} with the
+   * application's own security; its document counts each policy's decisions (from the meters) and
+   * the keys it refused; the page's quota form's request sets a quota; off unless exposed.
+   */
+  @Test
+  void theConsole_underActuator_pageDocumentAndQuotaForm() throws Exception {
+    String prefix = "console-" + StarterContract.fresh() + ":";
+    try (ConfigurableApplicationContext app = app(prefix, true, "--sluice.console.enabled=true",
+        "--spring.application.name=shop")) {
+      for (int i = 0; i < 6; i++) {
+        hello(app, "flood");
+      }
+      hello(app, "quiet");
+      HttpResponse<String> page = send(app, "GET", "/actuator/sluiceconsole/index.html", null);
+      assertThat(page.statusCode()).isEqualTo(200);
+      assertThat(page.headers().firstValue("Content-Type").orElse(""))
+          .startsWith("text/html");
+      assertThat(page.body()).contains("data-data=\"../sluiceconsole\" data-quotas="
+          + "\"../sluicequotas\" data-auth=\"server\" data-quota-api=\"flat\"")
+          .contains("<meta http-equiv=\"Content-Security-Policy\"");
+      HttpResponse<String> js = send(app, "GET", "/actuator/sluiceconsole/console.js", null);
+      assertThat(js.statusCode()).isEqualTo(200);
+      assertThat(js.headers().firstValue("Content-Type").orElse(""))
+          .startsWith("text/javascript");
+      assertThat(send(app, "GET", "/actuator/sluiceconsole/evil.js", null).statusCode())
+          .isEqualTo(404);
+
+      JsonNode d = JSON.readTree(send(app, "GET", "/actuator/sluiceconsole", null).body());
+      assertThat(d.get("instance").asText()).isEqualTo("shop:" + port(app));
+      JsonNode api = null;
+      for (JsonNode p : d.get("policies")) {
+        if (p.get("name").asText().equals("api")) {
+          api = p;
+        }
+      }
+      assertThat(api).isNotNull();
+      assertThat(api.get("allowed").asLong()).as("3 of flood, 1 of quiet").isEqualTo(4);
+      assertThat(api.get("rejected").asLong()).isEqualTo(3);
+      assertThat(api.get("topRefused").get(0).get("key").asText()).isEqualTo("x-api-key:flood");
+      assertThat(d.get("limits").get(0).get("name").asText()).isEqualTo("exports");
+      assertThat(d.get("quotasOn").asBoolean()).isTrue();
+
+      // the request the page's form sends (flat, POST), as console.js builds it
+      HttpResponse<String> form = send(app, "POST", "/actuator/sluicequotas", "{\"policy\":"
+          + "\"api\",\"key\":\"x-api-key:flood\",\"prefix\":false,\"reason\":\"\",\"who\":"
+          + "\"ops\",\"algorithm\":\"leaky-bucket\",\"capacity\":\"50\",\"rate\":\"50/s\"}");
+      assertThat(form.statusCode()).as(form.body()).isEqualTo(200);
+      assertThat(hello(app, "flood")).as("the quota decides the key now").isEqualTo(200);
+      JsonNode after = JSON.readTree(send(app, "GET", "/actuator/sluiceconsole", null).body());
+      assertThat(after.get("quotas")).hasSize(1);
+      assertThat(after.get("audit").get(0).get("who").asText()).isEqualTo("ops");
+    }
+    try (ConfigurableApplicationContext hidden = app(prefix, false,
+        "--sluice.console.enabled=true", "--management.endpoints.web.exposure.include=health")) {
+      assertThat(send(hidden, "GET", "/actuator/sluiceconsole/index.html", null).statusCode())
+          .as("not exposed").isEqualTo(404);
+      assertThat(send(hidden, "GET", "/actuator/sluiceconsole", null).statusCode())
+          .isEqualTo(404);
+    }
+  }
+
+  /** docs/spring.md's console block serves the console and the quotas under Actuator. */
+  @Test
+  void theConsoleBlockOfSpringMd_servesTheConsole() throws Exception {
+    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
+    int start = doc.indexOf("```yaml\nsluice:\n  console:") + "```yaml\n".length();
+    String yaml = doc.substring(start, doc.indexOf("```", start));
+    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
+        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
+            java.nio.charset.StandardCharsets.UTF_8)));
+    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(SluiceConsoleEndpoint.class);
+          assertThat(context).hasSingleBean(SluiceQuotasEndpoint.class);
+          assertThat(context.getBean(SluiceLimiters.class).refused).containsKey("api");
         });
   }
 }

@@ -1,10 +1,17 @@
-// Sluice console: reads GET /v1/console once a second with the admin token and changes quotas
-// through /v1/quotas. Every value from the service is written as text (textContent), never as
-// markup: keys are chosen by clients, and the page must not run what they send.
+// Sluice console: reads its document once a second and changes quotas. Where (and whether it
+// sends an admin token) is in the page's <meta name="sluice-console">: sluice serve reads
+// /v1/console with the admin token; a Spring Boot application's Actuator serves it with its own
+// security. Every value is written as text (textContent), never as markup: keys are chosen by
+// clients, and the page must not run what they send.
 'use strict';
 
 (function () {
   const SVG = 'http://www.w3.org/2000/svg';
+  const CONFIG = document.querySelector('meta[name="sluice-console"]').dataset;
+  const DATA = new URL(CONFIG.data || '../v1/console', location.href).href;
+  const QUOTAS = new URL(CONFIG.quotas || '../v1/quotas', location.href).href;
+  const USE_TOKEN = (CONFIG.auth || 'token') === 'token';
+  const FLAT = CONFIG.quotaApi === 'flat';
   const TOKEN_KEY = 'sluice.console.token';
   const POLL_MS = 1000;
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
@@ -68,7 +75,7 @@
   }
 
   function headers(extra) {
-    const h = { 'Authorization': 'Bearer ' + token };
+    const h = USE_TOKEN ? { 'Authorization': 'Bearer ' + token } : {};
     return Object.assign(h, extra || {});
   }
 
@@ -82,14 +89,14 @@
   }
 
   async function poll() {
-    if (!token) {
+    if (USE_TOKEN && !token) {
       status('enter the admin token', 'bad');
       return;
     }
     try {
-      const r = await fetch('/v1/console', { headers: headers(), cache: 'no-store' });
-      if (r.status === 401) {
-        status('the admin token was refused', 'bad');
+      const r = await fetch(DATA, { headers: headers(), cache: 'no-store' });
+      if (r.status === 401 || r.status === 403) {
+        status(USE_TOKEN ? 'the admin token was refused' : 'not allowed: sign in', 'bad');
         stop();
         return;
       }
@@ -134,6 +141,8 @@
     draw('top', [d.policies.map((p) => p.topRefused), d.limits.map((l) => l.topRefused)], () => renderTop(d));
     draw('limits', [d.limits, samples], () => renderLimits(d, samples));
     draw('fleet', d.policies.map((p) => p.lease), () => renderFleet(d));
+    $('quotas-section').hidden = !d.quotasOn;
+    $('audit-section').hidden = !d.quotasOn;
     draw('quotas', [d.version, d.quotas], () => renderQuotas(d));
     draw('audit', d.audit, () => renderAudit(d));
     renderChoices(d);
@@ -389,14 +398,15 @@
       const n = Number($('q-concurrency').value);
       body.concurrency = Number.isInteger(n) ? n : $('q-concurrency').value;
     } else {
-      body.limits = [{
+      const limit = {
         algorithm: $('q-algorithm').value,
         capacity: $('q-capacity').value.trim(),
         rate: $('q-rate').value.trim(),
-      }];
+      };
+      if (FLAT) Object.assign(body, limit); else body.limits = [limit];
     }
-    const r = await fetch('/v1/quotas', {
-      method: 'PUT',
+    const r = await fetch(QUOTAS, {
+      method: FLAT ? 'POST' : 'PUT',
       headers: headers({ 'Content-Type': 'application/json' }),
       body: JSON.stringify(body),
     });
@@ -424,7 +434,7 @@
     const params = new URLSearchParams({ policy: q.policy, key: q.key, who: who,
       reason: $('q-reason').value });
     if (q.prefix) params.set('prefix', 'true');
-    const r = await fetch('/v1/quotas?' + params.toString(), { method: 'DELETE', headers: headers() });
+    const r = await fetch(QUOTAS + '?' + params.toString(), { method: 'DELETE', headers: headers() });
     if (r.ok) {
       message('Removed ' + q.policy + ' ' + target(q), 'ok');
       poll();
@@ -434,6 +444,7 @@
   }
 
   document.addEventListener('DOMContentLoaded', () => {
+    if (!USE_TOKEN) $('login').hidden = true;
     $('token').value = token;
     $('login').addEventListener('submit', (e) => {
       e.preventDefault();
@@ -443,6 +454,6 @@
     });
     $('quota-form').addEventListener('submit', save);
     $('q-policy').addEventListener('change', kindChanged);
-    if (token) start(); else status('enter the admin token', 'bad');
+    if (token || !USE_TOKEN) start(); else status('enter the admin token', 'bad');
   });
 })();

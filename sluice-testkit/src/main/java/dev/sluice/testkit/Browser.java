@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.testkit;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,13 +19,15 @@ import org.openqa.selenium.logging.LoggingPreferences;
  * chromium-driver}, which {@code .ci/run} installs). Where they are missing the browser tests
  * fail when {@code SLUICE_BROWSER_TESTS=required} (as {@code .ci/run} sets it) and are skipped,
  * saying why, otherwise. {@code SLUICE_CHROMIUM} and {@code SLUICE_CHROMEDRIVER} name other
- * binaries.
+ * binaries. Selenium is an optional dependency of the test kit: a module that uses this class
+ * names {@code selenium-chrome-driver} among its test dependencies.
  */
-final class Browser implements AutoCloseable {
+public final class Browser implements AutoCloseable {
   private static final Path CHROMIUM = Path.of(env("SLUICE_CHROMIUM", "/usr/bin/chromium"));
   private static final Path DRIVER = Path.of(env("SLUICE_CHROMEDRIVER", "/usr/bin/chromedriver"));
 
-  final ChromeDriver driver;
+  /** The browser, to drive. */
+  public final ChromeDriver driver;
   private final Path profile;
 
   private Browser(ChromeDriver driver, Path profile) {
@@ -39,7 +41,7 @@ final class Browser implements AutoCloseable {
   }
 
   /** A new headless browser, or the test skipped (failed where browser tests are required). */
-  static Browser open() throws IOException {
+  public static Browser open() throws IOException {
     boolean present = Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER);
     if (!present) {
       String why = "the browser tests need Chromium at " + CHROMIUM + " and chromedriver at "
@@ -67,7 +69,7 @@ final class Browser implements AutoCloseable {
   }
 
   /** The page's console messages since the last call, SEVERE ones (errors) only. */
-  List<String> errors() {
+  public List<String> errors() {
     return driver.manage().logs().get(LogType.BROWSER).getAll().stream()
         .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
         .map(LogEntry::getMessage).toList();

@@ -1,0 +1,13 @@
+package dev.sluice.console;
+
+import dev.sluice.testkit.ApiSurface;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** sluice-console's public API is the checked-in listing: a change to it is a decision made in review. */
+class ApiTest {
+  @Test
+  void publicApi_isTheCheckedInListing() {
+    ApiSurface.check(ConsoleAssets.class, Path.of("src/test/api/sluice-console.txt"));
+  }
+}
