@@ -54,7 +54,7 @@ class BomTest {
   void everyLibraryModuleDeclaresItsModule() throws IOException {
     for (String module : List.of("sluice-core", "sluice-testkit", "sluice-redis", "sluice-postgres",
         "sluice-jdbc", "sluice-mysql",
-        "sluice-servlet", "sluice-micrometer", "sluice-console", "sluice-webflux",
+        "sluice-servlet", "sluice-micrometer", "sluice-console", "sluice-grpc", "sluice-webflux",
         "sluice-spring-boot-starter")) {
       Path java = ROOT.resolve(module).resolve("src/main/java/module-info.java");
       Path late = ROOT.resolve(module).resolve("src/main/module/module-info.java");
