@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A gRPC service with strings for messages (no generated code): {@code test.Echo/Say} (unary:
- * "fail:CODE" answers that status, "hold" waits for {@link #release}), {@code test.Echo/Count}
+ * "fail:CODE" answers that status, "once:ID" fails with UNAVAILABLE the first time, "hold"
+ * waits for {@link #release}), {@code test.Echo/Count}
  * (server streaming: n messages, waiting for {@link #release} before the last) and {@code
  * test.Echo/Chat} (bidirectional: echoes each message until the client completes). It counts the
  * calls running at once.
@@ -48,6 +49,8 @@ final class EchoService implements BindableService {
   final AtomicInteger running = new AtomicInteger();
   final AtomicInteger mostRunning = new AtomicInteger();
   final AtomicInteger calls = new AtomicInteger();
+  /** The "once:" messages that have failed their first time. */
+  final java.util.Set<String> failedOnce = java.util.concurrent.ConcurrentHashMap.newKeySet();
   volatile CountDownLatch release = new CountDownLatch(0);
 
   private static MethodDescriptor<String, String> method(String name,
@@ -79,6 +82,10 @@ final class EchoService implements BindableService {
           try {
             if (m.equals("hold")) {
               await();
+            }
+            if (m.startsWith("once:") && failedOnce.add(m)) {
+              out.onError(Status.UNAVAILABLE.withDescription("transient").asException());
+              return;
             }
             if (m.startsWith("fail:")) {
               out.onError(Status.fromCode(Status.Code.valueOf(m.substring(5))).asException());
