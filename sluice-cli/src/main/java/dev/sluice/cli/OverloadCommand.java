@@ -44,6 +44,11 @@ final class OverloadCommand implements Callable<Integer> {
       + " come again, up to 3 times, after 50 to 150 ms.")
   boolean retries;
 
+  @Option(names = "--retry-budget", paramLabel = "RATIO", description = "With --retries, the"
+      + " clients retry within a retry budget: at most RATIO retries per request answered in"
+      + " time over 10 s, plus 10 a second (e.g. 0.1).")
+  Double retryBudget;
+
   @Option(names = "--workers", description = "Backend workers (default 100); with --variant"
       + " cpu, its cores (default 32).")
   Integer workers;
@@ -161,11 +166,18 @@ final class OverloadCommand implements Callable<Integer> {
       throw new InputException("--stall (" + stall + ") must be shorter than --stall-every ("
           + stallEvery + ")");
     }
+    if (retryBudget != null && !retries) {
+      throw new InputException("--retry-budget needs --retries (it limits the retries)");
+    }
+    if (retryBudget != null && !(retryBudget > 0 && retryBudget <= 10)) {
+      throw new InputException("--retry-budget must be above 0 and at most 10 but was "
+          + retryBudget);
+    }
     List<OverloadSimulation.Settings> runs = new ArrayList<>();
     for (OverloadSimulation.Variant v : variants) {
       OverloadSimulation.Settings s = new OverloadSimulation.Settings(workers, medianSeconds,
           p99Seconds, load, deadlineSeconds, 120, 30, 90, v, retries, 0.05, 0.3, max, seed,
-          stallEverySeconds, stallSeconds, wait);
+          stallEverySeconds, stallSeconds, wait, retryBudget == null ? 0 : retryBudget);
       if (s.offered() * s.seconds() > 5_000_000) {
         throw new InputException("--workers, --median and --load make "
             + Report.num(Math.round(s.offered())) + " arrivals a second: too many to simulate"
@@ -191,6 +203,8 @@ final class OverloadCommand implements Callable<Integer> {
       case SLOWER -> "service time doubles";
       case CPU -> "a neighbour takes half the CPU";
     }) + (s.retries() ? ", retry storm" : "")
+        + (s.retryBudget() > 0 ? " within a retry budget of " + Report.num(s.retryBudget())
+            : "")
         + (s.stallEvery() > 0 ? ", host stalls of " + Report.num(s.stallLength() * 1000)
             + " ms about every " + Report.num(s.stallEvery()) + " s" : "")
         + (s.waits() ? ", waits up to the deadline" : "");
@@ -255,10 +269,10 @@ final class OverloadCommand implements Callable<Integer> {
           b.append(",");
         }
         b.append(String.format(Locale.ROOT, "%n  {\"variant\": \"%s\", \"retries\": %s,"
-                + " \"strategy\": \"%s\", \"degradedGoodput\": %.4f, \"worstAfterDrop\": %.4f,"
+                + " \"retryBudget\": %s, \"strategy\": \"%s\", \"degradedGoodput\": %.4f, \"worstAfterDrop\": %.4f,"
                 + " \"worstAfterBack\": %.4f, \"steadyP99Ms\": %.1f, \"degradedP99Ms\": %.1f,"
                 + " \"steadyRefused\": %.5f, \"criticalServed\": %.5f, \"meetsBar\": %s}",
-            s.variant().name().toLowerCase(Locale.ROOT), s.retries(), r.name(),
+            s.variant().name().toLowerCase(Locale.ROOT), s.retries(), s.retryBudget(), r.name(),
             r.degradedGoodput(), r.worstSecondAfterDrop(), r.worstSecondAfterBack(),
             r.steadyP99Ms(), r.degradedP99Ms(), r.steadyRefused(), r.criticalServed(),
             r.misses(s).isEmpty()));

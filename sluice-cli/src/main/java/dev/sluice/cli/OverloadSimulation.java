@@ -17,6 +17,7 @@ import dev.sluice.concurrency.GradientLimit;
 import dev.sluice.concurrency.Outcome;
 import dev.sluice.concurrency.Permit;
 import dev.sluice.concurrency.Priority;
+import dev.sluice.concurrency.RetryBudget;
 import dev.sluice.health.HealthShedder;
 import dev.sluice.health.HealthSignal;
 import java.time.Duration;
@@ -94,16 +95,26 @@ final class OverloadSimulation {
    *     ends, and every call in service takes that much longer
    * @param waits whether Sluice's limiters let a request wait for a permit, up to its deadline
    *     less the key's mean hold time ({@link ConcurrencyLimiter#usefulWait})
+   * @param retryBudget with {@code retries}, the clients' retry budget ({@link RetryBudget}):
+   *     retries up to this share of the answers in time over 10 s, plus 10 a second; 0: none
    */
   record Settings(int workers, double median, double p99, double load, double deadline,
       double seconds, double dropAt, double backAt, Variant variant, boolean retries,
       double critical, double sheddable, int max, long seed, double stallEvery,
-      double stallLength, boolean waits) {
+      double stallLength, boolean waits, double retryBudget) {
     Settings(int workers, double median, double p99, double load, double deadline,
         double seconds, double dropAt, double backAt, Variant variant, boolean retries,
         double critical, double sheddable, int max, long seed) {
       this(workers, median, p99, load, deadline, seconds, dropAt, backAt, variant, retries,
-          critical, sheddable, max, seed, 0, 0, false);
+          critical, sheddable, max, seed, 0, 0, false, 0);
+    }
+
+    Settings(int workers, double median, double p99, double load, double deadline,
+        double seconds, double dropAt, double backAt, Variant variant, boolean retries,
+        double critical, double sheddable, int max, long seed, double stallEvery,
+        double stallLength, boolean waits) {
+      this(workers, median, p99, load, deadline, seconds, dropAt, backAt, variant, retries,
+          critical, sheddable, max, seed, stallEvery, stallLength, waits, 0);
     }
 
     /**
@@ -774,8 +785,16 @@ final class OverloadSimulation {
     long criticalGood;
     int nextSecond;
 
+    /** The clients' retry budget, on the run's virtual time; null without one. */
+    final RetryBudget budget;
+    /** The run's virtual time, for the budget. */
+    long now;
+
     Tally(Settings s) {
       this.s = s;
+      this.budget = s.retries() && s.retryBudget() > 0 ? RetryBudget.builder()
+          .ratio(s.retryBudget()).minPerSecond(10).window(Duration.ofSeconds(10))
+          .clock(() -> now).build() : null;
       this.secs = (int) Math.ceil(s.seconds());
       this.good = new double[secs];
       this.offeredPerSecond = new double[secs];
@@ -820,6 +839,10 @@ final class OverloadSimulation {
       boolean late = at > r.deadline;
       if (!late) {
         good[second]++;
+        if (budget != null) {
+          now = at;
+          budget.success();
+        }
         if (r.priority == 0 && r.first) {
           criticalGood++;
         }
@@ -895,7 +918,7 @@ final class OverloadSimulation {
       if (e.kind == ADMITTED) {
         if (r.token == null) {
           tally.refused(r);
-          retry(s, r, e.at, random, events);
+          retry(s, tally, r, e.at, random, events);
           continue;
         }
         if (busy < workers) {
@@ -915,7 +938,7 @@ final class OverloadSimulation {
       boolean late = e.at > r.deadline;
       strategy.end(r.token, e.at, e.at - r.arrival, late);
       if (tally.answered(r, e.at)) {
-        retry(s, r, r.deadline, random, events);
+        retry(s, tally, r, r.deadline, random, events);
       }
     }
     return tally.result(strategy);
@@ -972,7 +995,7 @@ final class OverloadSimulation {
         }
         strategy.end(r.token, at, at - r.arrival, at > r.deadline);
         if (tally.answered(r, at)) {
-          retry(s, r, r.deadline, random, events);
+          retry(s, tally, r, r.deadline, random, events);
         }
         continue;
       }
@@ -994,7 +1017,7 @@ final class OverloadSimulation {
       // ADMITTED
       if (r.token == null) {
         tally.refused(r);
-        retry(s, r, e.at, random, events);
+        retry(s, tally, r, e.at, random, events);
       } else if (host.running < threads) {
         running.add(new Running(attained + r.service, seq++, r));
         host.running++;
@@ -1037,10 +1060,20 @@ final class OverloadSimulation {
     return t + left;
   }
 
-  /** In a retry storm, a refused or timed-out request comes again (up to 3 retries). */
-  private static void retry(Settings s, Request r, long at, Random random, Events events) {
+  /**
+   * In a retry storm, a refused or timed-out request comes again (up to 3 retries), if the
+   * clients' retry budget allows it when there is one.
+   */
+  private static void retry(Settings s, Tally tally, Request r, long at, Random random,
+      Events events) {
     if (!s.retries() || r.attempt >= 3) {
       return;
+    }
+    if (tally.budget != null) {
+      tally.now = at;
+      if (!tally.budget.tryRetry()) {
+        return;
+      }
     }
     long backoff = (long) ((0.05 + 0.1 * random.nextDouble()) * 1e9);
     long when = at + backoff;
