@@ -27,6 +27,8 @@ module dev.sluice.spring {
   requires static dev.sluice.postgres;
   requires static dev.sluice.mysql;
   requires static dev.sluice.jdbc;
+  requires static dev.sluice.grpc;
+  requires static io.grpc;
   requires static java.sql;
   requires static jakarta.servlet;
   requires static spring.web;

@@ -68,6 +68,16 @@ public class SluiceProperties {
   private Quotas quotas = new Quotas();
   /** The console page under Actuator ({@code sluiceconsole}); off by default. */
   private Console console = new Console();
+  /** gRPC: the server interceptor's rules and the client interceptor (with sluice-grpc). */
+  private Grpc grpc = new Grpc();
+
+  public Grpc getGrpc() {
+    return grpc;
+  }
+
+  public void setGrpc(Grpc grpc) {
+    this.grpc = grpc;
+  }
 
   public Console getConsole() {
     return console;
@@ -1036,6 +1046,214 @@ public class SluiceProperties {
   }
 
   /** Shedding by the backend's health: the signals and how the shedder decides. */
+  public static class Grpc {
+    /** The server interceptor ({@code SluiceServerInterceptor} bean): off without rules. */
+    private GrpcServer server = new GrpcServer();
+    /** The client interceptor ({@code SluiceClientInterceptor} bean): off until one part is on. */
+    private GrpcClient client = new GrpcClient();
+
+    public GrpcServer getServer() {
+      return server;
+    }
+
+    public void setServer(GrpcServer server) {
+      this.server = server;
+    }
+
+    public GrpcClient getClient() {
+      return client;
+    }
+
+    public void setClient(GrpcClient client) {
+      this.client = client;
+    }
+  }
+
+  public static class GrpcServer {
+    /** The rules, decided in order: rate rules (policy) before concurrency rules (limit). */
+    private List<GrpcRule> rules = new ArrayList<>();
+    /** How long a call may wait for a concurrency permit (never past its deadline). */
+    private Duration maxWait = Duration.ZERO;
+    /** The metadata key of a call's priority: critical, normal or sheddable. */
+    private String priorityHeader = "x-priority";
+
+    public List<GrpcRule> getRules() {
+      return rules;
+    }
+
+    public void setRules(List<GrpcRule> rules) {
+      this.rules = rules;
+    }
+
+    public Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    public String getPriorityHeader() {
+      return priorityHeader;
+    }
+
+    public void setPriorityHeader(String priorityHeader) {
+      this.priorityHeader = priorityHeader;
+    }
+  }
+
+  public static class GrpcRule {
+    /** The methods: package.Service/Method, package.Service/* (default: every method). */
+    private String methods;
+    /** A rate policy (under sluice.policies): one unit per call. */
+    private String policy;
+    /** A concurrency limit (under sluice.concurrency.limits): a permit for each call's life. */
+    private String limit;
+    /** The call's key: method, service, peer, metadata:NAME or global. */
+    private String key = "method";
+
+    public String getMethods() {
+      return methods;
+    }
+
+    public void setMethods(String methods) {
+      this.methods = methods;
+    }
+
+    public String getPolicy() {
+      return policy;
+    }
+
+    public void setPolicy(String policy) {
+      this.policy = policy;
+    }
+
+    public String getLimit() {
+      return limit;
+    }
+
+    public void setLimit(String limit) {
+      this.limit = limit;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+  }
+
+  public static class GrpcClient {
+    /** Client-side adaptive throttling: send up to k times what the backend accepts. */
+    private Throttle throttle = new Throttle();
+    /** Retries of unary calls within a budget. */
+    private Budget retryBudget = new Budget();
+    /** Attempts of a unary call in all (with the retry budget). */
+    private int maxAttempts = 3;
+
+    public Throttle getThrottle() {
+      return throttle;
+    }
+
+    public void setThrottle(Throttle throttle) {
+      this.throttle = throttle;
+    }
+
+    public Budget getRetryBudget() {
+      return retryBudget;
+    }
+
+    public void setRetryBudget(Budget retryBudget) {
+      this.retryBudget = retryBudget;
+    }
+
+    public int getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    public void setMaxAttempts(int maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+  }
+
+  public static class Throttle {
+    /** Whether calls are throttled on the client. */
+    private boolean enabled;
+    /** The multiplier K (2). */
+    private double k = 2;
+    /** The window the counts cover (2m). */
+    private Duration window = Duration.ofMinutes(2);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public double getK() {
+      return k;
+    }
+
+    public void setK(double k) {
+      this.k = k;
+    }
+
+    public Duration getWindow() {
+      return window;
+    }
+
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+  }
+
+  public static class Budget {
+    /** Whether unary calls are retried within the budget. */
+    private boolean enabled;
+    /** Retries per success over the window (0.1). */
+    private double ratio = 0.1;
+    /** Retries a second allowed whatever succeeds (10). */
+    private double minPerSecond = 10;
+    /** The window (10s). */
+    private Duration window = Duration.ofSeconds(10);
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public double getRatio() {
+      return ratio;
+    }
+
+    public void setRatio(double ratio) {
+      this.ratio = ratio;
+    }
+
+    public double getMinPerSecond() {
+      return minPerSecond;
+    }
+
+    public void setMinPerSecond(double minPerSecond) {
+      this.minPerSecond = minPerSecond;
+    }
+
+    public Duration getWindow() {
+      return window;
+    }
+
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+  }
+
   public static class Console {
     /**
      * Whether Actuator's {@code sluiceconsole} endpoint serves the console page and its document
