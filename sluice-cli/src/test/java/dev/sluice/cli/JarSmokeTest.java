@@ -107,7 +107,7 @@ class JarSmokeTest {
           URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(metrics.body()).contains("sluice_concurrency_permits_held 1");
-      for (String asset : List.of("/console", "/console/console.js", "/console/console.css")) {
+      for (String asset : List.of("/console/", "/console/console.js", "/console/console.css")) {
         assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
             + asset)).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
             .as("the console's %s, from the jar", asset).isEqualTo(200);
