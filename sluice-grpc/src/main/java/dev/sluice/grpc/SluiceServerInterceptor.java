@@ -67,8 +67,21 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
 
   private record RateRule(String name, String methods, RateLimiter limiter, GrpcKey key) {}
 
-  private record ConcurrencyRule(String name, String methods, ConcurrencyLimiter limiter,
-      GrpcKey key) {}
+  /** A concurrency rule; {@code handles} is false once its limiter turned out to have none. */
+  private static final class ConcurrencyRule {
+    final String name;
+    final String methods;
+    final ConcurrencyLimiter limiter;
+    final GrpcKey key;
+    volatile boolean handles = true;
+
+    ConcurrencyRule(String name, String methods, ConcurrencyLimiter limiter, GrpcKey key) {
+      this.name = name;
+      this.methods = methods;
+      this.limiter = limiter;
+      this.key = key;
+    }
+  }
 
   private final List<RateRule> rates;
   private final List<ConcurrencyRule> concurrency;
@@ -116,6 +129,32 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
             + "' exceeded; retry in " + ms + " ms"), ms);
       }
     }
+    Priority p = priority(headers.get(priority));
+    if (concurrency.size() == 1 && p == Priority.NORMAL) {
+      // the common case, allocation-light: one rule, a permit named by a number where the
+      // limiter has them (in memory), released through the limiter, which ends it exactly once
+      ConcurrencyRule r = concurrency.get(0);
+      if (!matches(r.methods, method)) {
+        return next.startCall(call, headers);
+      }
+      String key = r.key.key(call, headers);
+      if (key == null) {
+        return next.startCall(call, headers);
+      }
+      if (r.handles) {
+        long handle;
+        try {
+          handle = r.limiter.tryAcquireHandle(key);
+        } catch (UnsupportedOperationException e) {
+          r.handles = false;
+          handle = ConcurrencyLimiter.NO_PERMIT;
+        }
+        if (handle != ConcurrencyLimiter.NO_PERMIT) {
+          HandleCall<ReqT, RespT> c = new HandleCall<>(call, r.limiter, key, handle);
+          return new HandleListener<>(next.startCall(c, headers), c);
+        }
+      }
+    }
     List<Held> needed = new ArrayList<>(concurrency.size());
     for (ConcurrencyRule r : concurrency) {
       if (matches(r.methods, method)) {
@@ -128,7 +167,6 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     if (needed.isEmpty()) {
       return next.startCall(call, headers);
     }
-    Priority p = priority(headers.get(priority));
     Deadline deadline = Context.current().getDeadline();
     Calls<ReqT, RespT> held = new Calls<>(call, needed);
     // at once where every permit is free: no waiting, no buffering
@@ -322,6 +360,52 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       } finally {
         releaseAll(outcome(status.getCode()));
       }
+    }
+  }
+
+  /** A call holding a handle permit, released through its limiter (once, whoever is first). */
+  private static final class HandleCall<ReqT, RespT>
+      extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+    private final ConcurrencyLimiter limiter;
+    private final String key;
+    private final long handle;
+
+    HandleCall(ServerCall<ReqT, RespT> call, ConcurrencyLimiter limiter, String key,
+        long handle) {
+      super(call);
+      this.limiter = limiter;
+      this.key = key;
+      this.handle = handle;
+    }
+
+    void release(Outcome outcome) {
+      limiter.release(key, handle, outcome);
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+      try {
+        super.close(status, trailers);
+      } finally {
+        release(outcome(status.getCode()));
+      }
+    }
+  }
+
+  /** The listener of a call holding a handle permit: a cancelled call releases it. */
+  private static final class HandleListener<ReqT>
+      extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
+    private final HandleCall<ReqT, ?> call;
+
+    HandleListener(ServerCall.Listener<ReqT> delegate, HandleCall<ReqT, ?> call) {
+      super(delegate);
+      this.call = call;
+    }
+
+    @Override
+    public void onCancel() {
+      call.release(Outcome.DROPPED);
+      super.onCancel();
     }
   }
 
