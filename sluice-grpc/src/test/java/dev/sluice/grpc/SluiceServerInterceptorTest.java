@@ -7,6 +7,11 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sluice;
+import dev.sluice.StoreFailure;
+import dev.sluice.spi.DecisionStore;
+import dev.sluice.spi.Observation;
+import dev.sluice.spi.StoreRequest;
+import dev.sluice.spi.StoreUnavailableException;
 import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Outcome;
 import io.grpc.CallOptions;
@@ -299,6 +304,70 @@ class SluiceServerInterceptorTest {
     until(() -> db.inFlight("test.Echo/Say") == 0, "every permit back");
     assertThat(db.stats().acquired()).isEqualTo(ok.get());
     assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(ok.get());
+  }
+
+  /** A store that cannot be reached: every call throws. */
+  private static final class DownStore implements DecisionStore {
+    @Override
+    public long ticksPerSecond() {
+      return 1_000_000;
+    }
+
+    @Override
+    public Observation apply(String key, StoreRequest request) {
+      throw new StoreUnavailableException("the store is down", null);
+    }
+
+    @Override
+    public void reset(String key) {
+    }
+  }
+
+  @Test
+  void aStoreFailingClosed_isUnavailable_notExhausted() throws Exception {
+    RateLimiter api = Sluice.builder().limits(Limit.leakyBucket(10, Rate.perSecond(1)))
+        .store(new DownStore()).onStoreFailure(StoreFailure.FAIL_CLOSED).build();
+    start(SluiceServerInterceptor.builder().rate("api", api, GrpcKey.global("all")).build());
+    assertThatThrownBy(() -> say("a", null)).isInstanceOfSatisfying(StatusRuntimeException.class,
+        e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+          assertThat(e.getStatus().getDescription()).isEqualTo("rate limit 'api' cannot be"
+              + " decided: its store is unavailable");
+        });
+    assertThat(echo.calls.get()).isZero();
+  }
+
+  /** A critical call takes the general path (a permit object): cancelled, it is released too. */
+  @Test
+  void aCriticalBidirectionalCall_cancelled_releasesOnce() throws Exception {
+    ConcurrencyLimiter db = ConcurrencyLimiter.builder().limit(1).build();
+    start(SluiceServerInterceptor.builder().concurrency("db", db, GrpcKey.method()).build());
+    Metadata h = new Metadata();
+    h.put(Metadata.Key.of("x-priority", Metadata.ASCII_STRING_MARSHALLER), "critical");
+    ClientCall<String, String> call = ClientInterceptors.intercept(channel,
+        MetadataUtils.newAttachHeadersInterceptor(h)).newCall(EchoService.CHAT,
+        CallOptions.DEFAULT);
+    CompletableFuture<String> first = new CompletableFuture<>();
+    StreamObserver<String> out = ClientCalls.asyncBidiStreamingCall(call, new StreamObserver<>() {
+      @Override
+      public void onNext(String value) {
+        first.complete(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+      }
+
+      @Override
+      public void onCompleted() {
+      }
+    });
+    out.onNext("hi");
+    assertThat(first.get(20, TimeUnit.SECONDS)).isEqualTo("hi");
+    assertThat(db.inFlight("test.Echo/Chat")).isEqualTo(1);
+    call.cancel("gone", null);
+    until(() -> db.inFlight("test.Echo/Chat") == 0, "released on cancel");
+    until(() -> db.stats().ended(Outcome.DROPPED) == 1, "counted once, as dropped");
   }
 
   @Test
