@@ -6,6 +6,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
 import io.grpc.Deadline;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
@@ -71,6 +72,8 @@ public final class SluiceClientInterceptor implements ClientInterceptor {
   private final long maxBackoffNanos;
   private final DoubleSupplier random;
   private final ScheduledExecutorService scheduler;
+  /** With grpc-java's own retries: the budget's veto on each attempt; null otherwise. */
+  private final ClientStreamTracer.Factory vetoes;
 
   private SluiceClientInterceptor(Builder b) {
     this.throttle = b.throttle;
@@ -81,6 +84,7 @@ public final class SluiceClientInterceptor implements ClientInterceptor {
     this.maxBackoffNanos = b.maxBackoff.toNanos();
     this.random = b.random;
     this.scheduler = b.scheduler;
+    this.vetoes = b.grpcRetries && b.budget != null ? new Vetoes() : null;
   }
 
   /** Settings: no throttle, no budget (no retries), 3 attempts, retry on UNAVAILABLE. */
@@ -91,13 +95,57 @@ public final class SluiceClientInterceptor implements ClientInterceptor {
   @Override
   public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
       CallOptions options, Channel next) {
-    if (method.getType() == MethodDescriptor.MethodType.UNARY && maxAttempts > 1) {
+    if (vetoes != null) {   // grpc-java retries: each attempt's end passes the budget
+      options = options.withStreamTracerFactory(vetoes);
+    } else if (method.getType() == MethodDescriptor.MethodType.UNARY && maxAttempts > 1) {
       return new Retrying<>(method, options, next);
     }
     if (throttle == null) {
       return next.newCall(method, options);
     }
     return new Throttled<>(next.newCall(method, options));
+  }
+
+  /**
+   * The budget in front of grpc-java's own retries: each attempt's tracer records a success, and
+   * when an attempt fails with a code worth retrying, asks the budget; a refusal puts {@code
+   * grpc-retry-pushback-ms: -1} in the attempt's trailers, which grpc-java reads before it
+   * decides, and then does not retry.
+   */
+  private final class Vetoes extends ClientStreamTracer.Factory {
+    @Override
+    public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info,
+        Metadata headers) {
+      int attempt = info.getPreviousAttempts() + 1;
+      return new ClientStreamTracer() {
+        private Metadata trailers;
+
+        @Override
+        public void inboundTrailers(Metadata t) {
+          trailers = t;
+        }
+
+        @Override
+        public void streamClosed(Status status) {
+          if (status.isOk()) {
+            budget.success();
+            return;
+          }
+          if (trailers == null || attempt >= maxAttempts
+              || !retryOn.contains(status.getCode())) {
+            return;   // no retry is coming (or none the budget can stop)
+          }
+          String pushback = trailers.get(SluiceServerInterceptor.RETRY_PUSHBACK);
+          if (pushback != null && pushback.trim().startsWith("-")) {
+            return;   // the server said not to retry already
+          }
+          if (!budget.tryRetry()) {
+            trailers.removeAll(SluiceServerInterceptor.RETRY_PUSHBACK);
+            trailers.put(SluiceServerInterceptor.RETRY_PUSHBACK, "-1");
+          }
+        }
+      };
+    }
   }
 
   /** Whether the backend took the call (as opposed to refusing it for load). */
@@ -329,8 +377,21 @@ public final class SluiceClientInterceptor implements ClientInterceptor {
     private Duration maxBackoff = Duration.ofSeconds(1);
     private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
     private ScheduledExecutorService scheduler = SCHEDULER;
+    private boolean grpcRetries;
 
     Builder() {}
+
+    /**
+     * Let grpc-java's own retry policy (the channel's service config) retry, within the budget,
+     * instead of this interceptor: each failed attempt asks the budget, and a refusal tells
+     * grpc-java not to retry (a {@code grpc-retry-pushback-ms} of -1 in the attempt's trailers).
+     * Give {@link #maxAttempts} and {@link #retryOn} the policy's values. An attempt that fails
+     * without trailers (a broken connection) is retried by grpc-java without asking.
+     */
+    public Builder grpcRetries() {
+      this.grpcRetries = true;
+      return this;
+    }
 
     /** Client-side adaptive throttling of every call (default none). */
     public Builder throttle(AdaptiveThrottle throttle) {
@@ -401,6 +462,9 @@ public final class SluiceClientInterceptor implements ClientInterceptor {
 
     /** The interceptor. */
     public SluiceClientInterceptor build() {
+      if (grpcRetries && budget == null) {
+        throw new IllegalStateException("grpcRetries() needs a retryBudget(...) to stop them");
+      }
       return new SluiceClientInterceptor(this);
     }
   }

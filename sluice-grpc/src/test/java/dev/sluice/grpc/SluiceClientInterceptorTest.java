@@ -22,6 +22,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -100,6 +102,38 @@ class SluiceClientInterceptorTest {
     assertThat(b.retriesAllowed()).isEqualTo(20);
     assertThat(b.retriesRefused()).as("every later call asked once and was refused")
         .isGreaterThanOrEqualTo(calls - 20);
+  }
+
+  /**
+   * grpc-java's own retry policy (4 attempts on UNAVAILABLE, from the channel's service config)
+   * within the budget: a refused retry is vetoed through the attempt's trailers, so 200 failing
+   * calls reach the server 200 + 10 times (the floor), not 800.
+   */
+  @Test
+  void grpcJavasOwnRetries_withinTheBudget() throws Exception {
+    RetryBudget b = budget().ratio(0.1).minPerSecond(1).window(Duration.ofSeconds(10)).build();
+    server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        .addService(echo.bindService()).build().start();
+    Map<String, Object> policy = Map.of("maxAttempts", 4.0, "initialBackoff", "0.001s",
+        "maxBackoff", "0.002s", "backoffMultiplier", 2.0,
+        "retryableStatusCodes", List.of("UNAVAILABLE"));
+    managed = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext()
+        .enableRetry().defaultServiceConfig(Map.of("methodConfig", List.of(Map.of(
+            "name", List.of(Map.of("service", "test.Echo")), "retryPolicy", policy))))
+        .build();
+    Channel c = ClientInterceptors.intercept(managed, SluiceClientInterceptor.builder()
+        .retryBudget(b).maxAttempts(4).grpcRetries().build());
+    assertThat(say(c, "once:grpc")).as("a transient failure, retried by grpc-java")
+        .isEqualTo("once:grpc");
+    assertThat(echo.calls.get()).isEqualTo(2);
+    for (int i = 0; i < 200; i++) {
+      assertThatThrownBy(() -> say(c, "fail:UNAVAILABLE"))
+          .isInstanceOf(StatusRuntimeException.class);
+    }
+    assertThat(echo.calls.get() - 2).as("200 calls and the budget's retries").isEqualTo(
+        200 + b.retriesAllowed() - 1);
+    assertThat(b.retriesAllowed()).as("1/s x 10 s + 0.1 x 1 success, the first retry among"
+        + " them").isEqualTo(10);
   }
 
   @Test
