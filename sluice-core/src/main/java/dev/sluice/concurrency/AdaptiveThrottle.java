@@ -2,7 +2,6 @@ package dev.sluice.concurrency;
 
 import dev.sluice.Clock;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
@@ -36,20 +35,14 @@ public final class AdaptiveThrottle {
   private static final int SLOTS = 20;
 
   private final double k;
-  private final long slotNanos;
-  private final Clock clock;
   private final DoubleSupplier random;
-  private final long[] requests = new long[SLOTS];
-  private final long[] accepts = new long[SLOTS];
-  /** The slot number (time / slot length) each array cell holds. */
-  private final long[] slotOf = new long[SLOTS];
+  /** Requests (first) and accepts (second) over the window. */
+  private final SlidingCounts counts;
 
   private AdaptiveThrottle(Builder b) {
     this.k = b.k;
-    this.slotNanos = Math.max(1, b.window.toNanos() / SLOTS);
-    this.clock = b.clock;
     this.random = b.random;
-    Arrays.fill(slotOf, Long.MIN_VALUE);
+    this.counts = new SlidingCounts(SLOTS, b.window.toNanos(), b.clock);
   }
 
   /** Settings: K 2, a window of 2 minutes, the system clock. */
@@ -64,54 +57,26 @@ public final class AdaptiveThrottle {
   public boolean tryRequest() {
     double p;
     synchronized (this) {
-      long slot = current();
-      p = probability(sum(requests, slot), sum(accepts, slot));
-      requests[index(slot)]++;
+      long slot = counts.current();
+      p = probability(counts.first(slot), counts.second(slot));
+      counts.addFirst(slot);
     }
     return p <= 0 || random.getAsDouble() >= p;
   }
 
   /** The backend accepted a call this client sent. */
   public synchronized void accepted() {
-    long slot = current();
-    accepts[index(slot)]++;
+    counts.addSecond(counts.current());
   }
 
   /** The probability a call asked for now is refused locally. */
   public synchronized double rejectProbability() {
-    long slot = current();
-    return probability(sum(requests, slot), sum(accepts, slot));
+    long slot = counts.current();
+    return probability(counts.first(slot), counts.second(slot));
   }
 
   private double probability(long requestCount, long acceptCount) {
     return Math.max(0, (requestCount - k * acceptCount) / (requestCount + 1));
-  }
-
-  /** The current slot, its cell cleared if it held an older one. */
-  private long current() {
-    long slot = Math.floorDiv(clock.nanoTime(), slotNanos);
-    int i = index(slot);
-    if (slotOf[i] != slot) {
-      slotOf[i] = slot;
-      requests[i] = 0;
-      accepts[i] = 0;
-    }
-    return slot;
-  }
-
-  private static int index(long slot) {
-    return (int) Math.floorMod(slot, (long) SLOTS);
-  }
-
-  /** The counts of the window's slots: the last SLOTS ones up to {@code slot}. */
-  private long sum(long[] counts, long slot) {
-    long total = 0;
-    for (int i = 0; i < SLOTS; i++) {
-      if (slotOf[i] != Long.MIN_VALUE && slot - slotOf[i] < SLOTS) {
-        total += counts[i];
-      }
-    }
-    return total;
   }
 
   @Override

@@ -2,7 +2,6 @@ package dev.sluice.concurrency;
 
 import dev.sluice.Clock;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -33,12 +32,8 @@ public final class RetryBudget {
 
   private final double ratio;
   private final double floor;
-  private final long slotNanos;
-  private final Clock clock;
-  private final long[] successes = new long[SLOTS];
-  private final long[] retries = new long[SLOTS];
-  /** The slot number (time / slot length) each array cell holds. */
-  private final long[] slotOf = new long[SLOTS];
+  /** Successes (first) and retries (second) over the window. */
+  private final SlidingCounts counts;
   private long allowedTotal;
   private long refusedTotal;
   private long successTotal;
@@ -46,9 +41,7 @@ public final class RetryBudget {
   private RetryBudget(Builder b) {
     this.ratio = b.ratio;
     this.floor = b.minPerSecond * b.window.toNanos() / 1e9;
-    this.slotNanos = Math.max(1, b.window.toNanos() / SLOTS);
-    this.clock = b.clock;
-    Arrays.fill(slotOf, Long.MIN_VALUE);
+    this.counts = new SlidingCounts(SLOTS, b.window.toNanos(), b.clock);
   }
 
   /** Settings: a ratio of 0.1, 10 retries a second at least, a window of 10 s, the system clock. */
@@ -61,27 +54,26 @@ public final class RetryBudget {
    * (the caller answers with the failure it has).
    */
   public synchronized boolean tryRetry() {
-    long slot = current();
-    if (sum(retries, slot) + 1 > ratio * sum(successes, slot) + floor) {
+    long slot = counts.current();
+    if (counts.second(slot) + 1 > ratio * counts.first(slot) + floor) {
       refusedTotal++;
       return false;
     }
-    retries[index(slot)]++;
+    counts.addSecond(slot);
     allowedTotal++;
     return true;
   }
 
   /** A call (a first try or a retry) succeeded: it earns {@code ratio} of a retry. */
   public synchronized void success() {
-    long slot = current();
-    successes[index(slot)]++;
+    counts.addFirst(counts.current());
     successTotal++;
   }
 
   /** The retries the budget would allow now, without counting one. */
   public synchronized double available() {
-    long slot = current();
-    return Math.max(0, ratio * sum(successes, slot) + floor - sum(retries, slot));
+    long slot = counts.current();
+    return Math.max(0, ratio * counts.first(slot) + floor - counts.second(slot));
   }
 
   /** Retries allowed since the budget was built. */
@@ -97,33 +89,6 @@ public final class RetryBudget {
   /** Successes recorded since the budget was built. */
   public synchronized long successes() {
     return successTotal;
-  }
-
-  /** The current slot, its cell cleared if it held an older one. */
-  private long current() {
-    long slot = Math.floorDiv(clock.nanoTime(), slotNanos);
-    int i = index(slot);
-    if (slotOf[i] != slot) {
-      slotOf[i] = slot;
-      successes[i] = 0;
-      retries[i] = 0;
-    }
-    return slot;
-  }
-
-  private static int index(long slot) {
-    return (int) Math.floorMod(slot, (long) SLOTS);
-  }
-
-  /** The counts of the window's slots: the last SLOTS ones up to {@code slot}. */
-  private long sum(long[] counts, long slot) {
-    long total = 0;
-    for (int i = 0; i < SLOTS; i++) {
-      if (slotOf[i] != Long.MIN_VALUE && slot - slotOf[i] < SLOTS) {
-        total += counts[i];
-      }
-    }
-    return total;
   }
 
   @Override
