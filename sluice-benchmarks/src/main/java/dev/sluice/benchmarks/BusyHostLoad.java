@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
 import redis.embedded.RedisServer;
 
 /**
- * The service with {@code --redis} on a saturated host and no fault (issue 11, defect 4): a real
+ * The service with {@code --redis} on a saturated host and no fault: a real
  * Redis 6.2 on loopback, the service in this JVM with its defaults, 64 HTTP client threads on
  * 100,000 keys, and busy threads spinning on every core beside them. Counts answers by status;
  * a healthy Redis must give no 503.

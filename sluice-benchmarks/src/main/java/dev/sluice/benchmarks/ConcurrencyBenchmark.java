@@ -22,7 +22,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Acquire-and-release pairs on one limit with room (issue 27, part 5): Sluice's in-memory
+ * Acquire-and-release pairs on one limit with room: Sluice's in-memory
  * concurrency limiter on one key against Netflix's {@code SimpleLimiter} with a fixed limit and
  * Resilience4j's {@code SemaphoreBulkhead}, each peer handed its one limiter object. Sluice's
  * per-key path (keys from a set of 1,024) is reported beside them. Run with {@code -t 1} and

@@ -19,7 +19,7 @@ import java.util.Locale;
 import java.util.function.IntPredicate;
 
 /**
- * A probe for issue 29, not a limiter: what one statement per decision could give against the
+ * A probe, not a limiter: what one statement per decision could give against the
  * store's stored procedure on MariaDB. {@code statement} decides one leaky bucket (capacity 10^6
  * µs, a unit of 1 µs, every call admitted) in one {@code INSERT ... ON DUPLICATE KEY UPDATE} on
  * the database's clock, under the row's lock, and answers the backlog it found through

@@ -38,7 +38,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
- * The overload experiment with real processes' parts (issue 28, item 5): a real HTTP backend
+ * The overload experiment with real processes' parts: a real HTTP backend
  * (Jetty 12 on loopback) whose work runs on a pool of workers with log-normal service times, the
  * servlet filter with a concurrency limit in front of it, and an open-loop load generator (JDK
  * HttpClient, Poisson arrivals, each request with a deadline it sends as {@code grpc-timeout}

@@ -20,7 +20,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What the Java copy of the bucket's admit rule in {@code LockFreeBucket} buys (issue 26: a copy
+ * What the Java copy of the bucket's admit rule in {@code LockFreeBucket} buys (a copy of a rule
  * stays only if it pays for itself): one hot key of one bucket that always admits, decided on the
  * lock-free path ({@code lockFree}: one CAS on one long, in steps from the cell's origin) and on
  * the general path that every other limit takes ({@code general}: {@code BucketRules} under the

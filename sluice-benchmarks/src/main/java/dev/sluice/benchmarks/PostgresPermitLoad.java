@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Acquire-and-release pairs per second on one PostgreSQL (issue 27, part 5): Sluice's concurrency
+ * Acquire-and-release pairs per second on one PostgreSQL: Sluice's concurrency
  * limiter on a {@link PostgresStore} against the plain statement pair doing the same work (one
  * statement that deletes the key's ended leases, counts and inserts under an advisory lock; one
  * delete), each on its own HikariCP pool of 32 connections; 1, 8 and 32 callers, one hot key and

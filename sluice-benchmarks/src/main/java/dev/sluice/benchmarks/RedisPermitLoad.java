@@ -21,7 +21,7 @@ import java.util.function.IntPredicate;
 import redis.embedded.RedisServer;
 
 /**
- * Acquire-and-release pairs per second on one Redis (issue 27, part 5): Sluice's concurrency
+ * Acquire-and-release pairs per second on one Redis: Sluice's concurrency
  * limiter on a {@link RedisStore} against a plain sorted-set script pair doing the same work
  * ({@code plain}: drop ended leases, count, add the permit with its lease unless held, move the
  * expiry only later; remove the permit while its lease runs and answer the count) and against a

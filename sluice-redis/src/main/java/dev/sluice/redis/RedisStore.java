@@ -70,7 +70,7 @@ public final class RedisStore implements DecisionStore, PermitStore {
   /**
    * The longest Lettuce waits between reconnect attempts on a client the store makes: the delay
    * doubles from 1 ms up to this. Lettuce's default grows to 30 s, so a Redis back after a long
-   * outage waited up to that long for its first decision (issue 30).
+   * outage waited up to that long for its first decision.
    */
   static final Duration RECONNECT_DELAY_CAP = Duration.ofMillis(250);
   private final String prefix;

@@ -751,7 +751,7 @@ public abstract class ConcurrencyConformanceSuite {
   }
 
   /**
-   * Issue 44, item 2: an adaptive limit refuses at once a weight above its maximum (TOO_HEAVY) or
+   * An adaptive limit refuses at once a weight above its maximum (TOO_HEAVY) or
    * above its priority's share of the maximum (SHED), as a fixed limit does, instead of queueing
    * what no wait can serve.
    */
@@ -769,7 +769,7 @@ public abstract class ConcurrencyConformanceSuite {
   }
 
   /**
-   * Issue 44, item 2: a waiter whose weight is above the adaptive limit as it is now (it may grow)
+   * A waiter whose weight is above the adaptive limit as it is now (it may grow)
    * waits for it to grow, and holds up nobody meanwhile: the weights that fit the limit of now are
    * granted, waiting or not; once the limit has grown to hold it, it is served.
    */

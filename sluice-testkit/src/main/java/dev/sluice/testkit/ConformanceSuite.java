@@ -145,7 +145,7 @@ public abstract class ConformanceSuite {
   // ------------------------------------------------------------------ exact at every rate
 
   /**
-   * Issue 30: at 3/s a unit is 333,333,333 1/3 ns (333,333 1/3 µs). 4.66 and 0.34 fill a bucket
+   * At 3/s a unit is 333,333,333 1/3 ns (333,333 1/3 µs). 4.66 and 0.34 fill a bucket
    * of 5 exactly, as a queue and as a meter; the next hundredth waits exactly its leak.
    */
   @Test
@@ -277,7 +277,7 @@ public abstract class ConformanceSuite {
   }
 
   /**
-   * Issue 11, defect 10: seed 000's own bucket (capacity 3, 1.5/s) filled by three costs of 1 at
+   * Seed 000's own bucket (capacity 3, 1.5/s) filled by three costs of 1 at
    * one instant holds exactly 3 and reports the "full" event; costs were once rounded down to
    * whole ticks (level 2.999999997 in memory, 2.999997 on microsecond stores, never full).
    */

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Fleet mode on a real store (issue 13): eight limiter instances, each with its own store and
+ * Fleet mode on a real store: eight limiter instances, each with its own store and
  * connection, share one hot key on the store's clock for three seconds, with even and with 5:1
  * skewed traffic (threads per instance) at about 15 times the limit. The fleet admits no more than the limit over the
  * run plus the bound (what the instances may hold together), most decisions are local, every

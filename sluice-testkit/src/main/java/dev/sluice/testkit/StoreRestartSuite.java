@@ -93,7 +93,7 @@ public abstract class StoreRestartSuite {
   }
 
   /**
-   * Fleet mode (issue 13): two instances with leases on a hot key; the server stops mid-load.
+   * Fleet mode: two instances with leases on a hot key; the server stops mid-load.
    * The leases held are spent, then fail closed answers without admitting (and without a store
    * call per decision), and once the server answers again leases flow again.
    */
@@ -276,7 +276,7 @@ public abstract class StoreRestartSuite {
   }
 
   /**
-   * Issue 30: after an outage long enough for every back-off to grow (a client's reconnect delay,
+   * After an outage long enough for every back-off to grow (a client's reconnect delay,
    * a pool's retry delay, the breaker's failed trials), with the limiter's default circuit
    * breaker, decisions reach the store again within one second of the server answering.
    */
