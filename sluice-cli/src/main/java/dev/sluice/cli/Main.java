@@ -5,7 +5,11 @@ import picocli.CommandLine.Command;
 
 /** The {@code sluice} command. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
-    description = "Exact leaky-bucket rate limiting: serve limits over HTTP, simulate and plot what each algorithm does.",
+    description = {"Exact rate limits and load shedding for the JVM: the leaky bucket and its"
+        + " relatives (token bucket, GCRA, fixed and sliding windows), concurrency limits"
+        + " (fixed, adaptive, with priorities and fair queuing), shedding by health, quotas.",
+        "serve runs them as a service (HTTP, Envoy's gRPC API, a console); simulate, plot and"
+        + " fleet show what each one does, on a virtual clock."},
     subcommands = {ServeCommand.class, SimulateCommand.class, PlotCommand.class, FleetCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {

@@ -17,7 +17,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "overload", mixinStandardHelpOptions = true,
     description = {"The overload experiment (docs/concurrency.md): a backend of --workers workers"
         + " with log-normal service times, offered --load of its capacity by clients with"
-        + " deadlines and priorities (5% critical, 30% sheddable); at 30 s its capacity halves"
+        + " deadlines and priorities (5%% critical, 30%% sheddable); at 30 s its capacity halves"
         + " (half the workers die, or every service takes twice as long), at 90 s it comes back."
         + " Every strategy runs on the same arrivals in the same virtual time: no limit, a client"
         + " rate limit, a fixed concurrency limit, Sluice's AIMD and gradient limits, and"

@@ -27,7 +27,10 @@ import picocli.CommandLine.Option;
  * the policies file's {@code store:} section fills the rest.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true, defaultValueProvider = ServeCommand.Defaults.class,
-    description = {"Runs the rate-limit service: POST /v1/check, GET /healthz, /readyz, /metrics.",
+    description = {"Runs the rate-limit service: POST /v1/check (rate limits), /v1/permits"
+        + " (concurrency limits), GET /healthz, /readyz, /metrics; with --grpc-port, Envoy's rate"
+        + " limit service; with an admin token, quotas (/v1/quotas), the keys refused most and the"
+        + " console (/console/).",
         "Without --config it serves the bundled sample policies (demo, api, jobs)."})
 final class ServeCommand implements Callable<Integer> {
   @CommandLine.Spec

@@ -13,7 +13,10 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "simulate", mixinStandardHelpOptions = true, subcommands = {FairnessCommand.class,
     BulkheadCommand.class, TenantsCommand.class, OverloadCommand.class},
-    description = "Run traffic through every algorithm on a virtual clock and print what each admits.")
+    description = {"Run traffic through every algorithm on a virtual clock and print what each"
+        + " admits.", "Subcommands run the load-shedding experiments: overload (concurrency"
+        + " limits and health shedding as capacity halves, with retry storms and retry budgets),"
+        + " tenants (fair shares), fairness and bulkhead."})
 final class SimulateCommand implements Callable<Integer> {
   @Mixin
   TrafficOptions traffic;

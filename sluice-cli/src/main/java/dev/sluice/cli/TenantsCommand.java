@@ -16,10 +16,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "tenants", mixinStandardHelpOptions = true,
     description = {"The tenants experiment (docs/concurrency.md, \"Fair queuing\"): a concurrency"
         + " limit of 20 permits in front of a backend of 20 workers (service log-normal, median"
-        + " 20 ms, p99 60 ms), every tenant sending 95% of its equal share of the capacity while"
+        + " 20 ms, p99 60 ms), every tenant sending 95%% of its equal share of the capacity while"
         + " some flood at ten times that; every request waits up to 1 s for a permit. Two"
         + " scenarios: 100 tenants, one flooding (fair queuing over 256 queues, hands of 4), and"
-        + " 10,000 tenants, 1% flooding (16,384 queues, hands of 4, a memory of 30 s). Waiters"
+        + " 10,000 tenants, 1%% flooding (16,384 queues, hands of 4, a memory of 30 s). Waiters"
         + " first in, first out (the default), last in, first out, Netflix's partitioned"
         + " limiter with a partition per tenant (no queue: it refuses at once, and admits a"
         + " tenant with nothing in flight even over the limit, so the backend queues the"
@@ -28,8 +28,8 @@ import picocli.CommandLine.Spec;
         + " quiet tenant's share of its requests served (a quiet tenant's max-min fair share is"
         + " its whole demand), the quiet tenants' p99 wait for a permit beside the same without"
         + " the flood, the flooders' share served, the workers' use while there is work, and"
-        + " the bar: every quiet tenant 90% of its fair share, a p99 wait within 2x of the run"
-        + " without the flood, 95% busy. Exit status 0 whatever the figures; 2 for bad input.",
+        + " the bar: every quiet tenant 90%% of its fair share, a p99 wait within 2x of the run"
+        + " without the flood, 95%% busy. Exit status 0 whatever the figures; 2 for bad input.",
         "Example: sluice simulate tenants --scenario large --queues 4096 --hand 8"})
 final class TenantsCommand implements Callable<Integer> {
   @Option(names = "--scenario", defaultValue = "both", paramLabel = "small|large|both",
