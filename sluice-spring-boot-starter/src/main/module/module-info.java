@@ -18,6 +18,7 @@ module dev.sluice.spring {
   requires spring.expression;
   requires spring.jcl;
   requires micrometer.core;
+  requires micrometer.observation;
   requires static reactor.core;
   requires static org.reactivestreams;
 

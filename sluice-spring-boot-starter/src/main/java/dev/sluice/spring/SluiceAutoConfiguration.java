@@ -18,6 +18,7 @@ import dev.sluice.spi.PermitStore;
 import dev.sluice.internal.PrefixedPermitStore;
 import dev.sluice.internal.PrefixedStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Collection;
@@ -56,6 +57,7 @@ import org.springframework.util.ClassUtils;
     "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.export.prometheus.PrometheusMetricsExportAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -68,7 +70,8 @@ public class SluiceAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public SluiceLimiters sluiceLimiters(SluiceProperties properties, ApplicationContext context,
-      ObjectProvider<DataSource> dataSource, ObjectProvider<MeterRegistry> registry) {
+      ObjectProvider<DataSource> dataSource, ObjectProvider<MeterRegistry> registry,
+      ObjectProvider<ObservationRegistry> observations) {
     // Check all that does not depend on the store first, so bad settings fail before connecting
     SluiceSettings.of(properties, 0);
     SluiceProperties.Store s = properties.getStore();
@@ -181,6 +184,8 @@ public class SluiceAutoConfiguration {
     }
     Quotas q = quotas;
     MeterRegistry meters = registry.getIfUnique();
+    ObservationRegistry observed = properties.getObservation().isEnabled()
+        ? observations.getIfUnique() : null;
     Map<String, RateLimiter> limiters = new LinkedHashMap<>();
     Map<String, TopKeys> refused = new LinkedHashMap<>();
     for (Map.Entry<String, List<Limit>> e : settings.policies.entrySet()) {
@@ -191,11 +196,20 @@ public class SluiceAutoConfiguration {
         l = q.quotas().rateLimiter(name, l,
             limits -> builder(name + "#quota", limits, shared, settings, properties).build());
       }
+      RecordingLimiter.Recorder recorder = null;
       if (properties.getConsole().isEnabled()) {   // the console's keys refused most
         TopKeys sketch = TopKeys.of(SluiceConsoleEndpoint.TOP_KEYS,
             SluiceConsoleEndpoint.TOP_MEMORY);
         refused.put(name, sketch);
-        l = new RefusalCounting(l, sketch);
+        recorder = RecordingLimiter.Recorder.refusals(sketch);
+      }
+      if (observed != null) {   // each decision on the current observation
+        RecordingLimiter.Recorder o = new ObservationRecorder(observed, name,
+            properties.getObservation().isIncludeKeys());
+        recorder = recorder == null ? o : recorder.then(o);
+      }
+      if (recorder != null) {
+        l = new RecordingLimiter(l, recorder);
       }
       limiters.put(name, meters == null ? l : SluiceMetrics.monitor(l, name, meters));
     }

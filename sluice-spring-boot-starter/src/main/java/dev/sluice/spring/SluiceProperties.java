@@ -70,6 +70,16 @@ public class SluiceProperties {
   private Console console = new Console();
   /** gRPC: the server interceptor's rules and the client interceptor (with sluice-grpc). */
   private Grpc grpc = new Grpc();
+  /** Each decision on the current observation (Micrometer's Observation API, for tracing). */
+  private ObservationSettings observation = new ObservationSettings();
+
+  public ObservationSettings getObservation() {
+    return observation;
+  }
+
+  public void setObservation(ObservationSettings observation) {
+    this.observation = observation;
+  }
 
   public Grpc getGrpc() {
     return grpc;
@@ -1046,6 +1056,32 @@ public class SluiceProperties {
   }
 
   /** Shedding by the backend's health: the signals and how the shedder decides. */
+  public static class ObservationSettings {
+    /**
+     * Whether each policy's decisions are recorded on the current observation (the policy, the
+     * outcome, the deciding limit), when the application has an ObservationRegistry.
+     */
+    private boolean enabled = true;
+    /** Whether the key is recorded too (a high-cardinality value; keys can be personal data). */
+    private boolean includeKeys;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public boolean isIncludeKeys() {
+      return includeKeys;
+    }
+
+    public void setIncludeKeys(boolean includeKeys) {
+      this.includeKeys = includeKeys;
+    }
+  }
+
   public static class Grpc {
     /** The server interceptor ({@code SluiceServerInterceptor} bean): off without rules. */
     private GrpcServer server = new GrpcServer();

@@ -10,23 +10,44 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A policy's limiter that also counts the keys it refuses in a bounded sketch, for the console's
- * keys refused most ({@code sluice.console.enabled}): every decision is its limiter's; a refusal
- * (of an enforcing call: not a check) adds its key to the sketch.
+ * A policy's limiter that tells a {@link Recorder} of each enforcing decision (not of checks):
+ * the console's keys refused most ({@code sluice.console.enabled}), the current observation
+ * ({@code sluice.observation}). Every decision is its limiter's.
  */
-final class RefusalCounting implements RateLimiter {
-  private final RateLimiter limiter;
-  final TopKeys refused;
+final class RecordingLimiter implements RateLimiter {
+  /** Told of each enforcing decision, on the deciding thread. */
+  @FunctionalInterface
+  interface Recorder {
+    void record(String key, Decision decision);
 
-  RefusalCounting(RateLimiter limiter, TopKeys refused) {
+    /** A recorder that adds each refused key to {@code sketch}. */
+    static Recorder refusals(TopKeys sketch) {
+      return (key, d) -> {
+        if (!d.isAllowed() && !d.isUnavailable()) {
+          sketch.add(key);
+        }
+      };
+    }
+
+    /** Both recorders, in order. */
+    default Recorder then(Recorder next) {
+      return (key, d) -> {
+        record(key, d);
+        next.record(key, d);
+      };
+    }
+  }
+
+  private final RateLimiter limiter;
+  private final Recorder recorder;
+
+  RecordingLimiter(RateLimiter limiter, Recorder recorder) {
     this.limiter = limiter;
-    this.refused = refused;
+    this.recorder = recorder;
   }
 
   private Decision counted(String key, Decision d) {
-    if (!d.isAllowed() && !d.isUnavailable()) {
-      refused.add(key);
-    }
+    recorder.record(key, d);
     return d;
   }
 
