@@ -195,6 +195,14 @@ final class ServeCommand implements Callable<Integer> {
           + " SLUICE_ADMIN_TOKEN); it must differ from the decision token")
   Path adminTokenFile;
 
+  @Option(names = "--otlp-endpoint", paramLabel = "URL", description = "also push the meters"
+      + " over OTLP (http/protobuf) to URL, e.g. http://collector:4318/v1/metrics")
+  String otlpEndpoint;
+
+  @Option(names = "--otlp-step", paramLabel = "DURATION",
+      description = "how often the meters are pushed over OTLP (default: ${DEFAULT-VALUE})")
+  String otlpStep;
+
   @Option(names = "--max-body", description = "largest body in bytes (default: ${DEFAULT-VALUE})")
   int maxBody;
 
@@ -310,6 +318,7 @@ final class ServeCommand implements Callable<Integer> {
           .mysqlPoolSize(mysqlPoolSize)
           .reloadEvery(duration("--reload-every", reloadEvery))
           .shutdownGrace(duration("--shutdown-grace", shutdownGrace))
+          .otlpEndpoint(otlpEndpoint).otlpStep(duration("--otlp-step", otlpStep))
           .leases(leases ? leaseSettings() : null);
       if (grpcPort != null) {
         o.grpcPort(grpcPort);

@@ -43,6 +43,34 @@ final class Metrics {
   final LongAdder reloadsOk = new LongAdder();
   final LongAdder reloadsFailed = new LongAdder();
 
+  /** Told of each counter of decisions or responses as it is made: name, label pairs, adder. */
+  @FunctionalInterface
+  interface CounterListener {
+    void created(String name, List<String> labels, LongAdder adder);
+  }
+
+  private volatile CounterListener listener;
+
+  /** Tells {@code l} of every counter of decisions or responses, those made so far first. */
+  void onNewCounter(CounterListener l) {
+    this.listener = l;
+    decisions.forEach((k, a) -> {
+      String[] parts = k.split("\u0000", 2);
+      l.created("sluice.decisions", List.of("policy", parts[0], "outcome", parts[1]), a);
+    });
+    responses.forEach((code, a) -> l.created("sluice.http.responses",
+        List.of("code", Integer.toString(code)), a));
+  }
+
+  private LongAdder made(String name, List<String> labels) {
+    LongAdder a = new LongAdder();
+    CounterListener l = listener;
+    if (l != null) {
+      l.created(name, labels, a);
+    }
+    return a;
+  }
+
   Metrics() {
     for (int i = 0; i < buckets.length; i++) {
       buckets[i] = new LongAdder();
@@ -71,7 +99,8 @@ final class Metrics {
   }
 
   void decision(String policy, String outcome, long nanos) {
-    decisions.computeIfAbsent(policy + '\u0000' + outcome, k -> new LongAdder()).increment();
+    decisions.computeIfAbsent(policy + '\u0000' + outcome, k -> made("sluice.decisions",
+        List.of("policy", policy, "outcome", outcome))).increment();
     double seconds = nanos / 1e9;
     int i = 0;
     while (i < BOUNDS.length && seconds > BOUNDS[i]) {
@@ -96,7 +125,8 @@ final class Metrics {
   }
 
   void response(int status) {
-    responses.computeIfAbsent(status, k -> new LongAdder()).increment();
+    responses.computeIfAbsent(status, k -> made("sluice.http.responses",
+        List.of("code", Integer.toString(status)))).increment();
   }
 
   /** The exposition, with each policy's store and lease figures. */

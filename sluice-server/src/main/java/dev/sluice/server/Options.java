@@ -35,6 +35,9 @@ public final class Options {
   int mysqlPoolSize = 16;
   String token;
   String adminToken;
+  /** Where the meters are pushed over OTLP (http/protobuf); null: not pushed. */
+  String otlpEndpoint;
+  Duration otlpStep = Duration.ofSeconds(60);
   int maxBodyBytes = 64 * 1024;
   int maxBatch = 100;
   int maxKeyLength = 256;
@@ -88,6 +91,7 @@ public final class Options {
     m.put("idle-timeout", text(d.idleTimeout));
     m.put("reload-every", text(d.reloadEvery));
     m.put("shutdown-grace", text(d.shutdownGrace));
+    m.put("otlp-step", text(d.otlpStep));
     m.put("envoy-algorithm", d.envoyAlgorithm);
     m.put("envoy-overrides", String.valueOf(d.envoyOverrides));
     m.put("envoy-headers", d.envoyHeaders);
@@ -318,6 +322,36 @@ public final class Options {
       throw new IllegalArgumentException("an admin token must have at least 16 characters");
     }
     this.adminToken = adminToken;
+    return this;
+  }
+
+  /**
+   * Push the service's meters over OTLP (http/protobuf) to {@code url}, such as {@code
+   * http://collector:4318/v1/metrics} (default: not pushed; {@code /metrics} is always served).
+   *
+   * @throws IllegalArgumentException unless the URL is http or https
+   */
+  public Options otlpEndpoint(String url) {
+    if (url != null && !url.startsWith("http://") && !url.startsWith("https://")) {
+      throw new IllegalArgumentException("--otlp-endpoint must be an http:// or https:// URL,"
+          + " such as http://collector:4318/v1/metrics, but was '" + url + "'");
+    }
+    this.otlpEndpoint = url;
+    return this;
+  }
+
+  /**
+   * How often the meters are pushed over OTLP (default 60 s; 1 s to 1 hour).
+   *
+   * @throws IllegalArgumentException naming the value when out of range
+   */
+  public Options otlpStep(Duration step) {
+    Objects.requireNonNull(step, "step");
+    if (step.compareTo(Duration.ofSeconds(1)) < 0 || step.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("--otlp-step must be between 1s and 1h but was "
+          + text(step));
+    }
+    this.otlpStep = step;
     return this;
   }
 

@@ -59,6 +59,8 @@ public final class SluiceServer implements AutoCloseable {
   /** The service's own health shedder ({@code --shed-cpu}), or null: every endpoint asks it. */
   private final HealthShedder health;
   private final ScheduledExecutorService reloader;
+  /** The meters pushed over OTLP; null without --otlp-endpoint. */
+  private final OtlpExport otlp;
   /** Samples the console's history once a second; null without an admin token. */
   private final ScheduledExecutorService sampler;
   /** This instance's reading of the quotas' store (the shared store's, or memory). */
@@ -120,6 +122,8 @@ public final class SluiceServer implements AutoCloseable {
         options.maxBodyBytes, SharedStore.ticksPerSecond(options),
         () -> Set.copyOf(registry.names()), Set.copyOf(concurrency.keySet()));
     this.health = health;
+    this.otlp = options.otlpEndpoint == null ? null : new OtlpExport(options.otlpEndpoint,
+        options.otlpStep, metrics, registry, concurrency);
     Console console = new Console(metrics, registry, concurrency, permits, quotaStore, responses,
         () -> options.host + ":" + port(), System::currentTimeMillis);
     this.http = new HttpEndpoint(options, new Router(bodies, check, permits, responses,
@@ -271,6 +275,9 @@ public final class SluiceServer implements AutoCloseable {
       http.stop();
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "stopping the HTTP server failed", e);
+    }
+    if (otlp != null) {
+      otlp.close();   // a last push, before the limiters go
     }
     quotas.close();
     registry.closeAll();
