@@ -130,9 +130,10 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       }
     }
     Priority p = priority(headers.get(priority));
-    if (concurrency.size() == 1 && p == Priority.NORMAL) {
-      // the common case, allocation-light: one rule, a permit named by a number where the
-      // limiter has them (in memory), released through the limiter, which ends it exactly once
+    if (maxWaitNanos == 0 && concurrency.size() == 1 && p == Priority.NORMAL) {
+      // the common case, allocation-light: one rule, no waiting, a permit named by a number
+      // where the limiter has them (in memory), released through the limiter, which ends it
+      // exactly once
       ConcurrencyRule r = concurrency.get(0);
       if (!matches(r.methods, method)) {
         return next.startCall(call, headers);
@@ -153,6 +154,11 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
           HandleCall<ReqT, RespT> c = new HandleCall<>(call, r.limiter, key, handle);
           return new HandleListener<>(next.startCall(c, headers), c);
         }
+        if (r.handles) {   // refused, and counted once by the limiter: no second try
+          String why = r.limiter.inFlight(key) >= r.limiter.limit(key) ? "full" : "refused";
+          return refuse(call, Status.RESOURCE_EXHAUSTED.withDescription("concurrency limit '"
+              + r.name + "' refused the call (" + why + ")"), concurrencyPushbackMillis);
+        }
       }
     }
     List<Held> needed = new ArrayList<>(concurrency.size());
@@ -169,19 +175,20 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     }
     Deadline deadline = Context.current().getDeadline();
     Calls<ReqT, RespT> held = new Calls<>(call, needed);
-    // at once where every permit is free: no waiting, no buffering
-    for (Held h : needed) {
-      Acquisition a = h.rule.limiter.tryAcquire(h.key, 1, p);
-      if (!a.isAcquired() || !h.hold(a.permit())) {
-        break;
+    // one acquisition per rule (each counted once by its limiter); answered at once where every
+    // permit is free or none may wait: then no buffering, no hop to another thread
+    CompletableFuture<Refused> acquired = acquireRest(held, p, deadline);
+    if (acquired.isDone() && !acquired.isCompletedExceptionally()) {
+      Refused refused = acquired.join();
+      if (refused == null) {
+        return new Releasing<>(next.startCall(held, headers), held);
       }
-    }
-    if (held.allHeld()) {
-      return new Releasing<>(next.startCall(held, headers), held);
+      held.releaseAll(Outcome.IGNORED);
+      return refuse(call, refusal(refused), concurrencyPushbackMillis);
     }
     Pending<ReqT> pending = new Pending<>();
     Context context = Context.current();
-    acquireRest(held, p, deadline).whenCompleteAsync((refused, failure) -> {
+    acquired.whenCompleteAsync((refused, failure) -> {
       if (failure != null || refused != null) {
         held.releaseAll(Outcome.IGNORED);
         if (!pending.cancelled) {
@@ -336,15 +343,6 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     Calls(ServerCall<ReqT, RespT> call, List<Held> held) {
       super(call);
       this.held = held;
-    }
-
-    boolean allHeld() {
-      for (Held h : held) {
-        if (!h.holds()) {
-          return false;
-        }
-      }
-      return true;
     }
 
     void releaseAll(Outcome outcome) {

@@ -144,6 +144,7 @@ class SluiceServerInterceptorTest {
       assertThat(two.get(20, TimeUnit.SECONDS)).isEqualTo("hold");
       until(() -> db.inFlight("test.Echo/Say") == 0, "both permits back");
       assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(2);
+      assertThat(db.stats().refused()).as("the refused call counted once").isEqualTo(1);
     } finally {
       pool.shutdownNow();
     }
@@ -167,6 +168,7 @@ class SluiceServerInterceptorTest {
       assertThat(second.get(20, TimeUnit.SECONDS)).isEqualTo("next");
       until(() -> db.inFlight("all") == 0, "permits back");
       assertThat(echo.mostRunning.get()).isEqualTo(1);
+      assertThat(db.stats().refused()).as("the call that waited was not refused").isZero();
     } finally {
       pool.shutdownNow();
     }
@@ -299,6 +301,7 @@ class SluiceServerInterceptorTest {
     }
     pool.shutdown();
     assertThat(ok.get() + refused.get()).isEqualTo(threads * each);
+    assertThat(db.stats().refused()).as("each refusal counted once").isEqualTo(refused.get());
     assertThat(echo.mostRunning.get()).as("the limit held").isLessThanOrEqualTo(4);
     assertThat(echo.calls.get()).as("every admitted call ran, no refused one").isEqualTo(ok.get());
     until(() -> db.inFlight("test.Echo/Say") == 0, "every permit back");
