@@ -143,7 +143,7 @@ class SluiceServerInterceptorTest {
       assertThat(one.get(20, TimeUnit.SECONDS)).isEqualTo("hold");
       assertThat(two.get(20, TimeUnit.SECONDS)).isEqualTo("hold");
       until(() -> db.inFlight("test.Echo/Say") == 0, "both permits back");
-      assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(2);
+      until(() -> db.stats().ended(Outcome.SUCCESS) == 2, "both ended as successes");
       assertThat(db.stats().refused()).as("the refused call counted once").isEqualTo(1);
     } finally {
       pool.shutdownNow();
@@ -217,7 +217,7 @@ class SluiceServerInterceptorTest {
     assertThat(stream.next()).isEqualTo("3");
     assertThat(stream.hasNext()).isFalse();
     until(() -> db.inFlight("test.Echo/Count") == 0, "released at completion");
-    assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(1);
+    until(() -> db.stats().ended(Outcome.SUCCESS) == 1, "ended as a success");
   }
 
   @Test
@@ -264,6 +264,8 @@ class SluiceServerInterceptorTest {
           .isInstanceOf(StatusRuntimeException.class);
     }
     until(() -> db.inFlight("test.Echo/Say") == 0, "all back");
+    until(() -> db.stats().ended(Outcome.SUCCESS) + db.stats().ended(Outcome.DROPPED)
+        + db.stats().ended(Outcome.IGNORED) == 4, "all four ended");
     assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(1);
     assertThat(db.stats().ended(Outcome.DROPPED)).isEqualTo(2);
     assertThat(db.stats().ended(Outcome.IGNORED)).isEqualTo(1);
@@ -306,7 +308,7 @@ class SluiceServerInterceptorTest {
     assertThat(echo.calls.get()).as("every admitted call ran, no refused one").isEqualTo(ok.get());
     until(() -> db.inFlight("test.Echo/Say") == 0, "every permit back");
     assertThat(db.stats().acquired()).isEqualTo(ok.get());
-    assertThat(db.stats().ended(Outcome.SUCCESS)).isEqualTo(ok.get());
+    until(() -> db.stats().ended(Outcome.SUCCESS) == ok.get(), "every admitted call ended");
   }
 
   /** A store that cannot be reached: every call throws. */
