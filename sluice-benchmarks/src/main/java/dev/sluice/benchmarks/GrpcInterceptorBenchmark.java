@@ -1,6 +1,8 @@
 package dev.sluice.benchmarks;
 
 import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.grpc.server.ConcurrencyLimitServerInterceptor;
+import com.netflix.concurrency.limits.grpc.server.GrpcServerRequestContext;
 import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.sluice.Limit;
@@ -34,10 +36,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * What a gRPC server interceptor costs a call, apart from the transport: the interceptor's
  * {@code interceptCall}, the handler's start, and the call's {@code close(OK)}, on a call object
  * that does nothing else. Bare (no interceptor) against Sluice's interceptor with a concurrency
- * rule (one key, with room), with a rate rule (one key, never full), and against Netflix's
- * {@code SimpleLimiter} (fixed limit) in an interceptor shaped as Netflix's {@code
- * ConcurrencyLimitServerInterceptor} (acquire, release on close): concurrency-limits-grpc itself
- * is not on the registries this machine reaches.
+ * rule (one key, with room), with a rate rule (one key, never full), and against Netflix's own
+ * {@code ConcurrencyLimitServerInterceptor} (concurrency-limits-grpc 0.3.6, the newest release
+ * the registry serves, over this build's concurrency-limits-core 0.5.4) with a {@code
+ * SimpleLimiter} of a fixed limit, and that limiter in an interceptor of the same shape
+ * written here.
  *
  * <pre>
  * java -jar sluice-benchmarks/target/benchmarks.jar GrpcInterceptorBenchmark -t {1,2} -f 1 -wi 3 -w 1 -i 5 -r 1 -prof gc
@@ -153,6 +156,9 @@ public class GrpcInterceptorBenchmark {
       .build();
   private final NetflixShaped netflix = new NetflixShaped(SimpleLimiter.newBuilder()
       .limit(FixedLimit.of(1_000)).build());
+  private final ServerInterceptor netflixOwn = ConcurrencyLimitServerInterceptor.newBuilder(
+      SimpleLimiter.newBuilder().limit(FixedLimit.of(1_000)).<GrpcServerRequestContext>build())
+      .build();
 
   private static boolean through(ServerInterceptor interceptor, Handler h) {
     h.started = null;
@@ -184,6 +190,12 @@ public class GrpcInterceptorBenchmark {
   @Benchmark
   public boolean sluiceRate(Handler h) {
     return through(rate, h);
+  }
+
+  /** Netflix's own ConcurrencyLimitServerInterceptor over its SimpleLimiter (fixed limit). */
+  @Benchmark
+  public boolean netflixInterceptor(Handler h) {
+    return through(netflixOwn, h);
   }
 
   /** Netflix's SimpleLimiter (fixed limit) in an interceptor of its gRPC interceptor's shape. */
