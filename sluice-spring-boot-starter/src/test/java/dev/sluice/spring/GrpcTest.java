@@ -158,16 +158,12 @@ class GrpcTest {
   /** docs/grpc.md's YAML makes both interceptors, as it says. */
   @Test
   void theYamlOfGrpcMd_makesBothInterceptors() throws Exception {
-    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/grpc.md"));
-    int start = doc.indexOf("```yaml\nsluice:\n  policies:") + "```yaml\n".length();
-    String yaml = doc.substring(start, doc.indexOf("```", start));
-    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("grpc.md",
-        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)));
+    var source = DocYaml.block("grpc.md", "sluice:\n  policies:");
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class,
             SluiceGrpcAutoConfiguration.class))
         .withPropertyValues("sluice.store.type=memory")
-        .withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+        .withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(source))
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(SluiceServerInterceptor.class)).isNotNull();

@@ -110,17 +110,12 @@ class ObservationTest {
   /** docs/spring.md's block states the defaults. */
   @Test
   void theBlockOfSpringMd_isTheDefaults() throws Exception {
-    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
-    int start = doc.indexOf("```yaml\nsluice:\n  observation:") + "```yaml\n".length();
-    String yaml = doc.substring(start, doc.indexOf("```", start));
-    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
-        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
-            java.nio.charset.StandardCharsets.UTF_8)));
+    var source = DocYaml.block("spring.md", "sluice:\n  observation:");
     new org.springframework.boot.test.context.runner.ApplicationContextRunner()
         .withConfiguration(org.springframework.boot.autoconfigure.AutoConfigurations.of(
             SluiceAutoConfiguration.class))
         .withPropertyValues("sluice.store.type=memory")
-        .withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+        .withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(source))
         .run(context -> {
           SluiceProperties.ObservationSettings o = context.getBean(SluiceProperties.class)
               .getObservation();

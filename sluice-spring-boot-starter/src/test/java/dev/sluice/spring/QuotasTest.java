@@ -185,13 +185,8 @@ class QuotasTest {
   /** docs/spring.md's quotas block turns quotas on as it says. */
   @Test
   void theQuotasBlockOfSpringMd_turnsQuotasOn() throws Exception {
-    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
-    int start = doc.indexOf("```yaml\nsluice:\n  quotas:") + "```yaml\n".length();
-    String yaml = doc.substring(start, doc.indexOf("```", start));
-    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
-        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
-            java.nio.charset.StandardCharsets.UTF_8)));
-    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+    var source = DocYaml.block("spring.md", "sluice:\n  quotas:");
+    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(source))
         .run(context -> {
           assertThat(context).hasNotFailed();
           SluiceLimiters limiters = context.getBean(SluiceLimiters.class);
@@ -269,13 +264,8 @@ class QuotasTest {
   /** docs/spring.md's console block serves the console and the quotas under Actuator. */
   @Test
   void theConsoleBlockOfSpringMd_servesTheConsole() throws Exception {
-    String doc = java.nio.file.Files.readString(java.nio.file.Path.of("../docs/spring.md"));
-    int start = doc.indexOf("```yaml\nsluice:\n  console:") + "```yaml\n".length();
-    String yaml = doc.substring(start, doc.indexOf("```", start));
-    var sources = new org.springframework.boot.env.YamlPropertySourceLoader().load("spring.md",
-        new org.springframework.core.io.ByteArrayResource(yaml.getBytes(
-            java.nio.charset.StandardCharsets.UTF_8)));
-    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(sources.get(0)))
+    var source = DocYaml.block("spring.md", "sluice:\n  console:");
+    runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(source))
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context).hasSingleBean(SluiceConsoleEndpoint.class);
