@@ -80,8 +80,10 @@ class OtlpExportTest {
           + "/v1/permits")).POST(HttpRequest.BodyPublishers.ofString(
           "{\"limit\":\"db\",\"key\":\"orders\"}")).build(), HttpResponse.BodyHandlers.discarding());
       long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      // a push may fall between a decision and its response: wait for one that has both
       while (received.getOrDefault("sluice.concurrency.acquired{limit=db}", 0.0) < 1
-          || received.getOrDefault("sluice.decisions{outcome=rejected,policy=api}", 0.0) < 1) {
+          || received.getOrDefault("sluice.decisions{outcome=rejected,policy=api}", 0.0) < 1
+          || !received.containsKey("sluice.http.responses{code=429}")) {
         assertThat(System.nanoTime()).as("a push within 30 s; so far %s", received)
             .isLessThan(end);
         Thread.onSpinWait();
