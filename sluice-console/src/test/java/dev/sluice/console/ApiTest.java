@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(ConsoleAssets.class, Path.of("src/test/api/sluice-console.txt"));
+    ApiSurface.check(ConsoleAssets.class, Path.of("src/test/api/sluice-console.txt"), "dev.sluice.internal");
   }
 }

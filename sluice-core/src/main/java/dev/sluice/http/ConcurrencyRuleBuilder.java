@@ -4,6 +4,7 @@ import dev.sluice.concurrency.ConcurrencyLimiter;
 import dev.sluice.concurrency.Priority;
 import dev.sluice.internal.ConcurrencyRuleSettings;
 import dev.sluice.internal.Deadlines;
+import dev.sluice.internal.RuleAccess;
 import dev.sluice.internal.RequestKeys;
 import dev.sluice.internal.RuleChecks;
 import java.time.Duration;
@@ -24,6 +25,10 @@ import java.util.function.Function;
  * @param <B> the builder itself
  */
 public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuilder<Q, K, B>> {
+  static {
+    RuleAccess.installConcurrencyRules(ConcurrencyRuleBuilder::settings);
+  }
+
   private final String pattern;
   private Set<String> methods = Set.of();
   private ConcurrencyLimiter limiter;
@@ -167,14 +172,8 @@ public abstract class ConcurrencyRuleBuilder<Q, K, B extends ConcurrencyRuleBuil
     return self();
   }
 
-  /**
-   * The settings, checked (for Sluice's filter modules).
-   *
-   * @throws IllegalStateException if the limiter or the scope is missing
-   */
-  // exports: the settings are the filter modules' (dev.sluice.internal is exported to them only)
-  @SuppressWarnings("exports")
-  protected ConcurrencyRuleSettings<Q, K> settings() {
+  /* The settings, checked (for Sluice's filter modules, through RuleAccess). */
+  private ConcurrencyRuleSettings<Q, K> settings() {
     if (limiter == null) {
       throw new IllegalStateException("concurrency rule " + pattern + " needs a limiter");
     }

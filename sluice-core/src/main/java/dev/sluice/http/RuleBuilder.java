@@ -1,6 +1,7 @@
 package dev.sluice.http;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.internal.RuleAccess;
 import dev.sluice.internal.RuleChecks;
 import dev.sluice.internal.RuleSettings;
 import java.util.Objects;
@@ -17,6 +18,10 @@ import java.util.function.ToDoubleFunction;
  * @param <B> the builder itself
  */
 public abstract class RuleBuilder<Q, K, B extends RuleBuilder<Q, K, B>> {
+  static {
+    RuleAccess.installRules(RuleBuilder::settings);
+  }
+
   private final String pattern;
   private Set<String> methods = Set.of();
   private RateLimiter limiter;
@@ -81,15 +86,11 @@ public abstract class RuleBuilder<Q, K, B extends RuleBuilder<Q, K, B>> {
     return self();
   }
 
-  /**
-   * The settings, checked (for Sluice's filter modules): a limiter is set, and queue mode has bucket limits.
-   *
-   * @throws NullPointerException if no limiter was set
-   * @throws IllegalArgumentException if queue mode meets a window limit
+  /*
+   * The settings, checked (for Sluice's filter modules, through RuleAccess): a limiter is set, and
+   * queue mode has bucket limits.
    */
-  // exports: the settings are the filter modules' (dev.sluice.internal is exported to them only)
-  @SuppressWarnings("exports")
-  protected final RuleSettings<Q, K> settings() {
+  private RuleSettings<Q, K> settings() {
     Objects.requireNonNull(limiter, "rule for " + pattern + " needs a limiter");
     if (queue) {
       RuleChecks.checkQueueable(limiter.limits(), pattern);

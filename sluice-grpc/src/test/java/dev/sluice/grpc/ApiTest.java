@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(SluiceServerInterceptor.class, Path.of("src/test/api/sluice-grpc.txt"));
+    ApiSurface.check(SluiceServerInterceptor.class, Path.of("src/test/api/sluice-grpc.txt"), "dev.sluice.internal");
   }
 }

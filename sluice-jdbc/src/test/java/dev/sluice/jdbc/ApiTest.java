@@ -12,6 +12,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(JdbcStore.class, Path.of("src/test/api/sluice-jdbc.txt"), "dev.sluice.jdbc");
+    ApiSurface.check(JdbcStore.class, Path.of("src/test/api/sluice-jdbc.txt"), "dev.sluice.jdbc", "dev.sluice.internal");
   }
 }

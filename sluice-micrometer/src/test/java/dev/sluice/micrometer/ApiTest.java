@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(SluiceMetrics.class, Path.of("src/test/api/sluice-micrometer.txt"));
+    ApiSurface.check(SluiceMetrics.class, Path.of("src/test/api/sluice-micrometer.txt"), "dev.sluice.internal");
   }
 }

@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(MysqlStore.class, Path.of("src/test/api/sluice-mysql.txt"));
+    ApiSurface.check(MysqlStore.class, Path.of("src/test/api/sluice-mysql.txt"), "dev.sluice.internal");
   }
 }

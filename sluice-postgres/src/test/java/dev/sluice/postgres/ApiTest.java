@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(PostgresStore.class, Path.of("src/test/api/sluice-postgres.txt"));
+    ApiSurface.check(PostgresStore.class, Path.of("src/test/api/sluice-postgres.txt"), "dev.sluice.internal");
   }
 }

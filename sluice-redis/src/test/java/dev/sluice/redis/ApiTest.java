@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(RedisStore.class, Path.of("src/test/api/sluice-redis.txt"));
+    ApiSurface.check(RedisStore.class, Path.of("src/test/api/sluice-redis.txt"), "dev.sluice.internal");
   }
 }

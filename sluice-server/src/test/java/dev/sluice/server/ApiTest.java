@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(SluiceServer.class, Path.of("src/test/api/sluice-server.txt"));
+    ApiSurface.check(SluiceServer.class, Path.of("src/test/api/sluice-server.txt"), "dev.sluice.internal");
   }
 }

@@ -3,6 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.http.ConcurrencyRuleBuilder;
 import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.internal.ConcurrencyRuleSettings;
+import dev.sluice.internal.RuleAccess;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.regex.Pattern;
 
@@ -81,7 +82,7 @@ public final class ConcurrencyRule {
      * @throws IllegalStateException if the limiter or the scope is missing
      */
     public ConcurrencyRule build() {
-      return new ConcurrencyRule(settings());
+      return new ConcurrencyRule(RuleAccess.settings(this));
     }
   }
 }

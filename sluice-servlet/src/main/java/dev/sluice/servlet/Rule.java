@@ -1,6 +1,7 @@
 package dev.sluice.servlet;
 
 import dev.sluice.http.RuleBuilder;
+import dev.sluice.internal.RuleAccess;
 import dev.sluice.internal.RuleSettings;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.regex.Pattern;
@@ -88,7 +89,7 @@ public final class Rule {
     }
 
     public Rule build() {
-      return new Rule(settings());
+      return new Rule(RuleAccess.settings(this));
     }
   }
 }

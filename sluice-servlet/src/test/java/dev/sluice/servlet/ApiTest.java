@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(SluiceFilter.class, Path.of("src/test/api/sluice-servlet.txt"));
+    ApiSurface.check(SluiceFilter.class, Path.of("src/test/api/sluice-servlet.txt"), "dev.sluice.internal");
   }
 }

@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(RateLimited.class, Path.of("src/test/api/sluice-spring-boot-starter.txt"));
+    ApiSurface.check(RateLimited.class, Path.of("src/test/api/sluice-spring-boot-starter.txt"), "dev.sluice.internal");
   }
 }

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -35,10 +36,17 @@ public final class ApiSurface {
 
   /**
    * Checks the API of the classes in the jar or directory that holds {@code anyClassOfIt}, less
-   * the packages named in {@code internal}, against {@code listing}.
+   * the packages named in {@code internal}, against {@code listing}; and that no public member
+   * names a type of those packages.
    */
   public static void check(Class<?> anyClassOfIt, Path listing, String... internal) {
     List<String> now = listing(anyClassOfIt, internal);
+    for (String pkg : internal) {
+      Pattern typeOfIt = Pattern.compile("(?<![\\w.])" + Pattern.quote(pkg) + "\\.\\p{Lu}");
+      assertThat(now).as("public members that name a type of " + pkg + ", which is not API:"
+          + " a user could not call them (its package is exported to Sluice's modules only)")
+          .noneMatch(line -> typeOfIt.matcher(line).find());
+    }
     String text = String.join("\n", now) + "\n";
     if (Boolean.getBoolean("sluice.api.update")) {
       try {

@@ -3,6 +3,7 @@ package dev.sluice.webflux;
 import dev.sluice.http.ConcurrencyRuleBuilder;
 import dev.sluice.http.ConcurrencyScope;
 import dev.sluice.internal.ConcurrencyRuleSettings;
+import dev.sluice.internal.RuleAccess;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
@@ -82,7 +83,7 @@ public final class WebConcurrencyRule {
      * @throws IllegalStateException if the limiter or the scope is missing
      */
     public WebConcurrencyRule build() {
-      return new WebConcurrencyRule(settings(), path);
+      return new WebConcurrencyRule(RuleAccess.settings(this), path);
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.sluice.webflux;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RuleBuilder;
+import dev.sluice.internal.RuleAccess;
 import dev.sluice.internal.RuleSettings;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -74,7 +75,7 @@ public final class WebRule {
     }
 
     public WebRule build() {
-      return new WebRule(settings(), path);
+      return new WebRule(RuleAccess.settings(this), path);
     }
   }
 }

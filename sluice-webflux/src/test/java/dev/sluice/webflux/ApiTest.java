@@ -8,6 +8,6 @@ import org.junit.jupiter.api.Test;
 class ApiTest {
   @Test
   void publicApi_isTheCheckedInListing() {
-    ApiSurface.check(SluiceWebFilter.class, Path.of("src/test/api/sluice-webflux.txt"));
+    ApiSurface.check(SluiceWebFilter.class, Path.of("src/test/api/sluice-webflux.txt"), "dev.sluice.internal");
   }
 }
