@@ -43,6 +43,9 @@ public class ConcurrencyBenchmark {
   private static final int LIMIT = 64;
 
   private final ConcurrencyLimiter sluice = ConcurrencyLimiter.builder().limit(LIMIT).build();
+  /** The same limiter on a clock that never moves: its leases never end; for measuring only. */
+  private final ConcurrencyLimiter frozen = ConcurrencyLimiter.builder().limit(LIMIT)
+      .clock(() -> 42L).build();
   private final dev.sluice.concurrency.Bulkhead sluiceBulkhead =
       dev.sluice.concurrency.Bulkhead.builder(LIMIT).build();
   private final Limiter<Void> netflix = SimpleLimiter.newBuilder()
@@ -82,6 +85,29 @@ public class ConcurrencyBenchmark {
       return true;
     }
     return false;
+  }
+
+  /**
+   * The handle path less its one clock reading (the start of the permit's lease, which an exact
+   * lease needs): what the rest of the keyed path costs.
+   */
+  @Benchmark
+  public boolean sluiceHandleWithoutClock() {
+    long h = frozen.tryAcquireHandle("backend");
+    if (h >= 0) {
+      frozen.release("backend", h, Outcome.SUCCESS);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * One reading of the system clock, {@link System#nanoTime()}: the floor under any permit whose
+   * lease starts when it is granted.
+   */
+  @Benchmark
+  public long clockReading() {
+    return System.nanoTime();
   }
 
   /** Like with like: one limit, lock-free, a permit as a number, no key. */
