@@ -15,7 +15,7 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *       Lettuce takes its connection's writer lock ({@code SharedLock}, a {@code ReentrantLock}
  *       held for the few instructions of a write) when several threads write at once. BlockHound
  *       refusing it would throw inside Lettuce with the lock held and wedge the connection
- *       (lettuce issue 3804); only Sluice's own calls are allowed, not the application's.
+ *       (https://github.com/redis/lettuce/issues/3804); only Sluice's own calls are allowed, not the application's.
  * </ul>
  *
  * Loaded by BlockHound through {@code ServiceLoader}; without BlockHound on the classpath it is
