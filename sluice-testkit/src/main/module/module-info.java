@@ -21,6 +21,7 @@ module dev.sluice.testkit {
   requires static transitive org.seleniumhq.selenium.remote_driver;
   requires static com.google.auto.service;
   requires transitive java.sql;   // CombinedCallsCheck waits on a JDBC connection
+  requires java.compiler;   // DocSnippets compiles the docs' Java blocks
 
   exports dev.sluice.testkit;
   // JUnit, jqwik and Lincheck call the suites' annotated methods reflectively
