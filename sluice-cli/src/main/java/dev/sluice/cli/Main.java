@@ -4,7 +4,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code sluice} command. */
-@Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
+@Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = {"Exact rate limits and load shedding for the JVM: the leaky bucket and its"
         + " relatives (token bucket, GCRA, fixed and sliding windows), concurrency limits"
         + " (fixed, adaptive, with priorities and fair queuing), shedding by health, quotas.",
