@@ -22,6 +22,7 @@ module dev.sluice.testkit {
   requires static com.google.auto.service;
   requires transitive java.sql;   // CombinedCallsCheck waits on a JDBC connection
   requires java.compiler;   // DocSnippets compiles the docs' Java blocks
+  requires transitive java.net.http;   // DocCurl sends the docs' curl calls
 
   exports dev.sluice.testkit;
   // JUnit, jqwik and Lincheck call the suites' annotated methods reflectively

@@ -6,12 +6,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.quota.Quota;
 import dev.sluice.spring.app.TestApp;
+import dev.sluice.testkit.DocCurl;
+import dev.sluice.testkit.DocSnippets;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -262,6 +266,21 @@ class QuotasTest {
   }
 
   /** docs/spring.md's console block serves the console and the quotas under Actuator. */
+  @Test
+  void theCurlCallsOfSpringMd_setListAndRemoveQuotas_asThePageShows() throws Exception {
+    List<DocSnippets.Snippet> calls = DocSnippets.blocks(Path.of("../docs/spring.md"), "sh")
+        .stream().filter(b -> b.code().startsWith("curl ")).toList();
+    assertThat(calls).hasSize(1);
+    try (ConfigurableApplicationContext c = app("doc-curl", true, "--sluice.store.type=memory")) {
+      assertThat(DocCurl.run(calls.get(0), http, URI.create("http://127.0.0.1:" + port(c)),
+          Map.of())).isEqualTo(4);
+      JsonNode quotas = JSON.readTree(send(c, "GET", "/actuator/sluicequotas", null).body())
+          .get("quotas");
+      assertThat(quotas.toString()).as("the last call removed the api quota")
+          .doesNotContain("x-api-key:acme").contains("tenant:7");
+    }
+  }
+
   @Test
   void theConsoleBlockOfSpringMd_servesTheConsole() throws Exception {
     var source = DocYaml.block("spring.md", "sluice:\n  console:");
