@@ -6,6 +6,9 @@ package dev.sluice;
  * <p>{@link #LEAKY_BUCKET}, {@link #TOKEN_BUCKET} and {@link #GCRA} are one mathematics under
  * three names (see {@code docs/semantics.md}): one implementation serves all three, and they
  * decide identically for equal capacity and rate.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#token-bucket-gcra-and-the-leaky-bucket-are-one-algorithm">docs/semantics.md, "Token bucket, GCRA and the leaky bucket are one algorithm"</a>.
  */
 public enum Algorithm {
   /** Capacity and leak rate; the level rises by each cost and leaks continuously. */

@@ -18,6 +18,9 @@ import java.util.Objects;
  *
  * <p>A store that spreads keys over nodes (a Redis Cluster) gets one breaker per node, so a dead
  * node degrades only the keys it owns.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#any-shared-store">docs/operations.md, "Any shared store"</a>.
  */
 public final class CircuitBreakerSettings {
   private static final CircuitBreakerSettings DEFAULTS =

@@ -9,6 +9,9 @@ import java.util.concurrent.TimeUnit;
  * and simulations inject a manual clock whose {@link #sleep(long)} advances virtual time instead
  * of sleeping. Implementations must be thread-safe. A clock may go backwards; limiters treat that
  * as no time passing.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#time">docs/semantics.md, "Time"</a>.
  */
 @FunctionalInterface
 public interface Clock {

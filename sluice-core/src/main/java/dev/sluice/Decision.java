@@ -13,6 +13,9 @@ import java.util.List;
  * limits on a key, the figures are those of the {@link #limit() deciding limit}: when rejected,
  * the limit that asks for the longest wait; when admitted, the one with the least share of its
  * capacity left. {@link #perLimit()} has every limit's own figures.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#operations">docs/semantics.md, "Operations"</a>.
  */
 public sealed class Decision permits Engine.Metered {
   private final boolean allowed;

@@ -34,6 +34,9 @@ import java.util.function.Function;
  * (a meter decides at arrival; {@code tc}'s round robin among borrowers needs a queue).
  *
  * <p>Limits must be buckets (leaky, token or GCRA) without penalties. Immutable and thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#groups-hierarchical-limits-with-borrowing">docs/semantics.md, "Groups: hierarchical limits with borrowing"</a>.
  */
 public final class Group {
   /** The name of the one group every key belongs to when no {@link #by} function is given. */

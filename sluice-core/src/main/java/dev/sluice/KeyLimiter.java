@@ -19,6 +19,9 @@ import java.util.concurrent.CompletableFuture;
  * KeyLimiter downstream = limiter.forKey("payments-api");
  * if (downstream.tryAcquire().isAllowed()) { ... }
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#operations">docs/semantics.md, "Operations"</a>.
  */
 public interface KeyLimiter {
 

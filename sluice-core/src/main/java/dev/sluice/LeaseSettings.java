@@ -18,6 +18,9 @@ import java.util.Objects;
  *       limiter in any window, stays within s of one second of the limit.
  *   <li>{@link #instances()} N: the number of instances sharing the limit.
  * </ul>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/fleet.md#settings">docs/fleet.md, "Settings"</a>.
  */
 public final class LeaseSettings {
   private static final LeaseSettings DEFAULTS =

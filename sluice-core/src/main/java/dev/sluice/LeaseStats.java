@@ -4,6 +4,9 @@ package dev.sluice;
  * What a limiter in fleet mode ({@link Sluice.Builder#leases}) did with leases since it was
  * built. Units are units of cost; a lease is taken in whole units.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/fleet.md#settings">docs/fleet.md, "Settings"</a>.
+ *
  * @param leaseCalls lease and release calls sent to the store (refills, returns), failed ones too
  * @param leaseCallNanos the time those calls took together, from sending to the answer (or the
  *     failure) on this instance's clock: {@link #meanLeaseCallNanos()} is the round trip that

@@ -15,6 +15,9 @@ import java.util.Objects;
  * {@value #MAX_WINDOW_LIMIT} (window counts are kept in micro-units, exact in 53 bits); windows
  * and penalties at least one microsecond. A violation is an {@link IllegalArgumentException}
  * whose message names the parameter and the value.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#one-number-per-bucket">docs/semantics.md, "One number per bucket"</a>.
  */
 public final class Limit {
   /** The largest limit of a window algorithm: 2^53 micro-units. */

@@ -20,6 +20,9 @@ import java.util.Set;
  * penalty:   30s         # optional: refuse everything this long after a refusal
  * name:      api-burst   # optional: the limit's name in headers and metrics
  * </pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#policies-yaml">docs/server.md, "Policies (YAML)"</a>.
  */
 public final class LimitSpec {
   /** The fields a limit may have. */

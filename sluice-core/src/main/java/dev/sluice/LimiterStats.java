@@ -3,6 +3,9 @@ package dev.sluice;
 /**
  * Counters of a limiter since it was built.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#any-shared-store">docs/operations.md, "Any shared store"</a>.
+ *
  * @param storeErrors operations the shared store failed (errors and timeouts)
  * @param degradedDecisions decisions answered by the failure policy instead of the store
  * @param breakerOpen whether the circuit breaker currently keeps calls away from the store

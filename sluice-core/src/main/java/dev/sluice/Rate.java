@@ -8,6 +8,9 @@ import java.util.Objects;
  *
  * <p>Immutable and thread-safe. The amount is any positive finite number, so fractional rates
  * are exact: {@code Rate.of(1000, Duration.ofDays(30))} is not rounded to a per-second figure.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#time">docs/semantics.md, "Time"</a>.
  */
 public final class Rate {
   private final double amount;

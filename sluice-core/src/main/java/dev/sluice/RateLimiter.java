@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link IllegalArgumentException} (or {@link NullPointerException} for nulls) naming the value.
  *
  * <p>Create one with {@link Sluice#builder()}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#operations">docs/semantics.md, "Operations"</a>.
  */
 public interface RateLimiter extends AutoCloseable {
 

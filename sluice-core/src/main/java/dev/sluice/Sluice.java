@@ -33,6 +33,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>Each is also its own type's {@code builder()}; the two spellings build the same thing.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/semantics.md#operations">docs/semantics.md, "Operations"</a>.
  */
 public final class Sluice {
   static {

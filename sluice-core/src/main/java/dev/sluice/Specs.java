@@ -10,6 +10,9 @@ import java.util.regex.Pattern;
  * numbers, durations and failure policies. {@link LimitSpec} reads a rate limit with them, and
  * {@link dev.sluice.concurrency.ConcurrencySpec} a concurrency limit, so both say the same thing
  * about the same mistake.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#policies-yaml">docs/server.md, "Policies (YAML)"</a>.
  */
 public final class Specs {
   private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");

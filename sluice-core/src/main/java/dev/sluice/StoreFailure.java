@@ -4,6 +4,9 @@ package dev.sluice;
  * What a limiter backed by a shared store answers when the store fails (an error, a timeout, or
  * the circuit breaker open after repeated failures). Every such decision is
  * {@link Decision#isDegraded() degraded} and counted in {@link LimiterStats}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#any-shared-store">docs/operations.md, "Any shared store"</a>.
  */
 public enum StoreFailure {
   /** Reject: nothing passes while the store is down. The default. */

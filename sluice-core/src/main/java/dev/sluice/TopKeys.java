@@ -26,6 +26,9 @@ import java.util.TreeSet;
  *
  * <p>Thread-safe: each call holds the sketch's monitor (a map lookup and a tree step of
  * {@code log capacity}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#who-is-refused-get-v1top-refused">docs/server.md, "Who is refused: GET /v1/top-refused"</a>.
  */
 public final class TopKeys {
   /** The most keys a sketch may hold. */

@@ -13,6 +13,9 @@ import java.util.Objects;
  * favicon.svg}, read from this jar once (no CDN: the page works on a closed network). The page
  * loads its assets by relative paths; where it reads its data and sets quotas is written into
  * the page ({@link #page(Settings)}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-console">docs/server.md, "The console"</a>.
  */
 public final class ConsoleAssets {
   /**

@@ -33,6 +33,9 @@ import java.util.function.LongSupplier;
  * lease}'s figures, {@code topRefused}), {@code limits} (name, in flight, waiting, acquired,
  * refused, their series, {@code keys} with each key's {@code limit} and {@code limitHistory},
  * {@code topRefused}), {@code version}, {@code quotas} and {@code audit}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-console">docs/server.md, "The console"</a>.
  */
 public final class ConsoleHistory {
   /** Samples kept: five minutes at one a second. */

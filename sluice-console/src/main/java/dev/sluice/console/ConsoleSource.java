@@ -7,7 +7,12 @@ import dev.sluice.quota.QuotaStore;
 import java.util.List;
 import java.util.Map;
 
-/** What the console shows, as the server that serves it knows it. */
+/**
+ * What the console shows, as the server that serves it knows it.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-console">docs/server.md, "The console"</a>.
+ */
 public interface ConsoleSource {
   /** The instance the page reads (host and port, or an application's name). */
   String instance();

@@ -3,6 +3,9 @@ package dev.sluice.concurrency;
 /**
  * The answer to an acquire: a permit, or a refusal that says why, with the key's limit, the
  * weight in flight and the waiters at the moment of the answer.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
  */
 public final class Acquisition {
   private final Permit permit;

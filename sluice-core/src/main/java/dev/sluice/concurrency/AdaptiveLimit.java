@@ -12,6 +12,9 @@ import java.util.function.Supplier;
  * <p>Sluice ships {@link AimdLimit} (additive increase, multiplicative decrease on drops or slow
  * windows) and {@link GradientLimit} (latency against a measured no-load baseline); see
  * {@code docs/concurrency.md} for how each reacts.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#adaptive-limits-a-limit-that-follows-the-backend">docs/concurrency.md, "Adaptive limits: a limit that follows the backend"</a>.
  */
 public interface AdaptiveLimit {
   /** The limit now: at least 1. */

@@ -30,6 +30,9 @@ import java.util.function.DoubleSupplier;
  * sent about a fifth of them. A lower K throttles harder and reacts sooner; a higher one wastes
  * more of the backend's effort on calls it refuses. The window is split in 20 slots, so counts
  * age out in twentieths of it. Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#adaptive-limits-a-limit-that-follows-the-backend">docs/concurrency.md, "Adaptive limits: a limit that follows the backend"</a>.
  */
 public final class AdaptiveThrottle {
   private static final int SLOTS = 20;

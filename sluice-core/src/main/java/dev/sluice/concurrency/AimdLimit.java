@@ -16,6 +16,9 @@ import java.util.Objects;
  * <pre>{@code
  * AdaptiveLimit aimd = AimdLimit.builder().initial(20).max(1000).backoff(0.9).build();
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#adaptive-limits-a-limit-that-follows-the-backend">docs/concurrency.md, "Adaptive limits: a limit that follows the backend"</a>.
  */
 public final class AimdLimit implements AdaptiveLimit {
   private final int min;

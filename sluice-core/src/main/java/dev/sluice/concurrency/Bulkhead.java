@@ -55,6 +55,9 @@ import java.util.Objects;
  * another's permit.
  *
  * <p>Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#bulkhead-one-limit-lock-free">docs/concurrency.md, "Bulkhead: one limit, lock-free"</a>.
  */
 public final class Bulkhead {
   /** What {@link #tryAcquire} answers when every permit is held. */

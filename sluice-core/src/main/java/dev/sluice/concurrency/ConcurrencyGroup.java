@@ -38,6 +38,9 @@ import java.util.function.ToIntFunction;
  *
  * <p>Immutable and thread-safe; keys of a group are in one Redis hash slot and serialize on one
  * PostgreSQL advisory lock.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#groups-partitions-that-guarantee-shares-and-borrow-idle-permits">docs/concurrency.md, "Groups: partitions that guarantee shares and borrow idle permits"</a>.
  */
 public final class ConcurrencyGroup {
   /** The group every key belongs to when no {@link #by} function is given. */

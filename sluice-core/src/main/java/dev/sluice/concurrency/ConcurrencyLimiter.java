@@ -22,6 +22,9 @@ import java.util.function.ToIntFunction;
  * {@link #acquire} waits up to a timeout on the calling thread; {@link #acquireAsync} waits
  * holding no thread. A permit comes back when released ({@link Permit#release}), or when its
  * lease runs out: a holder that dies or forgets costs at most one lease time.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
  */
 public interface ConcurrencyLimiter extends AutoCloseable {
   /** A permit of weight 1 if one is free now; never waits. */

@@ -53,6 +53,9 @@ import java.util.regex.Pattern;
  * has typed it already, a {@link Number} or a {@link Duration}; {@code shares}, {@code group} and
  * {@code assuredKeys} are maps.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#settings">docs/concurrency.md, "Settings"</a>.
+ *
  * @param name the limit's name: 1 to 64 of {@code A-Z a-z 0-9 _ . -}
  * @param limit the most weight in flight per key; 0 when adaptive, or when only a group limits
  * @param lease how long a permit lasts without a renewal

@@ -4,6 +4,9 @@ package dev.sluice.concurrency;
  * What a {@link ConcurrencyLimiter} has done since it was built, read at one moment (each figure
  * is exact; figures read together may straddle a decision in flight). Meters read it
  * ({@code SluiceMetrics} in {@code sluice-micrometer}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
  */
 public final class ConcurrencyStats {
   private final long acquired;

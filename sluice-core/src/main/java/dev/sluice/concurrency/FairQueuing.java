@@ -28,6 +28,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>Immutable.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#fair-queuing-one-flows-flood-does-not-starve-the-others">docs/concurrency.md, "Fair queuing: one flow's flood does not starve the others"</a>.
  */
 public final class FairQueuing {
   /** The most queues a priority may have. */

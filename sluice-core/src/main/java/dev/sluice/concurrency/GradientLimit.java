@@ -45,6 +45,9 @@ import java.time.Duration;
  * </ul>
  *
  * <p>Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#adaptive-limits-a-limit-that-follows-the-backend">docs/concurrency.md, "Adaptive limits: a limit that follows the backend"</a>.
  */
 public final class GradientLimit implements AdaptiveLimit {
   private final int min;

@@ -1,6 +1,11 @@
 package dev.sluice.concurrency;
 
-/** How a permit ended: what adaptive limits learn from. */
+/**
+ * How a permit ended: what adaptive limits learn from.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
+ */
 public enum Outcome {
   /** The call succeeded; its latency is a sample of the backend's. */
   SUCCESS,

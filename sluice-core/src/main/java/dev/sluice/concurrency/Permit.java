@@ -12,6 +12,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>{@link #close()} releases it as a {@link Outcome#SUCCESS}, so that try-with-resources
  * releases it on every path; a call that failed says so first with {@link #release(Outcome)}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
  */
 public final class Permit implements AutoCloseable {
   /** Who keeps the count a permit is part of: the in-memory key, or the store limiter. */

@@ -3,6 +3,9 @@ package dev.sluice.concurrency;
 /**
  * A permit that ended, as listeners see it ({@link ConcurrencyLimiter.Builder#onPermitEnd}).
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
+ *
  * @param key the key it was held under
  * @param weight its weight
  * @param heldNanos from acquisition to release (or to the lease's end for {@link Outcome#EXPIRED})

@@ -5,6 +5,9 @@ package dev.sluice.concurrency;
  * fleet-usage shedder): a limiter may keep a share of each key's permits for the higher ones
  * ({@link ConcurrencyLimiter.Builder#share}), and serves its waiters highest first. Listed from
  * the highest.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#priorities-keeping-capacity-for-critical-traffic">docs/concurrency.md, "Priorities: keeping capacity for critical traffic"</a>.
  */
 public enum Priority {
   /** Traffic whose loss is an outage: a checkout, a login. */

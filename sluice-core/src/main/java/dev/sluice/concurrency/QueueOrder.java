@@ -1,6 +1,11 @@
 package dev.sluice.concurrency;
 
-/** Which waiter a released permit goes to first. */
+/**
+ * Which waiter a released permit goes to first.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#fair-queuing-one-flows-flood-does-not-starve-the-others">docs/concurrency.md, "Fair queuing: one flow's flood does not starve the others"</a>.
+ */
 public enum QueueOrder {
   /** The oldest waiter: fair while the backend keeps up. */
   FIFO,

@@ -1,6 +1,11 @@
 package dev.sluice.concurrency;
 
-/** Why an acquisition got no permit. */
+/**
+ * Why an acquisition got no permit.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#what-it-promises">docs/concurrency.md, "What it promises"</a>.
+ */
 public enum Refusal {
   /** Every permit is in flight and the caller did not wait (tryAcquire). */
   FULL,

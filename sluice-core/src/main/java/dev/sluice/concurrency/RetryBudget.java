@@ -26,6 +26,9 @@ import java.util.Objects;
  * retries a second on top, however many calls fail, and one that serves none sees at most the
  * floor. The window is split in 10 slots, so counts age out in tenths of it. A refused retry is
  * not counted as one. Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/grpc.md#retry-budgets">docs/grpc.md, "Retry budgets"</a>.
  */
 public final class RetryBudget {
   private static final int SLOTS = 10;

@@ -62,6 +62,9 @@ import java.util.function.DoubleSupplier;
  * }</pre>
  *
  * <p>Thread-safe; {@link #admit} allocates one small verdict.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/health.md#how-it-decides">docs/health.md, "How it decides"</a>.
  */
 public final class HealthShedder {
   private static final int WINDOWS = 10;

@@ -10,6 +10,9 @@ import java.util.function.DoubleSupplier;
  * ones. A reading that is not a number ({@code NaN}: not known yet, not available here) counts as
  * healthy. Implementations must be thread-safe; the shedder reads each signal from one thread at
  * a time, at most once per its sampling interval.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/health.md#which-signal">docs/health.md, "Which signal"</a>.
  */
 public interface HealthSignal {
   /** The signal's name, as refusals and meters say it ({@code cpu}, {@code pool.orders}). */

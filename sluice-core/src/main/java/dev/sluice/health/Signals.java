@@ -23,6 +23,9 @@ import java.util.function.LongSupplier;
  * the time work waited for a CPU (pressure, which sees a neighbour), the GC's share of time, the heap after GC, and a thread pool's use. Each is a utilization from
  * 0 to 1 (1: all of it); rates are measured between two readings, so a signal's first reading is
  * {@code NaN} (healthy) and each later one covers the time since the one before.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/health.md#which-signal">docs/health.md, "Which signal"</a>.
  */
 public final class Signals {
   private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");

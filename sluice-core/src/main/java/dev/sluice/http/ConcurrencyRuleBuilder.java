@@ -20,6 +20,9 @@ import java.util.function.Function;
  * methods, the limiter, whose requests count together, priorities, the wait, and the
  * {@code Retry-After} of a refusal.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#in-http-filters">docs/concurrency.md, "In HTTP filters"</a>.
+ *
  * @param <Q> the request type the priority function reads
  * @param <K> the key resolver type of the filter
  * @param <B> the builder itself

@@ -3,6 +3,9 @@ package dev.sluice.http;
 /**
  * Whose requests an HTTP concurrency rule counts together, which decides what a refused request
  * is told ({@link dev.sluice.internal.ConcurrencyAnswers#problem}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#in-http-filters">docs/concurrency.md, "In HTTP filters"</a>.
  */
 public enum ConcurrencyScope {
   /**

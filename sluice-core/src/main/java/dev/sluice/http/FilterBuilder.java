@@ -9,6 +9,9 @@ import java.util.Objects;
  * WebFlux filter's {@code SluiceWebFilter.Builder}): the rules, the rate-limit fields, what a
  * request without a key gets, dry-run mode and the joining of list fields.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
+ *
  * @param <R> the filter's rule type
  * @param <B> the builder itself
  */

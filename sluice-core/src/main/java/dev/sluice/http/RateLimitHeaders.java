@@ -23,6 +23,9 @@ import java.util.function.BiConsumer;
  * failure policy answered) carries the limits ({@code RateLimit-Policy}, {@code X-RateLimit-Limit})
  * but not what is left of them ({@code RateLimit}, {@code X-RateLimit-Remaining},
  * {@code X-RateLimit-Reset}): the quota is not known then, and saying {@code r=0} would be a guess.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-header-fields">docs/server.md, "The header fields"</a>.
  */
 public final class RateLimitHeaders {
   /** Which fields to send. */

@@ -22,6 +22,9 @@ import java.util.function.BiConsumer;
  *       mode, and {@code Access-Control-Expose-Headers} naming them.
  * </ul>
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
+ *
  * @param status 429 or 503
  * @param title the problem's title
  * @param detail the problem's detail, naming the limit

@@ -13,6 +13,9 @@ import java.util.function.ToDoubleFunction;
  * WebFlux filter's {@code WebRule.Builder}): the methods a rule applies to, the limiter its
  * requests are held to, their key and cost, and queue mode.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
+ *
  * @param <Q> the request type the cost function reads
  * @param <K> the key resolver type of the filter
  * @param <B> the builder itself

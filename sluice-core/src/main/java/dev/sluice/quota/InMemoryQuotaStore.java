@@ -13,6 +13,9 @@ import java.util.function.Supplier;
 /**
  * Quotas in this JVM's memory: for one instance, and for tests. At most {@code maxQuotas}
  * quotas, and the newest {@code auditLength} changes in the audit trail. Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
  */
 public final class InMemoryQuotaStore implements QuotaStore {
   /** Quotas held at most by default. */

@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  * Quota exports = Quota.concurrency("exports", "tenant:", 2).forPrefix().because("misbehaving");
  * }</pre>
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
+ *
  * @param policy the policy (or concurrency limit) it belongs to: 1 to 64 of {@code A-Z a-z 0-9 _
  *     . -}
  * @param key the key, or with {@code prefix} the start of the keys: 1 to 512 characters

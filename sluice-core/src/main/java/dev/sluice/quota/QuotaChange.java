@@ -6,6 +6,9 @@ import java.util.Objects;
 /**
  * One change of a store's quotas, as its audit trail keeps it.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
+ *
  * @param version the store's version after the change
  * @param at when it was made, on the store's clock
  * @param who who made it (as the caller named itself)

@@ -12,6 +12,9 @@ import java.util.List;
  * Quotas and changes as text, for the stores that keep them: one line each (no tab, newline or
  * carriage return inside), fields separated by tabs, each field escaped ({@code %} followed by
  * two hex digits for {@code % \t \n \r ; ,}). Decoding what encoding gave is exact.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
  */
 public final class QuotaCodec {
   private QuotaCodec() {}

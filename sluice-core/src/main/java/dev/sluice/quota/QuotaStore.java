@@ -7,6 +7,9 @@ import java.util.List;
  * one instance ({@link InMemoryQuotaStore}). Each change is one atomic step that raises the
  * store's version and appends to its audit trail; readers poll the version, and read the quotas
  * again when it moved.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
  */
 public interface QuotaStore {
   /**

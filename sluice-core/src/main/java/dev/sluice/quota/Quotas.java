@@ -27,6 +27,9 @@ import java.util.function.Supplier;
  * RateLimiter api = quotas.rateLimiter("api", defaults,
  *     limits -> Sluice.builder().limits(limits.toArray(Limit[]::new)).build());
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md">docs/quotas.md</a>.
  */
 public final class Quotas implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(Quotas.class.getName());

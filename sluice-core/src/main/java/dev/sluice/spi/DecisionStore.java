@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
  * reading and the state it read. Core derives the decision and all its figures from that.
  *
  * <p>Implementations are thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public interface DecisionStore extends AutoCloseable {
   /** Ticks per second of the store's clock: 1,000,000 for microseconds. */

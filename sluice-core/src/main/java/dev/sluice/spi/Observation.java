@@ -3,6 +3,9 @@ package dev.sluice.spi;
 /**
  * What a store saw when it applied an operation: its clock reading, in its ticks, and the key's
  * state before the operation (the slots described by {@link StoreRequest}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public record Observation(long now, long[] stateBefore) {
   /** Stores that cannot hold {@link StoreRequest#NONE} send any value at or below this instead. */

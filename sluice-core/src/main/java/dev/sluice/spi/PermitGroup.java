@@ -10,6 +10,9 @@ import dev.sluice.internal.StoreKeys;
  * is at most {@code limit}, and either the key's weight plus {@code w} is at most {@code assured}
  * or the group's weight plus {@code w} is at most {@code borrowCeiling}.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
+ *
  * @param name the group (a valid store key: non-empty, well-formed Unicode without U+0000, at
  *     most 1,024 bytes of UTF-8)
  * @param limit the most weight the group's keys hold in flight together

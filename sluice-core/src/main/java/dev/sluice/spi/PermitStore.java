@@ -32,6 +32,9 @@ import java.util.concurrent.CompletableFuture;
  * record expires by itself once its last lease has ended: an idle key costs nothing. Ids and keys
  * come checked (non-empty, well-formed Unicode without U+0000, at most 1,024 bytes of UTF-8); the conformance suite in {@code sluice-testkit} checks the
  * rest. Implementations are thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public interface PermitStore extends AutoCloseable {
   /** Takes a permit if it fits under {@code ceiling}; see the class comment. */

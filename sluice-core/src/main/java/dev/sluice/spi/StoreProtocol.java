@@ -32,6 +32,9 @@ package dev.sluice.spi;
  * <p>{@code decide.lua} and the newest PostgreSQL functions name every one of these numbers
  * ({@code local ARG_KIND ...}, {@code c_arg_kind ...}); RedisProtocolTest and
  * PostgresProtocolTest compare each name with its value here.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public final class StoreProtocol {
   private StoreProtocol() {}

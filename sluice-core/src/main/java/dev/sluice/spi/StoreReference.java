@@ -16,6 +16,9 @@ import java.util.List;
  * <p>A store keeps {@link #next} when it differs from the state it read, deletes the key when
  * {@link #idleAfter} of that state is 0, and otherwise lets it expire after that many ticks.
  * Immutable and thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public final class StoreReference {
   private final EngineAccess.Reference engine;

@@ -7,6 +7,9 @@ import dev.sluice.spi.StoreProtocol.Operation;
  * One operation as a store must apply it: everything in integers (ticks of the store's clock,
  * steps of a bucket, micro-units of a window's count), so that a script or a statement computes
  * it exactly. {@link StoreProtocol} describes the state slots and the arguments.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#the-path-of-one-decision">docs/architecture.md, "The path of one decision"</a>.
  */
 public final class StoreRequest {
   /** "No time" in a state slot; the same as {@link StoreProtocol#NONE}. */

@@ -12,6 +12,9 @@ import java.util.Objects;
  * Which key a call is limited by: the method, the service, the peer's address, a metadata
  * value, one key for every call, or your own. A key that is null (a missing metadata value)
  * leaves the call out of that rule.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/grpc.md#the-server-interceptor">docs/grpc.md, "The server interceptor"</a>.
  */
 @FunctionalInterface
 public interface GrpcKey {

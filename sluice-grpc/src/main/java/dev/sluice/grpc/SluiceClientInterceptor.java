@@ -55,6 +55,9 @@ import java.util.function.DoubleSupplier;
  * interceptor retries: grpc-java's retry policy cannot consult a budget, and both retrying would
  * multiply attempts. grpc-java's {@code retryThrottling} is the service config's own, coarser
  * form of the same idea.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/grpc.md#the-client-interceptor">docs/grpc.md, "The client interceptor"</a>.
  */
 public final class SluiceClientInterceptor implements ClientInterceptor {
   private static final ScheduledExecutorService SCHEDULER =

@@ -59,6 +59,9 @@ import java.util.function.Consumer;
  * </ul>
  *
  * <p>A rule whose key is null for a call (a missing metadata value) does not apply to it.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/grpc.md#the-server-interceptor">docs/grpc.md, "The server interceptor"</a>.
  */
 public final class SluiceServerInterceptor implements ServerInterceptor {
   /** {@code grpc-retry-pushback-ms}: how long the client should wait before it tries again. */

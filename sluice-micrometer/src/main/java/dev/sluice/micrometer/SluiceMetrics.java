@@ -55,6 +55,9 @@ import java.util.function.ToDoubleFunction;
  * {@code sluice.lease.units.spent}, {@code sluice.lease.local.rejections},
  * {@code sluice.lease.units.reconciled} (counters), {@code sluice.lease.units.held},
  * {@code sluice.lease.keys} and {@code sluice.lease.instances} (gauges).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#actuator-and-micrometer">docs/spring.md, "Actuator and Micrometer"</a>.
  */
 public final class SluiceMetrics {
   private SluiceMetrics() {}

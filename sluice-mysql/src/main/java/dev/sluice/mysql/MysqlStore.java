@@ -37,6 +37,9 @@ import javax.sql.DataSource;
  * ({@code useServerPrepStmts=true}) spares the server parsing the statement on every call
  * ({@code docs/operations.md}). Thread-safe. What it shares with the other SQL store
  * (timeouts, queues, permits, pruning, fleets) is {@link JdbcStore}'s.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#mysql-and-mariadb-sluice-mysql">docs/operations.md, "MySQL and MariaDB (sluice-mysql)"</a>.
  */
 public final class MysqlStore extends JdbcStore {
   /** The schema version this store needs; the table's comment says which one it has. */

@@ -25,6 +25,9 @@ import javax.sql.DataSource;
  * <p>Takes connections from the given {@link DataSource} (any pool) for one statement at a time
  * and never closes the DataSource. Thread-safe. What it shares with the other SQL store
  * (timeouts, queues, permits, pruning, fleets) is {@link JdbcStore}'s.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#postgresql-sluice-postgres">docs/operations.md, "PostgreSQL (sluice-postgres)"</a>.
  */
 public final class PostgresStore extends JdbcStore {
   /** The schema version this store needs; the table's comment says which one it has. */

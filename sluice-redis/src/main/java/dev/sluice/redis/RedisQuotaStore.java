@@ -25,6 +25,9 @@ import java.util.Objects;
  * QuotaStore store = RedisQuotaStore.create(redisClient.connect());
  * Quotas quotas = Quotas.of(store).refreshEvery(Duration.ofMillis(500));
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md#in-redis-every-instance-sees-a-change">docs/quotas.md, "In Redis: every instance sees a change"</a>.
  */
 public final class RedisQuotaStore implements QuotaStore {
   /** Quotas held at most by default. */

@@ -50,6 +50,9 @@ import java.util.function.LongSupplier;
  * }</pre>
  *
  * Thread-safe; one multiplexed connection serves every thread.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#redis-sluice-redis">docs/operations.md, "Redis (sluice-redis)"</a>.
  */
 public final class RedisStore implements DecisionStore, PermitStore {
   static final String SCRIPT = load("decide.lua");

@@ -2,7 +2,12 @@ package dev.sluice.server;
 
 import java.util.List;
 
-/** A configuration file that cannot be used; the message lists every problem as file:line: what. */
+/**
+ * A configuration file that cannot be used; the message lists every problem as file:line: what.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-service">docs/server.md, "The service"</a>.
+ */
 public final class ConfigException extends Exception {
   private static final long serialVersionUID = 1L;
   private final List<String> problems;

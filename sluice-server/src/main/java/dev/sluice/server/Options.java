@@ -17,6 +17,9 @@ import java.util.function.LongSupplier;
  * The service's settings, each with its default; every setter refuses a value out of range with
  * a sentence naming it. The command line ({@code sluice serve --help}) sets the same fields; a
  * policies file's {@code store:} section fills the store settings the command line leaves unset.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-service">docs/server.md, "The service"</a>.
  */
 public final class Options {
   /** Keys each policy holds in memory unless it says otherwise. */

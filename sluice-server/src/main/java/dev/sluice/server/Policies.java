@@ -64,6 +64,9 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  *   failure: closed                # closed | open | fallback | local-share (with --leases)
  *   circuitBreaker: {failureRate: 0.5, minimumCalls: 20, window: 10s, consecutiveUnavailable: 3, openFor: 1s}
  * </pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-service">docs/server.md, "The service"</a>.
  */
 public final class Policies {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");

@@ -37,6 +37,9 @@ import java.util.concurrent.TimeUnit;
  * (head and body) within {@link Options#requestTimeout} or gets 408, a connection that trickles a
  * request's head for longer is closed, and connections are capped at
  * {@link Options#maxConnections}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-service">docs/server.md, "The service"</a>.
  */
 public final class SluiceServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SluiceServer.class.getName());

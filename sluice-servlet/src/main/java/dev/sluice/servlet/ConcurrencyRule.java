@@ -22,6 +22,9 @@ import java.util.regex.Pattern;
  *     .flow(Keys.header("X-Tenant"))   // waiters fair among tenants (fair queuing)
  *     .maxWait(Duration.ofMillis(500)).build();
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#in-http-filters">docs/concurrency.md, "In HTTP filters"</a>.
  */
 public final class ConcurrencyRule {
   private final ConcurrencyRuleSettings<HttpServletRequest, KeyResolver> settings;

@@ -8,7 +8,12 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
 
-/** The usual {@link KeyResolver}s. */
+/**
+ * The usual {@link KeyResolver}s.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
+ */
 public final class Keys {
   private Keys() {}
 

@@ -19,6 +19,9 @@ import java.util.regex.Pattern;
  * across segments ({@code /api/**} matches {@code /api} and everything under it); the path is the
  * one the container resolved (servlet path + path info: decoded, dot segments and duplicate
  * slashes resolved), so an encoded or disguised URI cannot step around a rule.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
  */
 public final class Rule {
   private final RuleSettings<HttpServletRequest, KeyResolver> settings;

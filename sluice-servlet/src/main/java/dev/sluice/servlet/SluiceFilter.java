@@ -65,6 +65,9 @@ import java.util.function.Function;
  *     .build();
  * servletContext.addFilter("sluice", filter).addMappingForUrlPatterns(null, false, "/*");
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/server.md#the-servlet-filter">docs/server.md, "The servlet filter"</a>.
  */
 public final class SluiceFilter implements Filter {
   private static final System.Logger LOG = System.getLogger(SluiceFilter.class.getName());

@@ -9,6 +9,9 @@ import dev.sluice.internal.ConcurrencyAnswers;
  * A call of a {@link ConcurrencyLimited} method got no permit. The starter answers it in Spring
  * MVC and WebFlux with {@link #problem()}: {@code 503} for a method-wide limit (load shed),
  * {@code 429} for a limit per key, {@code Retry-After: 1}; {@link #acquisition()} says why.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#concurrency-limits-sluiceconcurrency">docs/spring.md, "Concurrency limits (sluice.concurrency)"</a>.
  */
 public class ConcurrencyLimitExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -17,6 +17,9 @@ import java.lang.annotation.Target;
  * {@code Retry-After: 1} and a problem document.
  *
  * <pre>{@code
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#concurrency-limits-sluiceconcurrency">docs/spring.md, "Concurrency limits (sluice.concurrency)"</a>.
+ *
  * @ConcurrencyLimited(limit = "db", priority = Priority.SHEDDABLE)
  * public Report monthlyReport() { ... }
  * }</pre>

@@ -8,6 +8,9 @@ import dev.sluice.http.RateLimitProblem;
  * the shared store is down and the failure policy refuses ({@code 503}, {@link #isUnavailable()}).
  * The starter answers it in Spring MVC and WebFlux with the problem document, {@code Retry-After}
  * and the RateLimit fields; elsewhere, {@link #decision()} says when to retry.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#ratelimited-methods">docs/spring.md, "@RateLimited methods"</a>.
  */
 public class RateLimitExceededException extends RuntimeException {
   private static final long serialVersionUID = 1L;

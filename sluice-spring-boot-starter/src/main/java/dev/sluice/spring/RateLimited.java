@@ -13,6 +13,9 @@ import java.lang.annotation.Target;
  * {@code 503} when the store is down and its failure policy refuses).
  *
  * <pre>{@code
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#ratelimited-methods">docs/spring.md, "@RateLimited methods"</a>.
+ *
  * @RateLimited(policy = "reports", key = "#user.id", cost = "#rows.size()")
  * public Report build(User user, List<Row> rows) { ... }
  * }</pre>

@@ -52,6 +52,9 @@ import org.springframework.util.ClassUtils;
  * and {@code sluice-postgres}, else memory); {@link RateLimited} methods;
  * the servlet filter or the WebFlux filter for {@code sluice.rules}; Micrometer meters when
  * there is a {@code MeterRegistry}. {@code sluice.enabled=false} turns it all off.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#everything-else">docs/spring.md, "Everything else"</a>.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",

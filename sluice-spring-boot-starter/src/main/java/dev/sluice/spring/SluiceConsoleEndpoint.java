@@ -32,6 +32,9 @@ import org.springframework.util.MimeType;
  * keys each policy refused most, the concurrency limits, the quotas. Behind Actuator's exposure
  * and the application's security, as every Actuator endpoint; quotas change through {@link
  * SluiceQuotasEndpoint}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#the-console-sluiceconsole">docs/spring.md, "The console (sluice.console)"</a>.
  */
 @WebEndpoint(id = "sluiceconsole")
 public class SluiceConsoleEndpoint implements ConsoleSource, AutoCloseable {

@@ -17,6 +17,9 @@ import org.springframework.core.env.Environment;
  * ({@code sluice.quotas.enabled}), and its {@code sluiceconsole} endpoint ({@link
  * SluiceConsoleEndpoint}) when the console is ({@code sluice.console.enabled}), each when Actuator
  * exposes it ({@code management.endpoints.web.exposure.include}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#actuator-and-micrometer">docs/spring.md, "Actuator and Micrometer"</a>.
  */
 @AutoConfiguration(after = SluiceAutoConfiguration.class, afterName =
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")

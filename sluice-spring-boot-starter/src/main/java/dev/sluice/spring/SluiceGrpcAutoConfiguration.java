@@ -26,6 +26,9 @@ import org.springframework.context.annotation.Bean;
  * SluiceClientInterceptor} bean for {@code sluice.grpc.client}, with meters of its throttle and
  * budget. Every mistake in the settings is named at startup. Register them with your gRPC server
  * and channels (Spring gRPC and grpc-spring pick up interceptor beans marked as global).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#grpc-sluicegrpc">docs/spring.md, "gRPC (sluice.grpc)"</a>.
  */
 @AutoConfiguration(after = SluiceAutoConfiguration.class)
 @ConditionalOnClass({SluiceServerInterceptor.class, ServerInterceptor.class})

@@ -25,6 +25,9 @@ import org.springframework.context.annotation.Bean;
  * decided) and {@code UP} when it keeps serving ({@code open}, {@code fallback}), so that a load
  * balancer reading the health does not take out every instance that is serving correctly.
  * {@code management.health.sluice.enabled=false} turns it off.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#shedding-by-health-sluicehealth">docs/spring.md, "Shedding by health (sluice.health)"</a>.
  */
 @AutoConfiguration(after = SluiceAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)

@@ -18,6 +18,9 @@ import java.util.TreeSet;
  * hand:
  *
  * <pre>{@code
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#everything-else">docs/spring.md, "Everything else"</a>.
+ *
  * @Service
  * class Exports {
  *   private final RateLimiter exports;

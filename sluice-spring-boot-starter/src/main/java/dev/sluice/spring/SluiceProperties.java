@@ -22,6 +22,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *   rules:
  *     - {path: /api/**, policy: api, key: header:X-Api-Key}
  * </pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#everything-else">docs/spring.md, "Everything else"</a>.
  */
 @ConfigurationProperties(prefix = "sluice", ignoreUnknownFields = false)
 public class SluiceProperties {

@@ -24,6 +24,9 @@ import org.springframework.lang.Nullable;
  * fields at the top, checked the same way: every problem named in one 400, nothing set) and
  * {@code DELETE} removes one. Who may call
  * it is Actuator's to say (its exposure, and Spring Security where the application has it).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#quotas-sluicequotas">docs/spring.md, "Quotas (sluice.quotas)"</a>.
  */
 @WebEndpoint(id = "sluicequotas")
 public class SluiceQuotasEndpoint {

@@ -30,6 +30,9 @@ import java.util.stream.Stream;
  *
  * <p>When the listing differs, the test fails with both; run it with
  * {@code -Dsluice.api.update=true} to write the new listing, and commit it.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ApiSurface {
   private ApiSurface() {}

@@ -22,6 +22,9 @@ import org.openqa.selenium.logging.LoggingPreferences;
  * saying why, otherwise. {@code SLUICE_CHROMIUM} and {@code SLUICE_CHROMEDRIVER} name other
  * binaries. Selenium is an optional dependency of the test kit: a module that uses this class
  * names {@code selenium-chrome-driver} among its test dependencies.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class Browser implements AutoCloseable {
   private static final Path CHROMIUM = Path.of(env("SLUICE_CHROMIUM", "/usr/bin/chromium"));

@@ -21,6 +21,9 @@ import java.util.concurrent.TimeUnit;
  * callers that queue behind a call in flight each wait for that call and their batch's, each
  * bounded by the store's timeout; the failures count per call, not per caller; nothing is
  * charged. The store's test holds the key (as another session would) and releases it.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class CombinedCallsCheck {
   /** Releases the key the test holds, once the database has no session left waiting for it. */

@@ -42,6 +42,9 @@ import org.junit.jupiter.api.Test;
  * checks), leases that end, releases that change nothing once a lease has ended, weights,
  * priorities and waiters. A store module extends this class and supplies {@link #factory()};
  * time is the manual clock, which stores take through their test hook.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class ConcurrencyConformanceSuite {
   /** For a store's test class, which extends this one. */

@@ -28,6 +28,9 @@ import org.junit.jupiter.api.Test;
  * The behaviour every store must show, as JUnit tests. A store module extends this class and
  * supplies {@link #factory()}; nothing else. Times here are whole microseconds so that stores of
  * either resolution give the same figures.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class ConformanceSuite {
   /** For a store's test class, which extends this one. */

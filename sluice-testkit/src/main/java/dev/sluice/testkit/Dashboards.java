@@ -18,6 +18,9 @@ import java.util.regex.Pattern;
  * Checks a Grafana dashboard (JSON, PromQL targets) against what the code exports: every metric
  * a query names is in the Prometheus exposition given, and every label a query selects or
  * groups by is one that metric has.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class Dashboards {
   private static final Pattern EXPR = Pattern.compile("\"expr\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");

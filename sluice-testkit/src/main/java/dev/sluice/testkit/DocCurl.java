@@ -18,6 +18,9 @@ import java.util.regex.Pattern;
  * A page's {@code curl} calls, sent over HTTP and checked against what the page prints under them:
  * a curl of the few options the pages use ({@code -i}, {@code -s}, {@code -X}, {@code -H},
  * {@code -d}), quotes and line continuations as a shell reads them.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class DocCurl {
   private static final Pattern EXPECTED_STATUS_LINE = Pattern.compile("HTTP/1\\.1 (\\d{3}) .*");

@@ -37,6 +37,9 @@ import javax.tools.ToolProvider;
  * writes and is left out, and a method body {@code { ... }} throws. What a block uses but does not declare (the application's
  * {@code dataSource}, a servlet context) is declared in an HTML comment just before the block,
  * which Markdown does not show: {@code <!-- given: HikariDataSource dataSource = ...; -->}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class DocSnippets {
   private static final Pattern BLOCK = Pattern.compile(

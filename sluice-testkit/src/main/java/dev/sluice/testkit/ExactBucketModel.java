@@ -17,6 +17,9 @@ import java.time.Duration;
  * delay is the time until the queue ahead of the request is empty, rounded up to a tick.
  *
  * <p>Not thread-safe: a sequential specification for one key.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ExactBucketModel {
   /** What the model decides: allowed, and the retry-after or the delay in ticks. */

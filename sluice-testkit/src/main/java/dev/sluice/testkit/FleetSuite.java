@@ -29,6 +29,9 @@ import org.junit.jupiter.api.Test;
  * skewed traffic (threads per instance) at about 15 times the limit. The fleet admits no more than the limit over the
  * run plus the bound (what the instances may hold together), most decisions are local, every
  * lease is given back on close, and the key keeps an expiry. A store module extends this class.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class FleetSuite {
   /** For a store's test class, which extends this one. */

@@ -25,6 +25,9 @@ import org.junit.jupiter.api.Test;
  * frozen through the store's test hook, so the exact number each key may admit is known; every
  * admitted request is counted, nothing more is admitted, nothing fails (no deadlock, no
  * serialization failure reaches a caller). A store module extends this class.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class FrozenClockContentionSuite {
   /** For a store's test class, which extends this one. */

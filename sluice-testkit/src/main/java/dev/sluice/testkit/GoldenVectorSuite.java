@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Test;
  * is written under a fresh key, the operation applied at the vector's instant, and the state the
  * store then holds must equal core's, slot for slot (the "none" marker of scripts read as
  * {@link StoreRequest#NONE}). A store module extends this class.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class GoldenVectorSuite {
   /** For a store's test class, which extends this one. */

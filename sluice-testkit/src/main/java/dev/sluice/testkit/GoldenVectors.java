@@ -20,6 +20,9 @@ import java.util.SplittableRandom;
  * from 10^-7 to 10^12, states far from empty, and clocks that jump ahead, stand still and go
  * back. A store replays each straight into its script or function and must write the same state
  * bit for bit ({@link GoldenVectorSuite}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class GoldenVectors {
   private GoldenVectors() {}

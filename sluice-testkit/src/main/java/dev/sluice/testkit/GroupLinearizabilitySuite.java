@@ -14,6 +14,9 @@ import org.junit.jupiter.api.Test;
  * (parent 3, reserve 1; each key assured 1, ceiling 2), so every admission, assured or borrowed,
  * must appear to happen at once on the key and the parent. A store module extends this class with
  * a public no-argument constructor. Sizes come from {@code -Dsluice.lincheck.iterations}.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class GroupLinearizabilitySuite {
   private final ManualClock clock = new ManualClock(1_000_000_000L);

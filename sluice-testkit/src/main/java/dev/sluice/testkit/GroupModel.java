@@ -25,6 +25,9 @@ import java.util.Map;
  *
  * Exact when every cost, capacity and reserve is a whole number of ticks of leak time. Not
  * thread-safe: it is the sequential specification.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class GroupModel {
   /** What the model expects of one decision. */

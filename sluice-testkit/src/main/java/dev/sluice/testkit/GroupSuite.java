@@ -33,6 +33,9 @@ import org.junit.jupiter.api.Test;
  * accounting under many threads, and decision-by-decision agreement with the {@link GroupModel}
  * over random groups of several keys. A store module extends this class and supplies a factory
  * whose {@link LimiterFactory#createGroup} builds on its store.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class GroupSuite {
   /** For a store's test class, which extends this one. */

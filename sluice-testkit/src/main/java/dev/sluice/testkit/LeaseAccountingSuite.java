@@ -23,6 +23,9 @@ import org.junit.jupiter.api.Test;
  * Leases on a real store under contention, with exact accounting: many threads lease grains of
  * one key at one instant (nothing leaks), and the grants add up to exactly the capacity, never
  * more; releasing every grant empties the bucket again. A store module extends this class.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class LeaseAccountingSuite {
   /** For a store's test class, which extends this one. */

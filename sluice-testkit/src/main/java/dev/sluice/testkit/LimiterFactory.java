@@ -5,7 +5,12 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import java.util.List;
 
-/** How a store under test makes a limiter; the only thing a store module supplies. */
+/**
+ * How a store under test makes a limiter; the only thing a store module supplies.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
+ */
 public interface LimiterFactory {
   /**
    * A limiter over these limits whose time is {@code clock} (a store with its own clock takes the

@@ -26,6 +26,9 @@ import org.junit.jupiter.api.Test;
  * of a reading a few nanoseconds older than the newest; its accounting stays exact (a non-empty
  * bucket's update does not depend on the time) and is checked by the stress tests, while
  * Lincheck checks its operations racing at one instant.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class LinearizabilitySuite {
   private final ManualClock clock = new ManualClock(1_000_000_000L);

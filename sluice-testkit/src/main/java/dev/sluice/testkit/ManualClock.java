@@ -10,6 +10,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * A clock that moves only when told to, and a scheduler that runs tasks when the clock reaches
  * them. {@link #sleep(long)} advances the clock instead of sleeping, so blocking code runs
  * instantly and exactly. Thread-safe.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ManualClock implements Clock, Scheduler {
   private final AtomicLong now;

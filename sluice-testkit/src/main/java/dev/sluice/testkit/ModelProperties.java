@@ -25,6 +25,9 @@ import net.jqwik.api.Tuple;
  *
  * <p>Parameters are drawn so that every cost is a whole number of microseconds of leak time
  * (rates that divide a second, costs in quarters), where the model and the store are both exact.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class ModelProperties {
   /** For a store's test class, which extends this one. */

@@ -2,7 +2,12 @@ package dev.sluice.testkit;
 
 import dev.sluice.spi.PermitStore;
 
-/** How a store under test makes a {@link PermitStore}; what a store module supplies. */
+/**
+ * How a store under test makes a {@link PermitStore}; what a store module supplies.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
+ */
 public interface PermitStoreFactory {
   /**
    * A store whose keys start empty and whose time is {@code clock} (a store with its own clock

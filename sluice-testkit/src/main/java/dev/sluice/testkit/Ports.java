@@ -9,7 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-/** Ports for the real servers tests start on loopback. */
+/**
+ * Ports for the real servers tests start on loopback.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
+ */
 public final class Ports {
   private Ports() {}
 

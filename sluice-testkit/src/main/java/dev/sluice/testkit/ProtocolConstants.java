@@ -12,6 +12,9 @@ import java.util.TreeMap;
  * codes of the operations and kinds by their enum names. The stores' protocol tests compare the
  * names in their Lua and SQL with these, one for one. The permit protocol's are apart
  * ({@link #permits()}).
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ProtocolConstants {
   private ProtocolConstants() {}

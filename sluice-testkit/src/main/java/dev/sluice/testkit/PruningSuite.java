@@ -37,6 +37,9 @@ import org.junit.jupiter.api.Test;
  * decisions run on them, and scheduled pruning runs on its own. Each test uses a table of its
  * own and a test clock. A store module extends this class.
  *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
+ *
  * @param <S> the store
  */
 public abstract class PruningSuite<S extends DecisionStore> {

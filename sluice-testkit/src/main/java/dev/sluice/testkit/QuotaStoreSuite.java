@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Test;
  * 1 s with a refresh of 100 ms), every change is in the audit trail with who, when (on the
  * store's clock), before, after and why, text of any kind round-trips, and the bound on quotas
  * holds. A store's test class extends it.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class QuotaStoreSuite {
   /** For a store's test class, which extends this one. */

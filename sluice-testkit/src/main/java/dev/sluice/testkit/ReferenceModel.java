@@ -20,6 +20,9 @@ import java.util.TreeMap;
  * tick rate, costs in quarters). The property tests choose such parameters.
  *
  * <p>Not thread-safe: it is the sequential specification.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ReferenceModel {
 

@@ -15,6 +15,9 @@ import java.util.Map;
  * ends), one monitor, the time in milliseconds from a clock. It runs the
  * concurrency conformance suite without a server (groups too), so that the suite tests the store limiter's
  * logic and the stores separately; a store under test must answer as this one does.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public final class ReferencePermitStore implements PermitStore {
   private final Clock clock;

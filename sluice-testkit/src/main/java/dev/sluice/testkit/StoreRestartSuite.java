@@ -31,6 +31,9 @@ import org.junit.jupiter.api.Test;
  * store's timeout; once it answers,
  * decisions reach it again within a bound; a server that keeps its data still holds what was
  * decided before. A store module extends this class.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/architecture.md#modules">docs/architecture.md, "Modules"</a>.
  */
 public abstract class StoreRestartSuite {
   /** For a store's test class, which extends this one. */

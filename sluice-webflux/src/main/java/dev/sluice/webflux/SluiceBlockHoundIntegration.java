@@ -20,6 +20,9 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *
  * Loaded by BlockHound through {@code ServiceLoader}; without BlockHound on the classpath it is
  * never touched.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#webflux">docs/spring.md, "WebFlux"</a>.
  */
 // BlockHound's types are optional (requires static): not re-exported to Sluice's users.
 @SuppressWarnings("exports")

@@ -61,6 +61,9 @@ import reactor.core.publisher.SignalType;
  * outcome read from the response ({@code IGNORED} for a cancellation).
  *
  * <pre>{@code
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#webflux">docs/spring.md, "WebFlux"</a>.
+ *
  * @Bean
  * WebFilter sluice(RateLimiter limiter, ConcurrencyLimiter backend) {
  *   return SluiceWebFilter.builder()

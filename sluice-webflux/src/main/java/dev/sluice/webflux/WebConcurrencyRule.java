@@ -17,6 +17,9 @@ import reactor.core.publisher.Mono;
  * {@link PathPattern}, as {@link WebRule}'s) count against which
  * {@link dev.sluice.concurrency.ConcurrencyLimiter}, per client ({@code 429}), per route or
  * globally ({@code 503}, shedding). A request that waits for a permit holds no thread.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/concurrency.md#in-http-filters">docs/concurrency.md, "In HTTP filters"</a>.
  */
 public final class WebConcurrencyRule {
   private final ConcurrencyRuleSettings<ServerHttpRequest, WebKeyResolver> settings;

@@ -10,6 +10,9 @@ import reactor.core.publisher.Mono;
 /**
  * The usual {@link WebKeyResolver}s; they spell keys as the servlet filter's
  * {@code dev.sluice.servlet.Keys} do ({@link RequestKeys}), so one client has one key on both.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#webflux">docs/spring.md, "WebFlux"</a>.
  */
 public final class WebKeys {
   private WebKeys() {}

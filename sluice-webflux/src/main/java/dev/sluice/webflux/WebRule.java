@@ -23,6 +23,9 @@ import org.springframework.web.util.pattern.PatternParseException;
  * application, the way WebFlux's own handler mappings match it: {@code *} is any run of
  * characters within one segment, {@code /api/**} matches {@code /api} and everything under it,
  * {@code {id}} captures a segment.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/spring.md#webflux">docs/spring.md, "WebFlux"</a>.
  */
 public final class WebRule {
   private final RuleSettings<ServerHttpRequest, WebKeyResolver> settings;

@@ -33,6 +33,9 @@ import javax.sql.DataSource;
  * Quotas quotas = Quotas.of(JdbcQuotaStore.create(dataSource, "sluice_buckets"))
  *     .refreshEvery(Duration.ofMillis(500));
  * }</pre>
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/quotas.md#in-postgresql-and-mysql--mariadb">docs/quotas.md, "In PostgreSQL and MySQL / MariaDB"</a>.
  */
 public final class JdbcQuotaStore implements QuotaStore {
   /** Quotas held at most by default. */

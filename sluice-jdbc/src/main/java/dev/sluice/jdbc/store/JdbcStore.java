@@ -40,6 +40,9 @@ import javax.sql.DataSource;
  *
  * <p>Takes connections from the given {@link DataSource} (any pool) for one call at a time and
  * never closes the DataSource. Thread-safe. Not meant to be extended outside Sluice.
+ *
+ * <p>Explained in
+ * <a href="https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#any-shared-store">docs/operations.md, "Any shared store"</a>.
  */
 public abstract class JdbcStore implements DecisionStore, PermitStore {
   /** The table used unless {@link Builder#table} says otherwise. */
