@@ -127,7 +127,7 @@ final class TenantsSimulation {
   }
 
   /** The strategies, in the table's order. */
-  static final List<String> STRATEGIES = List.of("FIFO (today)", "LIFO", "Netflix partitions",
+  static final List<String> STRATEGIES = List.of("FIFO", "LIFO", "Netflix partitions",
       "fair queuing");
 
   private record Request(long at, int tenant, long service) {}

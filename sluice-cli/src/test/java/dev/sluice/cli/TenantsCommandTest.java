@@ -55,7 +55,7 @@ class TenantsCommandTest {
       assertThat(fair.get("busy").asDouble()).isGreaterThanOrEqualTo(0.95);
       assertThat(fair.get("floodShare").asDouble()).as("the flood gets what is left")
           .isBetween(0.5, 0.7);
-      JsonNode fifo = r.get(tenants + " FIFO (today)");
+      JsonNode fifo = r.get(tenants + " FIFO");
       assertThat(fifo.get("meetsBar").asBoolean()).isFalse();
       assertThat(fifo.get("quietP99WaitMs").asDouble()).as("a flood fills the FIFO queue")
           .isGreaterThan(5 * fifo.get("calmP99WaitMs").asDouble());
