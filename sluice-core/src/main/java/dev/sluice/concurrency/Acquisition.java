@@ -16,6 +16,11 @@ public final class Acquisition {
   private final long waitedNanos;
   private final boolean degraded;
   private final boolean borrowed;
+  /**
+   * For a permit taken on an in-memory key's lock-free lane: the key, whose weight in flight is
+   * read when asked (a count kept on that path would be a point every thread writes).
+   */
+  private final InMemoryConcurrencyLimiter.KeyState lane;
 
   Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
       long waitedNanos) {
@@ -29,6 +34,18 @@ public final class Acquisition {
 
   Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
       long waitedNanos, boolean degraded, boolean borrowed) {
+    this(permit, refusal, limit, inFlight, waiting, waitedNanos, degraded, borrowed, null);
+  }
+
+  /** A permit taken on {@code lane}'s lock-free path: its weight in flight is read when asked. */
+  Acquisition(Permit permit, int limit, InMemoryConcurrencyLimiter.KeyState lane) {
+    this(permit, null, limit, 0, 0, 0, false, false, lane);
+  }
+
+  private Acquisition(Permit permit, Refusal refusal, int limit, int inFlight, int waiting,
+      long waitedNanos, boolean degraded, boolean borrowed,
+      InMemoryConcurrencyLimiter.KeyState lane) {
+    this.lane = lane;
     this.permit = permit;
     this.refusal = refusal;
     this.limit = limit;
@@ -44,7 +61,8 @@ public final class Acquisition {
 
   /** This answer, marked as given by the store failure policy. */
   Acquisition degraded() {
-    return new Acquisition(permit, refusal, limit, inFlight, waiting, waitedNanos, true, borrowed);
+    return new Acquisition(permit, refusal, limit, inFlight(), waiting, waitedNanos, true,
+        borrowed);
   }
 
   /** Whether a permit was acquired. */
@@ -74,9 +92,13 @@ public final class Acquisition {
     return limit;
   }
 
-  /** The key's weight in flight when answered (the new permit included). */
+  /**
+   * The key's weight in flight when answered (the new permit included). For a permit an
+   * in-memory key's lock-free lane granted, the weight in flight when asked: that path keeps no
+   * count of its own.
+   */
   public int inFlight() {
-    return inFlight;
+    return lane != null ? lane.laneInFlight() : inFlight;
   }
 
   /** Acquisitions waiting on the key when answered. */

@@ -65,6 +65,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   /** Makes each key's adaptive limit; null for fixed limits. */
   private final Supplier<AdaptiveLimit> adaptiveLimits;
   private final boolean deadlineAware;
+  /**
+   * Whether a permit object of weight 1 at normal priority may be a lane slot (not with fair
+   * queuing, which counts each grant's flow under the monitor).
+   */
+  private final boolean lanePermits;
   private final AtomicLong ids = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -80,6 +85,7 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     this.group = b.group;
     this.adaptiveLimits = b.adaptive;
     this.deadlineAware = b.deadlineAware;
+    this.lanePermits = b.fair == null;
     this.table = new KeyTable(clock, maximumKeys);
     scheduleSweep();
   }
@@ -87,7 +93,55 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
   @Override
   public Acquisition tryAcquire(String key, int weight, Priority priority) {
     check(key, weight, priority);
+    if (weight == 1 && priority == Priority.NORMAL && lanePermits) {
+      Acquisition a = onTheLane(key);
+      if (a != null) {
+        return a;
+      }
+    }
     return counters.counted(acquire(key, null, weight, priority, -1, null), priority);
+  }
+
+  /**
+   * A permit object from the key's lane: lock-free while the lane has a FREE slot and nobody
+   * waits, else the monitor opens slots if the key has room. Null when it has none, or the key
+   * is new or takes no lane: the general path answers then (and counts the answer).
+   */
+  private Acquisition onTheLane(String key) {
+    if (closed.get()) {
+      return null;
+    }
+    KeyState s = state(key);
+    if (s == null || !s.laneable) {
+      return null;
+    }
+    Lane l = s.lane;
+    if (l != null && !l.contended) {
+      long now = clock.nanoTime();
+      long h = l.tryAcquire(now);
+      if (h >= 0) {
+        counters.laneAcquired();
+        return s.lanePermit(h, now);
+      }
+    }
+    Acquisition a = null;
+    List<Runnable> after;
+    synchronized (s.lock) {
+      if (s.dead) {
+        return null;
+      }
+      long now = clock.nanoTime();
+      s.lastUsed = now;
+      s.expireAll(now);
+      long h = s.takeLaneSlot(now);
+      if (h >= 0) {
+        counters.laneAcquired();
+        a = s.lanePermit(h, now);
+      }
+      after = s.takeLater();
+    }
+    KeyState.run(after);
+    return a;
   }
 
   @Override
@@ -828,6 +882,23 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
      * #NO_PERMIT} (the refusal counted).
      */
     private long acquireLaneHandle(long now) {
+      long h = takeLaneSlot(now);
+      if (h >= 0) {
+        counters.laneAcquired();
+        return h;
+      }
+      int p = Priority.NORMAL.ordinal();
+      counters.refused(why(1, p, queued(p)));
+      return NO_PERMIT;
+    }
+
+    /**
+     * Under the monitor, for a laneable key: a lane slot now, the lane made at the first, slots
+     * opened (as many as the key's normal share has room for, up to the lane's size) when none
+     * is FREE; or {@link #NO_PERMIT}, counting nothing (the caller counts, or answers on its
+     * general path).
+     */
+    long takeLaneSlot(long now) {
       int p = Priority.NORMAL.ordinal();
       Lane l = lane;
       if (l == null) {
@@ -838,13 +909,11 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         l.contended = false;   // the waiters have gone: the lane runs on its own again
       }
       if (queued(p)) {
-        counters.refused(why(1, p, true));
         return NO_PERMIT;
       }
       for (int attempt = 0; attempt < 2; attempt++) {
         long h = l.tryAcquire(now);
         if (h >= 0) {
-          counters.laneAcquired();
           return h;
         }
         int room = ceilings[p] - inFlight;
@@ -854,8 +923,26 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
         }
         add(opened);   // the slots opened are the key's weight, held in reserve for the lane
       }
-      counters.refused(why(1, p, false));
       return NO_PERMIT;
+    }
+
+    /**
+     * The lane slot {@code h}, taken at {@code now}, as a permit object: the key's permit like any
+     * other (released, renewed, expired), ended through the lane. Its answer reads the key's
+     * weight in flight when asked.
+     */
+    Acquisition lanePermit(long h, long now) {
+      Permit permit = new Permit(this, key, h, 1, now, Saturating.add(now, leaseNanos), 0);
+      return new Acquisition(permit, limit, this);
+    }
+
+    /**
+     * The weight in flight, less the lane's reserve, read without the monitor: the count at about
+     * this moment.
+     */
+    int laneInFlight() {
+      Lane l = lane;
+      return l == null ? inFlight : inFlight - l.free();
     }
 
     /** Under the monitor: whether {@code handle} names a slot in use now. */
@@ -1068,6 +1155,17 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
     /** A permit was released: its weight comes back, waiters are served. */
     @Override
     public boolean ended(Permit p, Outcome outcome) {
+      if (Lane.isLane(p.id())) {
+        Lane l = lane;
+        if (l == null || !l.release(p.id())) {
+          return false;   // its lease ran out: the lane let it go
+        }
+        counters.laneEnded(outcome);
+        if (l.contended) {
+          serveFromLane();   // waiters: the slot just freed is theirs
+        }
+        return true;
+      }
       List<Runnable> after;
       long now;
       synchronized (lock) {
@@ -1174,13 +1272,28 @@ final class InMemoryConcurrencyLimiter implements ConcurrencyLimiter {
 
     /** Extends the lease of a permit still in flight (takes the monitor). */
     @Override
+    public boolean holds(Permit p) {
+      if (!Lane.isLane(p.id())) {
+        return true;
+      }
+      Lane l = lane;
+      return l != null && l.isHeld(p.id());
+    }
+
+    @Override
     public boolean renew(Permit p) {
       List<Runnable> after;
       boolean renewed = false;
       synchronized (lock) {
         long now = clock.nanoTime();
         expire(now);   // a lease that ended, not yet taken back, is not renewed
-        if (p.isActive() && p.slot >= 0 && p.slot < heldCount && held[p.slot] == p) {
+        if (Lane.isLane(p.id())) {
+          Lane l = lane;
+          if (p.isActive() && l != null && l.renew(p.id(), now)) {
+            p.expiresAt = Saturating.add(now, leaseNanos);
+            renewed = true;
+          }
+        } else if (p.isActive() && p.slot >= 0 && p.slot < heldCount && held[p.slot] == p) {
           p.expiresAt = Saturating.add(now, leaseNanos);
           renewed = true;
         }

@@ -5,7 +5,8 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadLocalRandom;
 
 /*
- * A key's lock-free lane for handle permits (the in-memory limiter's hot path).
+ * A key's lock-free lane for permits of weight 1 at normal priority (the in-memory limiter's
+ * hot path): handles, and permit objects whose id is the lane's handle.
  *
  * The lane is a few slots, each a word on its own cache line: a generation and a state, FREE,
  * HELD or CLOSED. A handle permit is taken by one compare-and-set of a FREE slot to HELD in the
@@ -18,8 +19,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * closing a FREE one (reclaim) takes one off, and only the monitor does either. So the key's limit
  * holds at every instant whatever the threads, as it does for the key's other permits. A FREE
  * slot is capacity held in reserve for the lane: the monitor reclaims it whenever another
- * acquisition (a permit object, a waiter, another priority) needs it, and opens slots again on
- * the handle path when there is room and nobody waits.
+ * acquisition (a heavier permit, a waiter, another priority) needs it, and opens slots again on
+ * the lane's path when there is room and nobody waits.
  *
  * Waiters. While the key has waiters the monitor sets `contended`, then reclaims the FREE slots.
  * A release writes its slot FREE (a compare-and-set: a full fence) and then reads `contended`:
@@ -32,7 +33,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * (a release-ordered write), and the monitor, whenever it looks at the key (its next acquisition
  * that is not the lane's, its sweep every half lease), gives back the slots held past their
  * lease (EXPIRED). It trusts a time only under the generation it was stamped for: a slot taken
- * but not yet stamped is young.
+ * but not yet stamped is young. A renewal stamps the time again, under the monitor (which alone
+ * expires), so a lease cannot end between the renewal's check and its stamp.
  */
 final class Lane {
   /** Marks a handle as the lane's (the key's other handles never have it). */
@@ -124,6 +126,28 @@ final class Lane {
     }
     long g = (handle >>> SLOT_BITS) & GENERATION_MASK;
     return cas((int) idx, (g << 2) | HELD, (g << 2) | FREE);
+  }
+
+  /** Whether the handle's slot is still held by it (not released, not expired). */
+  boolean isHeld(long handle) {
+    long idx = handle & SLOT_MASK;
+    if (!isLane(handle) || idx >= size) {
+      return false;
+    }
+    long g = (handle >>> SLOT_BITS) & GENERATION_MASK;
+    return word((int) idx) == ((g << 2) | HELD);
+  }
+
+  /**
+   * Under the monitor (which alone expires slots): starts the handle's lease again at
+   * {@code now}; false if its slot is no longer held by it.
+   */
+  boolean renew(long handle, long now) {
+    if (!isHeld(handle)) {
+      return false;
+    }
+    words[(int) (handle & SLOT_MASK) * STRIDE + STAMP_TIME] = now;
+    return true;
   }
 
   /** Under the monitor: closes every FREE slot; how many it closed (capacity handed back). */

@@ -36,6 +36,15 @@ public final class Permit implements AutoCloseable {
       return CompletableFuture.completedFuture(ended(p, outcome));
     }
 
+    /**
+     * Whether the count still holds the permit (a lock-free count may let a lease go before the
+     * permit learns of it); true by default, where the count marks a permit ended as it lets it
+     * go.
+     */
+    default boolean holds(Permit p) {
+      return true;
+    }
+
     /** The id the permit's store knows it by; null when no store counts it. */
     default String sharedId(Permit p) {
       return null;
@@ -119,7 +128,7 @@ public final class Permit implements AutoCloseable {
 
   /** Whether it is still in flight: neither released nor expired. */
   public boolean isActive() {
-    return ended == 0;
+    return ended == 0 && owner.holds(this);
   }
 
   /**

@@ -89,6 +89,83 @@ class LaneTest {
   }
 
   @Test
+  void permitObjects_rideTheLane_andEndOnceThroughIt() {
+    ConcurrencyLimiter l = limiter(3);
+    Permit first = l.tryAcquire("k").permit();
+    assertThat(Lane.isLane(first.id())).as("a new key: its first permit is the monitor's")
+        .isFalse();
+    Acquisition a = l.tryAcquire("k");
+    Permit p = a.permit();
+    assertThat(Lane.isLane(p.id())).as("a known key without listener, group or adaptive limit")
+        .isTrue();
+    assertThat(a.inFlight()).isEqualTo(2);
+    assertThat(a.limit()).isEqualTo(3);
+    assertThat(l.inFlight("k")).as("the lane's reserve is not in flight").isEqualTo(2);
+    assertThat(l.tryAcquire("k", 2).refusal()).as("weight 2 fits in one: the reserve came back")
+        .isEqualTo(Refusal.FULL);
+    assertThat(p.isActive()).isTrue();
+    assertThat(p.release(Outcome.DROPPED)).isTrue();
+    assertThat(p.release(Outcome.SUCCESS)).as("once").isFalse();
+    assertThat(p.isActive()).isFalse();
+    first.close();
+    assertThat(l.inFlight("k")).isZero();
+    assertThat(l.stats().acquired()).isEqualTo(2);
+    assertThat(l.stats().ended(Outcome.DROPPED)).isEqualTo(1);
+    assertThat(l.stats().ended(Outcome.SUCCESS)).isEqualTo(1);
+    assertThat(l.stats().inFlight()).isZero();
+  }
+
+  @Test
+  void aLanePermitsLease_endsALeaseAfterItWasTakenOrRenewed() {
+    ConcurrencyLimiter l = limiter(2);
+    l.tryAcquire("k").permit().close();   // the key is known
+    Permit p = l.tryAcquire("k").permit();
+    assertThat(Lane.isLane(p.id())).isTrue();
+    assertThat(p.expiresAtNanos() - p.acquiredAtNanos()).isEqualTo(10 * SECOND);
+    time.advance(9 * SECOND);
+    assertThat(p.renew()).isTrue();
+    assertThat(p.expiresAtNanos()).isEqualTo(time.nanoTime() + 10 * SECOND);
+    time.advance(10 * SECOND - 1);
+    assertThat(l.tryAcquire("k", 2).refusal()).as("renewed: a lease from the renewal")
+        .isEqualTo(Refusal.FULL);
+    assertThat(p.isActive()).isTrue();
+    time.advance(1);
+    Acquisition two = l.tryAcquire("k", 2);   // the monitor looks, and takes the lease back
+    assertThat(two.isAcquired()).as("its lease ended: the key's room is back").isTrue();
+    two.permit().close();
+    assertThat(p.isActive()).as("its lease ended").isFalse();
+    assertThat(p.renew()).isFalse();
+    assertThat(p.release(Outcome.SUCCESS)).as("its lease ended: nothing to give back").isFalse();
+    assertThat(l.stats().ended(Outcome.EXPIRED)).isEqualTo(1);
+    assertThat(l.stats().inFlight()).isZero();
+  }
+
+  @Test
+  void aWaiter_isServedByALanePermitsRelease() throws Exception {
+    ConcurrencyLimiter l = limiter(1);
+    l.tryAcquire("k").permit().close();
+    Permit p = l.tryAcquire("k").permit();
+    assertThat(Lane.isLane(p.id())).isTrue();
+    CompletableFuture<Acquisition> waiting =
+        l.acquireAsync("k", 1, Priority.NORMAL, Duration.ofSeconds(5));
+    assertThat(waiting).isNotDone();
+    assertThat(l.tryAcquire("k").refusal()).as("nobody passes the waiter")
+        .isEqualTo(Refusal.FULL);
+    p.close();
+    assertThat(waiting.get(10, TimeUnit.SECONDS).isAcquired()).isTrue();
+    waiting.get().permit().close();
+    assertThat(l.inFlight("k")).isZero();
+  }
+
+  @Test
+  void withFairQueuing_permitObjectsStayWithTheMonitor() {
+    ConcurrencyLimiter l = ConcurrencyLimiter.builder().limit(2).clock(time).scheduler(time)
+        .fairQueuing(FairQueuing.of(64, 4, 10)).build();
+    l.tryAcquire("k").permit().close();
+    assertThat(Lane.isLane(l.tryAcquire("k").permit().id())).isFalse();
+  }
+
+  @Test
   void aKeyWhoseLaneHoldsNothing_isSwept_andOneHoldingAHandleIsNot() {
     ConcurrencyLimiter l = limiter(2);
     long h = l.tryAcquireHandle("busy");
