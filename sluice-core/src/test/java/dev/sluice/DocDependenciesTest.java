@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,11 +22,7 @@ class DocDependenciesTest {
     Matcher version = Pattern.compile("<artifactId>sluice-parent</artifactId>\\s*<version>([^<]+)<")
         .matcher(Files.readString(ROOT.resolve("pom.xml")));
     assertThat(version.find()).isTrue();
-    List<Path> pages = new ArrayList<>();
-    pages.add(ROOT.resolve("README.md"));
-    try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-    }
+    List<Path> pages = DocPages.pages();
     int named = 0;
     List<String> problems = new ArrayList<>();
     for (Path page : pages) {

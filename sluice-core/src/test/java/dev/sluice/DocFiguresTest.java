@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -68,20 +67,11 @@ class DocFiguresTest {
     return out;
   }
 
-  private static List<Path> pages() throws IOException {
-    List<Path> pages = new ArrayList<>();
-    pages.add(ROOT.resolve("README.md"));
-    try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-    }
-    return pages;
-  }
-
   @Test
   void everyTableOfFigures_namesWhatProducedIt() throws IOException {
     List<Section> withFigures = new ArrayList<>();
     List<String> without = new ArrayList<>();
-    for (Path page : pages()) {
+    for (Path page : DocPages.pages()) {
       for (Section s : sections(page)) {
         if (s.hasFigures()) {
           withFigures.add(s);

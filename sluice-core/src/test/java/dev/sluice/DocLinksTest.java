@@ -7,14 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,28 +21,13 @@ import org.junit.jupiter.api.Test;
 class DocLinksTest {
   private static final Path ROOT = Path.of("..");
   private static final Pattern LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
-  private static final Pattern HEADING = Pattern.compile("^#+\\s+(.*)$", Pattern.MULTILINE);
-
-  private static String slug(String heading) {
-    return heading.trim().toLowerCase(Locale.ROOT).replace("`", "")
-        .replaceAll("[^\\p{L}\\p{N}_\\- ]", "").replace(' ', '-');
-  }
 
   @Test
   void everyLinkBetweenTheDocs_leadsSomewhere() throws IOException {
-    List<Path> pages = new ArrayList<>();
-    pages.add(ROOT.resolve("README.md").normalize());
-    try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).map(Path::normalize).forEach(pages::add);
-    }
+    List<Path> pages = DocPages.pages();
     Map<Path, Set<String>> anchors = new HashMap<>();
     for (Path p : pages) {
-      Set<String> set = new HashSet<>();
-      Matcher h = HEADING.matcher(Files.readString(p));
-      while (h.find()) {
-        set.add(slug(h.group(1)));
-      }
-      anchors.put(p, set);
+      anchors.put(p, DocPages.anchors(p));
     }
     List<String> broken = new ArrayList<>();
     int checked = 0;

@@ -6,9 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,10 +37,8 @@ class JavadocLinksTest {
       "sluice-spring-boot-starter", "sluice-server");
   private static final Set<String> NOT_API = Set.of("dev/sluice/internal", "dev/sluice/jdbc");
 
-  private static String slug(String heading) {
-    return heading.trim().toLowerCase(Locale.ROOT).replace("`", "")
-        .replaceAll("[^\\p{L}\\p{N}_\\- ]", "").replace(' ', '-');
-  }
+  /** Each page's anchors, read once. */
+  private static final Map<Path, Set<String>> ANCHORS = new HashMap<>();
 
   /** Problems with the links in {@code text}, or none; how many links it has in {@code found}. */
   private static List<String> check(String where, String text, int[] found) throws IOException {
@@ -54,11 +52,10 @@ class JavadocLinksTest {
         continue;
       }
       if (m.group(2) != null) {
-        Set<String> anchors = new HashSet<>();
-        Matcher h = Pattern.compile("^#+\\s+(.*)$", Pattern.MULTILINE)
-            .matcher(Files.readString(page));
-        while (h.find()) {
-          anchors.add(slug(h.group(1)));
+        Set<String> anchors = ANCHORS.get(page);
+        if (anchors == null) {
+          anchors = DocPages.anchors(page);
+          ANCHORS.put(page, anchors);
         }
         if (!anchors.contains(m.group(2))) {
           problems.add(where + ": " + m.group(1) + " has no heading #" + m.group(2));

@@ -4,13 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.testkit.DocSnippets;
 import dev.sluice.testkit.DocSnippets.Snippet;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,19 +25,10 @@ class DocSnippetsTest {
   @TempDir
   Path classes;
 
-  static List<Path> pages() throws IOException {
-    List<Path> pages = new ArrayList<>();
-    pages.add(Path.of("../README.md"));
-    try (Stream<Path> docs = Files.list(Path.of("../docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-    }
-    return pages;
-  }
-
   @Test
   void everyJavaBlock_compiles_andThoseNeedingNoServer_run() throws Exception {
     List<Snippet> snippets = new ArrayList<>();
-    for (Path page : pages()) {
+    for (Path page : DocSnippets.pages(Path.of(".."))) {
       snippets.addAll(DocSnippets.blocks(page, "java"));
     }
     assertThat(snippets).as("Java blocks in the README and docs").hasSizeGreaterThan(30);

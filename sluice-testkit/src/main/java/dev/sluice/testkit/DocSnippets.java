@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
@@ -102,6 +103,19 @@ public final class DocSnippets {
     public String toString() {
       return where();
     }
+  }
+
+  /** The pages a user reads under the repository's {@code root}: the README, then docs/*.md by name. */
+  public static List<Path> pages(Path root) {
+    List<Path> pages = new ArrayList<>();
+    pages.add(root.resolve("README.md"));
+    try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
+      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot list " + root.resolve("docs") + ": "
+          + e.getMessage(), e);
+    }
+    return pages;
   }
 
   /** The blocks of {@code page} fenced as {@code language}, in order. */
