@@ -99,12 +99,12 @@ public abstract class LinearizabilitySuite {
   }
 
   /**
-   * Interleavings the model checker explores per scenario: 100 by default, 300 with
+   * Interleavings the model checker explores per scenario: 50 by default, 300 with
    * {@code -Pthorough} ({@code -Dsluice.lincheck.invocations}). Every scenario, and so every
    * operation, is checked at either size; the thorough one explores more orders of each.
    */
   private static int invocations() {
-    return Integer.getInteger("sluice.lincheck.invocations", 100);
+    return Integer.getInteger("sluice.lincheck.invocations", 50);
   }
 
   /** Runs per scenario under stress: 500 by default, 2,000 with {@code -Pthorough}. */
