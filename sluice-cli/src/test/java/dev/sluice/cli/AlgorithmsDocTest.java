@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * docs/algorithms.md prints what its commands print: each {@code ./sluice simulate} block followed
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * table on the page, line for line (the page leaves out the lines above the table, which
  * repeat the traffic and the limits).
  */
+@Isolated   // it swaps System.out, which every test of the JVM shares
 class AlgorithmsDocTest {
   private static final Pattern BLOCK = Pattern.compile("^```\\w*\\n(.*?)^```",
       Pattern.MULTILINE | Pattern.DOTALL);

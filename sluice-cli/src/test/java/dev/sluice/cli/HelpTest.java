@@ -8,12 +8,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import picocli.CommandLine;
 
 /**
  * Every command's help: printed without a picocli warning (an unescaped % in a description), and
  * with no tracker issue numbers, which mean nothing to a user.
  */
+@Isolated   // it swaps System.err, which every test of the JVM shares
 class HelpTest {
   private static void all(CommandLine c, List<CommandLine> out) {
     out.add(c);
