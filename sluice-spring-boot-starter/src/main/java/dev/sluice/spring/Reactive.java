@@ -7,7 +7,6 @@ import dev.sluice.concurrency.Permit;
 import org.aopalliance.intercept.MethodInvocation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 /** {@link RateLimited} methods returning {@code Mono} or {@code Flux}: decided without blocking. */
@@ -48,10 +47,10 @@ final class Reactive {
   /**
    * A {@link ConcurrencyLimited} method's publisher: a permit is acquired without blocking when
    * it is subscribed to, and held until the publisher ends (an error: {@code DROPPED}; a
-   * cancellation: {@code IGNORED}).
+   * cancellation: {@code IGNORED}). The release comes before the end is passed on (a
+   * {@code Mono}'s value, a {@code Flux}'s completion or error), as a blocking method's comes
+   * before it returns: a caller that calls again once it has the answer finds the permit back.
    */
-  // FutureReturnValueIgnored: a release is fire and forget: the permit's lease ends it if the release is lost
-  @SuppressWarnings("FutureReturnValueIgnored")
   static Object holding(Class<?> returns, ConcurrencyLimiter limiter,
       ConcurrencyLimitedInterceptor.Target t, String key, MethodInvocation invocation) {
     Mono<Permit> permit = Mono.defer(() ->
@@ -59,15 +58,20 @@ final class Reactive {
             a.isAcquired() ? Mono.just(a.permit())
                 : Mono.error(ConcurrencyLimitedInterceptor.refused(t, key, a)));
     if (Mono.class.isAssignableFrom(returns)) {
-      return permit.flatMap(p -> Reactive.<Mono<Object>>proceed(invocation, Mono.class)
-          .doFinally(signal -> p.releaseAsync(outcome(signal))));
+      return Mono.usingWhen(permit, p -> Reactive.<Mono<Object>>proceed(invocation, Mono.class),
+          p -> released(p, Outcome.SUCCESS), (p, e) -> released(p, Outcome.DROPPED),
+          p -> released(p, Outcome.IGNORED));
     }
-    return permit.flatMapMany(p -> Reactive.<Flux<Object>>proceed(invocation, Flux.class)
-        .doFinally(signal -> p.releaseAsync(outcome(signal))));
+    return Flux.usingWhen(permit, p -> Reactive.<Flux<Object>>proceed(invocation, Flux.class),
+        p -> released(p, Outcome.SUCCESS), (p, e) -> released(p, Outcome.DROPPED),
+        p -> released(p, Outcome.IGNORED));
   }
 
-  private static Outcome outcome(SignalType signal) {
-    return signal == SignalType.ON_ERROR ? Outcome.DROPPED
-        : signal == SignalType.CANCEL ? Outcome.IGNORED : Outcome.SUCCESS;
+  /**
+   * Ends {@code permit} without blocking; completes once a shared store has answered (a store's
+   * failure does not fail it: the permit then comes back when its lease ends).
+   */
+  private static Mono<Boolean> released(Permit permit, Outcome outcome) {
+    return Mono.fromFuture(() -> permit.releaseAsync(outcome)).onErrorComplete();
   }
 }
