@@ -968,7 +968,9 @@ public abstract class ConcurrencyConformanceSuite {
         for (int i = 0; i < 150; i++) {
           Acquisition a = l.tryAcquire(key);
           if (!a.isAcquired()) {
-            assertThat(a.refusal()).isEqualTo(Refusal.FULL);
+            // full; or, on a busy host, a store call past its timeout, refused closed (the
+            // permit it may have taken is cancelled): neither holds anything
+            assertThat(a.refusal()).isIn(Refusal.FULL, Refusal.STORE_UNAVAILABLE);
             continue;
           }
           acquired.incrementAndGet();
