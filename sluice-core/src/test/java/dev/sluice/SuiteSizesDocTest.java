@@ -3,6 +3,7 @@ package dev.sluice;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -22,8 +23,15 @@ class SuiteSizesDocTest {
   private static final String[] WORDS =
       {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"};
 
-  private static String pom() throws IOException {
-    return Files.readString(DocPages.ROOT.resolve("pom.xml"));
+  /** The root pom, read once for the class. */
+  private final String pom = read("pom.xml");
+
+  private static String read(String path) {
+    try {
+      return Files.readString(DocPages.ROOT.resolve(path));
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not read " + path, e);
+    }
   }
 
   private static String readme() throws IOException {
@@ -40,13 +48,11 @@ class SuiteSizesDocTest {
     return sizes;
   }
 
-  private static Map<String, Long> defaults() throws IOException {
-    String pom = pom();
+  private Map<String, Long> defaults() {
     return sizes(pom.substring(pom.indexOf("<properties>"), pom.indexOf("</properties>")));
   }
 
-  private static Map<String, Long> thorough() throws IOException {
-    String pom = pom();
+  private Map<String, Long> thorough() {
     String profile = pom.substring(pom.indexOf("<id>thorough</id>"));
     return sizes(profile.substring(0, profile.indexOf("</profile>")));
   }
@@ -81,8 +87,7 @@ class SuiteSizesDocTest {
   }
 
   @Test
-  void everySizeTheProfileRaises_reachesTheTests() throws IOException {
-    String pom = pom();
+  void everySizeTheProfileRaises_reachesTheTests() {
     String surefire = pom.substring(pom.indexOf("<systemPropertyVariables>"),
         pom.indexOf("</systemPropertyVariables>"));
     for (String property : thorough().keySet()) {
