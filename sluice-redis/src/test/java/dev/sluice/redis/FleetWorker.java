@@ -14,9 +14,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * One JVM of {@link RedisFleetProcessesTest}: {@code instances} fleet-mode limiters, each with
- * its own connection, one caller thread each, on one hot key from {@code startMillis} to
- * {@code endMillis} (wall clock, shared by the JVMs); prints what it admitted and what its leases
- * did, one line per limiter.
+ * its own connection, one caller thread each, on one hot key in the window the test opens once
+ * every JVM is ready ({@link WorkerJvms}); prints what it admitted and what its leases did, one
+ * line per limiter.
  */
 public final class FleetWorker {
   private FleetWorker() {}
@@ -26,17 +26,19 @@ public final class FleetWorker {
     String prefix = args[1];
     int instances = Integer.parseInt(args[2]);
     int fleet = Integer.parseInt(args[3]);
-    long start = Long.parseLong(args[4]);
-    long end = Long.parseLong(args[5]);
     List<RedisStore> stores = new ArrayList<>();
     List<RateLimiter> limiters = new ArrayList<>();
     for (int i = 0; i < instances; i++) {
+      // a cold JVM on a busy host may take more than the default 10 s to load the script
       RedisStore store = RedisStore.builder(uri).prefix(prefix)
-          .commandTimeout(Duration.ofSeconds(2)).build();
+          .commandTimeout(Duration.ofSeconds(2)).startupTimeout(Duration.ofSeconds(60)).build();
       stores.add(store);
       limiters.add(Sluice.builder().limit(Limit.leakyBucket(200, Rate.perSecond(2000))).store(store)
           .leases(LeaseSettings.defaults().withExcessShare(0.1).withInstances(fleet)).build());
     }
+    long[] window = WorkerJvms.window();   // every JVM is built: the load starts together
+    long start = window[0];
+    long end = window[1];
     List<Thread> threads = new ArrayList<>();
     List<AtomicLong> admitted = new ArrayList<>();
     for (RateLimiter l : limiters) {
@@ -44,7 +46,7 @@ public final class FleetWorker {
       admitted.add(mine);
       Thread t = new Thread(() -> {
         while (System.currentTimeMillis() < start) {
-          LockSupport.parkNanos(1_000_000);   // the JVMs start together
+          LockSupport.parkNanos(1_000_000);   // the JVMs start the load together
         }
         while (System.currentTimeMillis() < end) {
           LockSupport.parkNanos(200_000);   // pacing the load

@@ -18,7 +18,7 @@ import java.util.concurrent.locks.LockSupport;
  * One JVM of {@link RedisPermitFaultsTest}, in one of two modes.
  *
  * <p>{@code load}: {@code threads} threads share one limiter of {@code limit} permits on the key
- * {@code shared} from {@code startMillis} to {@code endMillis} (wall clock, shared by the JVMs).
+ * {@code shared} in the window the test opens once every JVM is ready ({@link WorkerJvms}).
  * Each thread keeps up to six permits (weights 1 or 2, half of them taken by a waiting acquire),
  * releasing its oldest when it holds six or is refused. An independent counter in Redis (INCRBY
  * after each acquisition, DECRBY before each release, not Sluice's state) sees the weight in
@@ -28,11 +28,14 @@ import java.util.concurrent.locks.LockSupport;
  * killed.
  *
  * <p>{@code defaults}: as {@code load}, on the library's defaults (the store's 50-ms timeout, the
- * limiter's breaker; the lease as given), with no independent counter: at {@code endMillis}
+ * limiter's breaker; the lease as given), with no independent counter: at the window's end
  * every thread releases what it holds (the store may be paused then) and the JVM prints
  * {@code stopped acquired=n refused=n degraded=n} and exits.
  */
 public final class PermitWorker {
+  /** A cold JVM on a busy host may take more than the default 10 s to load the script. */
+  private static final Duration STARTUP = Duration.ofSeconds(60);
+
   private PermitWorker() {}
 
   public static void main(String[] args) throws Exception {
@@ -42,14 +45,12 @@ public final class PermitWorker {
     int threads = Integer.parseInt(args[3]);
     int limit = Integer.parseInt(args[4]);
     long leaseMillis = Long.parseLong(args[5]);
-    long start = Long.parseLong(args[6]);
-    long end = Long.parseLong(args[7]);
     if (mode.equals("defaults")) {
-      onDefaults(uri, prefix, threads, limit, leaseMillis, start, end);
+      onDefaults(uri, prefix, threads, limit, leaseMillis);
       return;
     }
     try (RedisStore store = RedisStore.builder(uri).prefix(prefix)
-        .commandTimeout(Duration.ofSeconds(2)).build();
+        .commandTimeout(Duration.ofSeconds(2)).startupTimeout(STARTUP).build();
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(limit)
             .lease(Duration.ofMillis(leaseMillis)).store(store).build()) {
       if (mode.equals("hold")) {
@@ -64,6 +65,9 @@ public final class PermitWorker {
       }
       RedisClient client = RedisClient.create(uri);
       StatefulRedisConnection<String, String> counter = client.connect();
+      long[] window = WorkerJvms.window();   // every JVM is built: the load starts together
+      long start = window[0];
+      long end = window[1];
       String counterKey = prefix + "independent-counter";
       AtomicLong most = new AtomicLong();
       AtomicLong acquired = new AtomicLong();
@@ -121,10 +125,14 @@ public final class PermitWorker {
   }
 
   private static void onDefaults(String uri, String prefix, int threads, int limit,
-      long leaseMillis, long start, long end) throws Exception {
-    try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
+      long leaseMillis) throws Exception {
+    try (RedisStore store = RedisStore.builder(uri).prefix(prefix).startupTimeout(STARTUP)
+        .build();
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(limit)
             .lease(Duration.ofMillis(leaseMillis)).store(store).build()) {
+      long[] window = WorkerJvms.window();   // every JVM is built: the load starts together
+      long start = window[0];
+      long end = window[1];
       AtomicLong acquired = new AtomicLong();
       AtomicLong refused = new AtomicLong();
       AtomicLong degraded = new AtomicLong();

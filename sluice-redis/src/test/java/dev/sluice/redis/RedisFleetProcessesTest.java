@@ -2,14 +2,9 @@ package dev.sluice.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -27,47 +22,26 @@ class RedisFleetProcessesTest {
   void fourJvmsOfTwoInstances_admitWithinTheBound_andGiveEveryLeaseBack() throws Exception {
     String uri = TestRedis.uri();
     String prefix = "procs:" + System.nanoTime() + ":";
-    long start = System.currentTimeMillis() + 6000;   // time for the JVMs to start
-    long end = start + 3000;
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    // the tests run on the module path: the worker gets it all as a class path
-    String classPath = System.getProperty("java.class.path");
-    String modulePath = System.getProperty("jdk.module.path");
-    if (modulePath != null && !modulePath.isEmpty()) {
-      classPath = modulePath + File.pathSeparator + classPath;
-    }
-    List<Process> jvms = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      jvms.add(new ProcessBuilder(java, "-Xmx128m", "-cp", classPath,
-          FleetWorker.class.getName(), uri, prefix, "2", "8", Long.toString(start),
-          Long.toString(end)).redirectErrorStream(true).start());
-    }
     long admitted = 0;
     int lines = 0;
-    for (Process p : jvms) {
-      List<String> output = new ArrayList<>();
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = r.readLine()) != null) {
-          output.add(line);
+    try (WorkerJvms jvms = WorkerJvms.start(FleetWorker.class,
+        Collections.nCopies(4, List.of(uri, prefix, "2", "8")))) {
+      jvms.go(3000);
+      for (List<String> output : jvms.finish(Duration.ofSeconds(60))) {
+        for (String line : output) {
+          Matcher m = LINE.matcher(line);
+          if (!m.find()) {
+            continue;
+          }
+          lines++;
+          admitted += Long.parseLong(m.group(1));
+          long granted = Long.parseLong(m.group(2));
+          assertThat(granted).as("granted = spent + returned: " + line)
+              .isEqualTo(Long.parseLong(m.group(3)) + Long.parseLong(m.group(4)));
+          assertThat(Long.parseLong(m.group(5))).as("held after close").isZero();
+          assertThat(Long.parseLong(m.group(6))).as("stranded").isZero();
+          assertThat(Long.parseLong(m.group(7))).as("store errors").isZero();
         }
-      }
-      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-      assertThat(p.exitValue()).as(String.join("\n", output)).isZero();
-      for (String line : output) {
-        Matcher m = LINE.matcher(line);
-        if (!m.find()) {
-          continue;
-        }
-        lines++;
-        admitted += Long.parseLong(m.group(1));
-        long granted = Long.parseLong(m.group(2));
-        assertThat(granted).as("granted = spent + returned: " + line)
-            .isEqualTo(Long.parseLong(m.group(3)) + Long.parseLong(m.group(4)));
-        assertThat(Long.parseLong(m.group(5))).as("held after close").isZero();
-        assertThat(Long.parseLong(m.group(6))).as("stranded").isZero();
-        assertThat(Long.parseLong(m.group(7))).as("store errors").isZero();
       }
     }
     assertThat(lines).as("eight instances reported").isEqualTo(8);

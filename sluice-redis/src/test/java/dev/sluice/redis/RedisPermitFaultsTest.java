@@ -11,14 +11,10 @@ import dev.sluice.concurrency.Refusal;
 import dev.sluice.testkit.Ports;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,52 +40,33 @@ class RedisPermitFaultsTest {
   private static final long LOAD_MILLIS =
       Long.getLong("sluice.faults.seconds", 8) * 1000;
 
-  private static Process worker(String uri, String prefix, String mode, int threads, int limit,
-      long leaseMillis, long start, long end) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classPath = System.getProperty("java.class.path");
-    String modulePath = System.getProperty("jdk.module.path");
-    if (modulePath != null && !modulePath.isEmpty()) {
-      classPath = modulePath + File.pathSeparator + classPath;
-    }
-    return new ProcessBuilder(java, "-Xmx128m", "-cp", classPath, PermitWorker.class.getName(),
-        uri, prefix, mode, Integer.toString(threads), Integer.toString(limit),
-        Long.toString(leaseMillis), Long.toString(start), Long.toString(end))
-        .redirectErrorStream(true).start();
+  private static List<String> worker(String uri, String prefix, String mode, int threads,
+      int limit, long leaseMillis) {
+    return List.of(uri, prefix, mode, Integer.toString(threads), Integer.toString(limit),
+        Long.toString(leaseMillis));
   }
 
   @Test
   void twoJvmsOfEightThreads_neverPassTheLimit() throws Exception {
     String uri = TestRedis.uri();
     String prefix = "permits:" + System.nanoTime() + ":";
-    long start = System.currentTimeMillis() + 5000;   // time for the JVMs to start
-    long end = start + LOAD_MILLIS;
-    List<Process> jvms = new ArrayList<>();
-    for (int i = 0; i < 2; i++) {
-      jvms.add(worker(uri, prefix, "load", 8, 50, 30_000, start, end));
-    }
     long acquired = 0;
     int lines = 0;
-    for (Process p : jvms) {
-      List<String> output = new ArrayList<>();
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          output.add(line);
-        }
-      }
-      assertThat(p.waitFor(LOAD_MILLIS + 60_000, TimeUnit.MILLISECONDS)).isTrue();
-      assertThat(p.exitValue()).as(String.join("\n", output)).isZero();
-      for (String line : output) {
-        Matcher m = LOAD.matcher(line);
-        if (m.find()) {
-          lines++;
-          acquired += Long.parseLong(m.group(1));
-          assertThat(Long.parseLong(m.group(2))).as("every permit released once: " + line)
-              .isEqualTo(Long.parseLong(m.group(1)));
-          assertThat(Long.parseLong(m.group(3))).as("the independent counter: " + line)
-              .isLessThanOrEqualTo(50);
-          assertThat(Long.parseLong(m.group(4))).as("store failures: " + line).isZero();
+    try (WorkerJvms jvms = WorkerJvms.start(PermitWorker.class,
+        Collections.nCopies(2, worker(uri, prefix, "load", 8, 50, 30_000)))) {
+      jvms.go(LOAD_MILLIS);
+      for (List<String> output : jvms.finish(Duration.ofMillis(LOAD_MILLIS + 60_000))) {
+        for (String line : output) {
+          Matcher m = LOAD.matcher(line);
+          if (m.find()) {
+            lines++;
+            acquired += Long.parseLong(m.group(1));
+            assertThat(Long.parseLong(m.group(2))).as("every permit released once: " + line)
+                .isEqualTo(Long.parseLong(m.group(1)));
+            assertThat(Long.parseLong(m.group(3))).as("the independent counter: " + line)
+                .isLessThanOrEqualTo(50);
+            assertThat(Long.parseLong(m.group(4))).as("store failures: " + line).isZero();
+          }
         }
       }
     }
@@ -115,14 +92,13 @@ class RedisPermitFaultsTest {
     String uri = TestRedis.uri();
     String prefix = "killed:" + System.nanoTime() + ":";
     long leaseMillis = 3000;
-    Process holder = worker(uri, prefix, "hold", 30, 50, leaseMillis, 0, 0);
-    try (BufferedReader r = new BufferedReader(
-        new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
-      String line = r.readLine();
-      while (line != null && !line.startsWith("holding=")) {
-        line = r.readLine();   // the worker's log lines
-      }
-      assertThat(line).isEqualTo("holding=30");
+    WorkerJvms holders = WorkerJvms.start(PermitWorker.class,
+        List.of(worker(uri, prefix, "hold", 30, 50, leaseMillis)));
+    try {
+      holders.awaitLine("holding=30");
+    } catch (Throwable e) {
+      holders.close();
+      throw e;
     }
     try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
         // this instance's own permits outlive the test (a lease of 30 s): only the dead JVM's
@@ -134,8 +110,8 @@ class RedisPermitFaultsTest {
         held.add(mine.tryAcquire("shared").permit());
       }
       assertThat(mine.tryAcquire("shared").refusal()).isEqualTo(Refusal.FULL);
-      holder.destroyForcibly();   // SIGKILL: no release, no shutdown hook
-      assertThat(holder.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      holders.close();   // SIGKILL: no release, no shutdown hook
+      assertThat(holders.awaitKilled(Duration.ofSeconds(10))).isTrue();
       long killed = System.nanoTime();
       while (held.size() < 50 && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(10)) {
         Acquisition a = mine.tryAcquire("shared");
@@ -261,12 +237,9 @@ class RedisPermitFaultsTest {
     String prefix = "paused:" + System.nanoTime() + ":";
     long pid = pid(uri);
     try {
-      long start = System.currentTimeMillis() + 5000;   // time for the JVMs to start
-      List<Process> jvms = new ArrayList<>();
-      for (int i = 0; i < 2; i++) {
-        jvms.add(worker(uri, prefix, "defaults", 4, 20, 30_000, start, start + 2000));
-      }
-      try (RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
+      try (WorkerJvms jvms = WorkerJvms.start(PermitWorker.class,
+              Collections.nCopies(2, worker(uri, prefix, "defaults", 4, 20, 30_000)));
+          RedisStore store = RedisStore.builder(uri).prefix(prefix).build();
           ConcurrencyLimiter mine = ConcurrencyLimiter.builder().limit(20).store(store).build();
           RedisStore reader = RedisStore.builder(uri).prefix(prefix)
               .commandTimeout(Duration.ofSeconds(5)).build()) {
@@ -288,6 +261,7 @@ class RedisPermitFaultsTest {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
           }
         });
+        long start = jvms.go(2000);
         sleepUntil(start + 1000);
         asker.start();
         signal("STOP", pid);
@@ -299,10 +273,8 @@ class RedisPermitFaultsTest {
         asker.join(10_000);
         long resumeMillis = firstGrantAfter.get() / 1_000_000;
         List<String> outputs = new ArrayList<>();
-        for (Process p : jvms) {
-          outputs.add(output(p));
-          assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-          assertThat(p.exitValue()).as(outputs.get(outputs.size() - 1)).isZero();
+        for (List<String> output : jvms.finish(Duration.ofSeconds(30))) {
+          outputs.add(String.join("\n", output).trim());
         }
         System.out.printf("Redis paused 1.5 s under 2 JVMs x 4 threads (defaults, lease 30 s):"
             + " %d permits held by nobody 0.5 s after it resumed; first grant %d ms after it"
@@ -335,17 +307,6 @@ class RedisPermitFaultsTest {
     if (left > 0) {
       Thread.sleep(left);
     }
-  }
-
-  private static String output(Process p) throws Exception {
-    StringBuilder out = new StringBuilder();
-    try (BufferedReader r = new BufferedReader(
-        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      for (String line; (line = r.readLine()) != null; ) {
-        out.append(line).append('\n');
-      }
-    }
-    return out.toString().trim();
   }
 
   private static void signal(String name, long pid) throws Exception {
