@@ -13,6 +13,7 @@ import dev.sluice.RateLimiter;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -821,9 +822,54 @@ public abstract class ConformanceSuite {
   }
 
   /**
+   * Whether {@code d}'s outcome is unknown: a shared store's call failed (most often it ran past
+   * the store's timeout on a busy host) and the request was refused unavailable; the store may
+   * have charged it all the same, since no store replays a call that may have committed.
+   */
+  private static boolean unknownOutcome(Decision d) {
+    if (!d.isDegraded()) {
+      return false;
+    }
+    assertThat(d.isUnavailable()).as("a degraded decision of a limiter failing closed: %s", d)
+        .isTrue();
+    assertThat(d.isAllowed()).as("failing closed admits nothing: %s", d).isFalse();
+    return true;
+  }
+
+  /**
+   * The store's level as seen by a check that reached it: a check past the store's timeout
+   * (degraded) is asked again, a few times at most.
+   */
+  private static Decision settled(RateLimiter l, String key, double cost) {
+    Decision d = l.check(key, cost);
+    for (int i = 0; i < 20 && d.isDegraded(); i++) {
+      d = l.check(key, cost);
+    }
+    assertThat(d.isDegraded()).as("a check on %s reached the store", key).isFalse();
+    return d;
+  }
+
+  /**
+   * The store charged every admitted cost once ({@code charged} at least {@code admitted}), and
+   * nothing else but what may have committed unheard ({@code unknown}): exactly the admitted sum
+   * when no call's outcome was unknown.
+   */
+  private static void charged(String what, double charged, double admitted, double unknown) {
+    assertThat(charged).as("%s: the store's level against the admitted sum %s (and %s refused"
+        + " with an unknown outcome)", what, admitted, unknown)
+        .isBetween(admitted - 1e-6, admitted + unknown + 1e-6);
+  }
+
+  /**
    * Many threads on one hot key, random costs, the clock fixed within a phase: the admitted total
    * never exceeds the room at the phase start, every rejected cost really did not fit at the end,
    * and the store's own level agrees with the sum to the tick.
+   *
+   * <p>On a busy host a shared store's call may run past its timeout: refused as unavailable
+   * (failing closed), with an outcome nobody knows, since the store may have charged it all the
+   * same (nothing is replayed). The store's level is then at least the admitted sum and at most
+   * that plus the costs of those calls, and exactly the sum when there were none; see
+   * {@link #charged}.
    */
   @Test
   public void concurrency_hotKey_exactAccounting() throws Exception {
@@ -834,7 +880,7 @@ public abstract class ConformanceSuite {
       KeyLimiter bound = l.forKey("hot");   // odd threads call through it
       for (int phase = 0; phase < 4; phase++) {
         clock.advance(Duration.ofMillis(700L * phase));
-        double room = l.check("hot", 0.25).remaining();
+        double room = settled(l, "hot", 0.25).remaining();
         List<Future<double[]>> results = new ArrayList<>();
         CountDownLatch go = new CountDownLatch(1);
         for (int t = 0; t < threads(); t++) {
@@ -843,30 +889,35 @@ public abstract class ConformanceSuite {
             Random r = new Random(seed);
             go.await();
             double admitted = 0;
+            double unknown = 0;
             double smallestRejected = Double.MAX_VALUE;
             for (int i = 0; i < operations(); i++) {
               double cost = 0.25 * (1 + r.nextInt(12));
               Decision d = seed % 2 == 0 ? l.tryAcquire("hot", cost) : bound.tryAcquire(cost);
               if (d.isAllowed()) {
                 admitted += cost;
+              } else if (unknownOutcome(d)) {
+                unknown += cost;
               } else {
                 smallestRejected = Math.min(smallestRejected, cost);
               }
             }
-            return new double[] {admitted, smallestRejected};
+            return new double[] {admitted, unknown, smallestRejected};
           }));
         }
         go.countDown();
         double admitted = 0;
+        double unknown = 0;
         double smallestRejected = Double.MAX_VALUE;
         for (Future<double[]> f : results) {
           double[] r = f.get(60, TimeUnit.SECONDS);
           admitted += r[0];
-          smallestRejected = Math.min(smallestRejected, r[1]);
+          unknown += r[1];
+          smallestRejected = Math.min(smallestRejected, r[2]);
         }
         assertThat(admitted).as("phase %s admitted", phase).isLessThanOrEqualTo(room + EPS);
-        double left = l.check("hot", 0.25).remaining();
-        assertThat(left).as("store level agrees with the admitted sum").isCloseTo(room - admitted, within(1e-6));
+        double left = settled(l, "hot", 0.25).remaining();
+        charged("phase " + phase, room - left, admitted, unknown);
         assertThat(smallestRejected).as("each rejection really did not fit").isGreaterThan(left);
       }
     } finally {
@@ -887,28 +938,37 @@ public abstract class ConformanceSuite {
         results.add(pool.submit(() -> {
           Random r = new Random(seed);
           double[] admitted = new double[keys];
+          double[] unknown = new double[keys];
           for (int i = 0; i < operations(); i++) {
             int k = r.nextInt(keys);
             double cost = 0.5 * (1 + r.nextInt(6));
-            if (l.tryAcquire("key-" + k, cost).isAllowed()) {
+            Decision d = l.tryAcquire("key-" + k, cost);
+            if (d.isAllowed()) {
               admitted[k] += cost;
+            } else if (unknownOutcome(d)) {
+              unknown[k] += cost;
             }
           }
-          return admitted;
+          double[] both = Arrays.copyOf(admitted, 2 * keys);
+          System.arraycopy(unknown, 0, both, keys, keys);
+          return both;
         }));
       }
       double[] total = new double[keys];
+      double[] unknown = new double[keys];
       for (Future<double[]> f : results) {
         double[] a = f.get(60, TimeUnit.SECONDS);
         for (int k = 0; k < keys; k++) {
           total[k] += a[k];
+          unknown[k] += a[keys + k];
         }
       }
       for (int k = 0; k < keys; k++) {
         assertThat(total[k]).isLessThanOrEqualTo(50);
-        double level = 50 - l.check("key-" + k, 0.5).remaining();
-        assertThat(level).as("key-%s level", k).isCloseTo(total[k], within(1e-3));
-        assertThat(total[k]).as("filled up to within one largest cost").isGreaterThan(50 - 3);
+        double level = 50 - settled(l, "key-" + k, 0.5).remaining();
+        charged("key-" + k, level, total[k], unknown[k]);
+        assertThat(level).as("key-%s filled up to within one largest cost", k)
+            .isGreaterThan(50 - 3);
       }
     } finally {
       pool.shutdownNow();
@@ -923,28 +983,38 @@ public abstract class ConformanceSuite {
     ExecutorService pool = Executors.newFixedThreadPool(threads());
     AtomicBoolean failed = new AtomicBoolean();
     try {
-      List<Future<Double>> results = new ArrayList<>();
+      List<Future<double[]>> results = new ArrayList<>();
       for (int t = 0; t < threads(); t++) {
         long seed = t;
         results.add(pool.submit(() -> {
           Random r = new Random(seed);
           double admitted = 0;
+          double unknown = 0;
           for (int i = 0; i < operations() / 4; i++) {
             double cost = 0.5 * (1 + r.nextInt(4));
-            if (l.tryAcquire("k", cost).isAllowed()) {
+            Decision d = l.tryAcquire("k", cost);
+            if (d.isAllowed()) {
               admitted += cost;
+            } else if (unknownOutcome(d)) {
+              unknown += cost;
             }
           }
-          return admitted;
+          return new double[] {admitted, unknown};
         }));
       }
       double admitted = 0;
-      for (Future<Double> f : results) {
-        admitted += f.get(60, TimeUnit.SECONDS);
+      double unknown = 0;
+      for (Future<double[]> f : results) {
+        double[] r = f.get(60, TimeUnit.SECONDS);
+        admitted += r[0];
+        unknown += r[1];
       }
-      Decision d = l.check("k", 0.5);
-      assertThat(40 - d.perLimit().get(0).remaining()).isCloseTo(admitted, within(1e-6));
-      assertThat(100 - d.perLimit().get(1).remaining()).as("b charged only with a").isCloseTo(admitted, within(1e-6));
+      Decision d = settled(l, "k", 0.5);
+      double a = 40 - d.perLimit().get(0).remaining();
+      charged("limit a", a, admitted, unknown);
+      // one decision charges both or neither, whether its caller heard the answer or not
+      assertThat(100 - d.perLimit().get(1).remaining()).as("b charged only with a")
+          .isCloseTo(a, within(1e-6));
       assertThat(failed).isFalse();
     } finally {
       pool.shutdownNow();
