@@ -41,7 +41,7 @@ public final class CircuitBreakerSettings {
     this.openFor = openFor;
   }
 
-  /** 50% of at least 20 calls in 10 s, or 3 unreachable in a row; open for 1 s. */
+  /** 50% of at least 20 calls in 10 s, or 3 unreachable in a row; open for 500 ms. */
   public static CircuitBreakerSettings defaults() {
     return DEFAULTS;
   }
