@@ -6,12 +6,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /** What the sample's README section promises, over real HTTP. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SampleApplicationTest {
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -27,11 +31,17 @@ class SampleApplicationTest {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /**
+   * First, so that no other test's request is still in the bucket. The bucket leaks at 5/s while
+   * the burst runs (a second or more on a busy host), so it admits 10 plus what leaked meanwhile.
+   */
   @Test
+  @Order(1)
   void aBurstOfMoreThanTenRequestsFromOneAddress_gets429_withRetryAfter() throws Exception {
     int ok = 0;
     HttpResponse<String> refused = null;
-    for (int i = 0; i < 20; i++) {
+    long start = System.nanoTime();
+    for (int i = 0; i < 200 && refused == null; i++) {
       HttpResponse<String> r = send("GET", "/api/hello");
       if (r.statusCode() == 200) {
         ok++;
@@ -40,9 +50,10 @@ class SampleApplicationTest {
         refused = r;
       }
     }
-    // 10 fit the bucket at once; while the test runs it leaks a little more at 5/s
-    assertThat(ok).isBetween(10, 13);
-    assertThat(refused).isNotNull();
+    double seconds = (System.nanoTime() - start) / 1e9;
+    assertThat(refused).as("a refusal within 200 requests (%s s)", seconds).isNotNull();
+    // 10 fit the bucket at once; the rest leaked at 5/s while the burst ran
+    assertThat(ok).as("admitted in %s s", seconds).isBetween(10, 10 + (int) Math.ceil(5 * seconds));
     assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(refused.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=10;w=2");
   }
