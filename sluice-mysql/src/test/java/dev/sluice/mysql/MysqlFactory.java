@@ -34,7 +34,7 @@ final class MysqlFactory implements LimiterFactory {
   static MysqlStore store(javax.sql.DataSource dataSource, String prefix, ManualClock clock) {
     AtomicLong last = new AtomicLong(Long.MIN_VALUE);
     return MysqlStore.builder(dataSource).createIfMissing(true).prefix(prefix)
-        .timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
+        .statementTimeout(TestMysql.SEMANTICS_TIMEOUT).timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
         .build();
   }
 

@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 class MysqlGoldenVectorTest extends GoldenVectorSuite {
   private final AtomicLong now = new AtomicLong();
   private final MysqlStore store = MysqlStore.builder(TestMysql.dataSource())
-      .createIfMissing(true).timeSourceMicros(now::get).build();
+      .createIfMissing(true).statementTimeout(TestMysql.SEMANTICS_TIMEOUT)
+      .timeSourceMicros(now::get).build();
 
   private static String slots(long[] state) {
     StringJoiner j = new StringJoiner(",");

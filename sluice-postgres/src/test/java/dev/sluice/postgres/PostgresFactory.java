@@ -18,7 +18,7 @@ final class PostgresFactory implements LimiterFactory {
   static PostgresStore store(String prefix, ManualClock clock) {
     AtomicLong last = new AtomicLong(Long.MIN_VALUE);
     return PostgresStore.builder(TestPostgres.dataSource()).createIfMissing(true).prefix(prefix)
-        .timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
+        .statementTimeout(TestPostgres.SEMANTICS_TIMEOUT).timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
         .build();
   }
 

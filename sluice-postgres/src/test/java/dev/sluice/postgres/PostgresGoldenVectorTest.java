@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 class PostgresGoldenVectorTest extends GoldenVectorSuite {
   private final AtomicLong now = new AtomicLong();
   private final PostgresStore store = PostgresStore.builder(TestPostgres.dataSource())
-      .createIfMissing(true).timeSourceMicros(now::get).build();
+      .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+      .timeSourceMicros(now::get).build();
 
   @Override
   protected void put(String key, String layout, long[] state) {

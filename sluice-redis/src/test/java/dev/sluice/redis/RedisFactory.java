@@ -18,7 +18,7 @@ final class RedisFactory implements LimiterFactory {
   static RedisStore store(String prefix, ManualClock clock) {
     AtomicLong last = new AtomicLong(Long.MIN_VALUE);
     return RedisStore.builder(TestRedis.connection()).prefix(prefix)
-        .timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
+        .commandTimeout(TestRedis.SEMANTICS_TIMEOUT).timeSourceMicros(() -> last.accumulateAndGet(Math.floorDiv(clock.nanoTime(), 1000), Math::max))
         .build();
   }
 

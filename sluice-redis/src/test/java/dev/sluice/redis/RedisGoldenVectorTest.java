@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 class RedisGoldenVectorTest extends GoldenVectorSuite {
   private final AtomicLong now = new AtomicLong();
   private final RedisStore store = RedisStore.builder(TestRedis.connection())
-      .prefix("golden:").timeSourceMicros(now::get).build();
+      .prefix("golden:").commandTimeout(TestRedis.SEMANTICS_TIMEOUT).timeSourceMicros(now::get)
+      .build();
   private final RedisCommands<String, String> redis = TestRedis.connection().sync();
 
   @Override
