@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -127,8 +128,33 @@ class ConsoleBrowserTest {
     return '"' + s.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
   }
 
+  /**
+   * A wait that looks again when what it read was re-rendered under it (the console redraws its
+   * tables live).
+   */
   private WebDriverWait waiting() {
-    return new WebDriverWait(browser.driver, Duration.ofSeconds(20), Duration.ofMillis(50));
+    WebDriverWait wait =
+        new WebDriverWait(browser.driver, Duration.ofSeconds(20), Duration.ofMillis(50));
+    wait.ignoring(StaleElementReferenceException.class);
+    return wait;
+  }
+
+  /**
+   * The text of every element {@code css} selects, read in one script, so at one instant of the
+   * page: the console redraws its tables live, and an element found in one call and read in
+   * the next may be gone by then (a busy host made that happen).
+   */
+  private List<String> texts(String css) {
+    Object texts = browser.driver.executeScript("return Array.from("
+        + "document.querySelectorAll(arguments[0]), e => e.innerText.trim())", css);
+    return ((List<?>) texts).stream().map(String::valueOf).toList();
+  }
+
+  /** The text of the first element {@code css} selects, read as {@link #texts} reads. */
+  private String text(String css) {
+    List<String> all = texts(css);
+    assertThat(all).as("elements selected by %s", css).isNotEmpty();
+    return all.get(0);
   }
 
   /** Opens the console of {@code s}, gives it the admin token and waits until it is live. */
@@ -178,13 +204,11 @@ class ConsoleBrowserTest {
     System.out.printf("console quota: set on one instance, admitted by the other after %d ms"
         + " (Redis)%n", tookMillis);
 
-    waiting().until(d -> !d.findElements(By.cssSelector("#quotas tr[data-key='" + key + "']"))
-        .isEmpty());
-    WebElement row = browser.driver.findElement(By.cssSelector("#quotas tr[data-key='" + key + "']"));
-    assertThat(row.getText()).contains("api", key, "leaky-bucket 100/1s", "pro plan");
-    waiting().until(d -> d.findElement(By.id("audit")).getText().contains("ops@example.com"));
-    assertThat(browser.driver.findElement(By.id("audit")).getText()).contains("(none)",
-        "pro plan");
+    String row = "#quotas tr[data-key='" + key + "']";
+    waiting().until(d -> !texts(row).isEmpty());
+    assertThat(text(row)).contains("api", key, "leaky-bucket 100/1s", "pro plan");
+    waiting().until(d -> text("#audit").contains("ops@example.com"));
+    assertThat(text("#audit")).contains("(none)", "pro plan");
 
     // an invalid quota is named, and nothing is set
     type("q-key", "customer:bad");
@@ -198,8 +222,10 @@ class ConsoleBrowserTest {
     assertThat(send(one, "GET", "/v1/check", null).statusCode()).isEqualTo(405);
 
     // removed in the console: the other instance goes back to the policy, which is spent
-    browser.driver.findElement(By.cssSelector("#quotas tr[data-key='" + key + "'] .remove"))
-        .click();
+    waiting().until(d -> {   // clicked once: a redrawn row is found again, not clicked twice
+      d.findElement(By.cssSelector("#quotas tr[data-key='" + key + "'] .remove")).click();
+      return true;
+    });
     waiting().until(d -> d.findElement(By.id("quota-message")).getText().startsWith("Removed"));
     deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     do {
@@ -233,25 +259,22 @@ class ConsoleBrowserTest {
         .statusCode()).as("limit 2").isEqualTo(429);
 
     connect(one, ADMIN);
-    By firstRefused = By.cssSelector("#top .top-list[data-policy='api'] tr td.key");
-    waiting().until(d -> !d.findElements(firstRefused).isEmpty());
-    List<WebElement> keys = browser.driver.findElements(firstRefused);
-    assertThat(keys.get(0).getText()).as("the flooding key first").isEqualTo(flooder);
-    assertThat(keys).extracting(WebElement::getText).contains(HOSTILE + run);
+    String firstRefused = "#top .top-list[data-policy='api'] tr td.key";
+    waiting().until(d -> !texts(firstRefused).isEmpty());
+    List<String> keys = texts(firstRefused);
+    assertThat(keys.get(0)).as("the flooding key first").isEqualTo(flooder);
+    assertThat(keys).contains(HOSTILE + run);
     assertThat(browser.driver.executeScript("return window.pwned === undefined"
         + " && document.querySelectorAll('#top img').length === 0")).as("the key is text")
         .isEqualTo(Boolean.TRUE);
-    assertThat(browser.driver.findElement(By.cssSelector(
-        "#top .top-list[data-limit='exports'] td.key")).getText()).isEqualTo(tenant);
+    assertThat(text("#top .top-list[data-limit='exports'] td.key")).isEqualTo(tenant);
 
-    WebElement exports = browser.driver.findElement(By.cssSelector(".limit[data-limit='exports']"));
-    assertThat(exports.findElement(By.cssSelector(".in-flight")).getText()).isEqualTo("2");
-    assertThat(exports.findElement(By.cssSelector("tr[data-key='" + tenant + "'] .key-limit"))
-        .getText()).isEqualTo("2");
-    WebElement search = browser.driver.findElement(By.cssSelector("#policies tr[data-policy='search']"));
-    assertThat(search.getText()).contains("300");
-    waiting().until(d -> !d.findElements(By.cssSelector("#leases tbody tr")).isEmpty());
-    assertThat(browser.driver.findElement(By.id("leases")).getText()).contains("search");
+    assertThat(text(".limit[data-limit='exports'] .in-flight")).isEqualTo("2");
+    assertThat(text(".limit[data-limit='exports'] tr[data-key='" + tenant + "'] .key-limit"))
+        .isEqualTo("2");
+    assertThat(text("#policies tr[data-policy='search']")).contains("300");
+    waiting().until(d -> !texts("#leases tbody tr").isEmpty());
+    assertThat(text("#leases")).contains("search");
 
     String shot = System.getProperty("sluice.console.screenshot");
     if (shot != null && !shot.isBlank()) {

@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -46,15 +47,20 @@ class ConsoleBrowserTest {
       for (int i = 0; i < 10; i++) {
         hello(port, "flood");
       }
+      // the console redraws its tables live: a wait looks again at a redrawn element
       WebDriverWait wait = new WebDriverWait(browser.driver, Duration.ofSeconds(20),
           Duration.ofMillis(50));
+      wait.ignoring(StaleElementReferenceException.class);
       browser.driver.get("http://127.0.0.1:" + port + "/actuator/sluiceconsole/index.html");
       wait.until(d -> d.findElement(By.id("status")).getText().equals("live"));
       assertThat(browser.driver.findElement(By.id("login")).isDisplayed())
           .as("no admin token: Actuator's security applies").isFalse();
       By top = By.cssSelector("#top .top-list[data-policy='api'] td.key");
       wait.until(d -> !d.findElements(top).isEmpty());
-      assertThat(browser.driver.findElement(top).getText()).isEqualTo("x-api-key:flood");
+      // read in one script, at one instant of the page (a found element may be redrawn after)
+      assertThat(browser.driver.executeScript("return document.querySelector(arguments[0])"
+          + ".innerText.trim()", "#top .top-list[data-policy='api'] td.key"))
+          .isEqualTo("x-api-key:flood");
 
       new Select(browser.driver.findElement(By.id("q-policy"))).selectByValue("rate:api");
       type(browser, "q-key", "x-api-key:flood");
@@ -66,8 +72,10 @@ class ConsoleBrowserTest {
       assertThat(hello(port, "flood")).as("the quota decides the key").isEqualTo(200);
 
       By remove = By.cssSelector("#quotas tr[data-key='x-api-key:flood'] .remove");
-      wait.until(d -> !d.findElements(remove).isEmpty());
-      browser.driver.findElement(remove).click();
+      wait.until(d -> {   // clicked once: a redrawn row is found again, not clicked twice
+        d.findElement(remove).click();
+        return true;
+      });
       wait.until(d -> d.findElement(By.id("quota-message")).getText().startsWith("Removed"));
       assertThat(hello(port, "flood")).as("back to the policy, which the key spent")
           .isEqualTo(429);
