@@ -253,7 +253,8 @@ class MysqlStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).build();
+        .createIfMissing(true).statementTimeout(TestMysql.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).build();
     countWrites(table);
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store)
         .build();
@@ -281,7 +282,8 @@ class MysqlStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).prefix("api:").build();
+        .createIfMissing(true).statementTimeout(TestMysql.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).prefix("api:").build();
     RateLimiter l = Sluice.builder().limits(Limit.leakyBucket(5, Rate.perSecond(5)),
         Limit.slidingWindow(3, Duration.ofSeconds(10))).store(store).build();
     for (int i = 0; i < 3; i++) {
@@ -298,7 +300,8 @@ class MysqlStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).build();
+        .createIfMissing(true).statementTimeout(TestMysql.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).build();
     RateLimiter two = Sluice.builder().limits(Limit.leakyBucket(1, Rate.perSecond(1)),
         Limit.fixedWindow(5, Duration.ofMinutes(1))).store(store).build();
     RateLimiter one = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perSecond(1)))
@@ -321,7 +324,8 @@ class MysqlStoreTest {
   void keysUpToTheLimit_areStored_andKeysAreComparedByteForByte() throws Exception {
     String table = freshTable();
     MysqlStore store = MysqlStore.builder(TestMysql.dataSource()).table(table)
-        .createIfMissing(true).prefix("some-application:").build();
+        .createIfMissing(true).statementTimeout(TestMysql.SEMANTICS_TIMEOUT)
+        .prefix("some-application:").build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perMinute(1))).store(store)
         .build();
     String longest = "\ud83d\ude00".repeat(256);            // 1,024 bytes of UTF-8, all indexed

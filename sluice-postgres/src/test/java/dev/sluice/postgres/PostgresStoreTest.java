@@ -92,7 +92,8 @@ class PostgresStoreTest {
         .hasMessageContaining("has Sluice schema version 1 but this Sluice needs version 9")
         .hasMessageContaining("apply [/dev/sluice/postgres/V2__sluice.sql, /dev/sluice/postgres/V3__sluice.sql, /dev/sluice/postgres/V4__sluice.sql, /dev/sluice/postgres/V5__sluice.sql, /dev/sluice/postgres/V6__sluice.sql, /dev/sluice/postgres/V7__sluice.sql, /dev/sluice/postgres/V8__sluice.sql, /dev/sluice/postgres/V9__sluice.sql]");
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(() -> 1_000_000L).build();
+        .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(() -> 1_000_000L).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(3, Rate.perSecond(1.5)))
         .store(store).build();
     l.fillUp("k", 1);
@@ -214,7 +215,8 @@ class PostgresStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).build();
+        .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(2, Rate.perSecond(1))).store(store).build();
     assertThat(l.check("k").isAllowed()).isTrue();
     assertThat(row(table, "k")).as("a check writes nothing").isNull();
@@ -239,7 +241,8 @@ class PostgresStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).prefix("api:").build();
+        .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).prefix("api:").build();
     RateLimiter l = Sluice.builder().limits(Limit.leakyBucket(5, Rate.perSecond(5)),
         Limit.slidingWindow(3, Duration.ofSeconds(10))).store(store).build();
     for (int i = 0; i < 3; i++) {
@@ -256,7 +259,8 @@ class PostgresStoreTest {
     String table = freshTable();
     AtomicLong now = new AtomicLong(T0);
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
-        .createIfMissing(true).timeSourceMicros(now::get).build();
+        .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+        .timeSourceMicros(now::get).build();
     RateLimiter two = Sluice.builder().limits(Limit.leakyBucket(1, Rate.perSecond(1)),
         Limit.fixedWindow(5, Duration.ofMinutes(1))).store(store).build();
     RateLimiter one = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perSecond(1))).store(store).build();
@@ -278,7 +282,8 @@ class PostgresStoreTest {
   void keysUpToTheLimit_areStored_andKeysPostgresCannotHold_areRefusedBeforeIt() throws Exception {
     String table = freshTable();
     PostgresStore store = PostgresStore.builder(TestPostgres.dataSource()).table(table)
-        .createIfMissing(true).prefix("some-application:").build();
+        .createIfMissing(true).statementTimeout(TestPostgres.SEMANTICS_TIMEOUT)
+        .prefix("some-application:").build();
     RateLimiter l = Sluice.builder().limit(Limit.leakyBucket(1, Rate.perMinute(1))).store(store).build();
     String longest = "\ud83d\ude00".repeat(256);            // 1,024 bytes of UTF-8, all indexed
     assertThat(l.tryAcquire(longest).isAllowed()).isTrue();

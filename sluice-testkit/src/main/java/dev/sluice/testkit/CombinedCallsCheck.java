@@ -75,9 +75,12 @@ public final class CombinedCallsCheck {
         }));
       }
       go.countDown();
+      // the key is released only after every call returned, so none waited for the holder; a
+      // call's own deadline is two timeouts, and the bound leaves room for a busy host's
+      // scheduling (2.5 s once beside two busy loops, with a 100-ms timeout)
       for (Future<Long> f : calls) {
         assertThat(f.get(30, TimeUnit.SECONDS)).as("two timeouts at most, with room")
-            .isLessThan(TimeUnit.SECONDS.toNanos(2));
+            .isLessThan(TimeUnit.SECONDS.toNanos(5));
       }
       release.release();
     } finally {
