@@ -71,16 +71,20 @@ class SuiteSizesDocTest {
     Map<String, Long> defaults = defaults();
     Map<String, Long> thorough = thorough();
     assertThat(thorough.keySet()).as("what -Pthorough raises").containsExactlyInAnyOrder(
-        "sluice.test.operations", "sluice.lincheck.invocations",
-        "sluice.lincheck.stress.invocations", "sluice.faults.seconds");
+        "sluice.test.operations", "sluice.lincheck.iterations", "sluice.lincheck.invocations",
+        "sluice.lincheck.stress.invocations", "sluice.faults.seconds", "sluice.golden.vectors");
     String readme = readme();
-    assertThat(readme).contains("Lincheck exploring "
+    assertThat(readme).contains("Lincheck trying "
+        + times(defaults, thorough, "sluice.lincheck.iterations")
+        + " the scenarios and exploring "
         + times(defaults, thorough, "sluice.lincheck.invocations")
         + " the interleavings of each (model checking) and "
         + times(defaults, thorough, "sluice.lincheck.stress.invocations")
         + " the runs (stress)");
     assertThat(readme).contains("the conformance suites' stress phases "
         + times(defaults, thorough, "sluice.test.operations") + " the operations");
+    assertThat(readme).contains("the stores replaying "
+        + times(defaults, thorough, "sluice.golden.vectors") + " the golden vectors");
     assertThat(readme).contains("the permit fault tests' load across JVMs "
         + thorough.get("sluice.faults.seconds") + " s long instead of "
         + defaults.get("sluice.faults.seconds"));

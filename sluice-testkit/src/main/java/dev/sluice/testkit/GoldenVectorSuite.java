@@ -20,8 +20,19 @@ public abstract class GoldenVectorSuite {
   /** For a store's test class, which extends this one. */
   protected GoldenVectorSuite() {}
 
-  /** How many vectors each store replays. */
-  protected static final int VECTORS = 20_000;
+  /**
+   * How many vectors each store replays: 5,000 by default, 20,000 with {@code -Pthorough}
+   * ({@code -Dsluice.golden.vectors}); the smaller set is the first part of the larger.
+   */
+  protected static final int VECTORS = vectors();
+
+  private static int vectors() {
+    int n = Integer.getInteger("sluice.golden.vectors", 5_000);
+    if (n < 4) {
+      throw new IllegalArgumentException("sluice.golden.vectors must be at least 4 but was " + n);
+    }
+    return n;
+  }
 
   /** Writes a key's stored state under this layout; {@code state} null deletes the key. */
   protected abstract void put(String key, String layout, long[] state);
@@ -45,8 +56,8 @@ public abstract class GoldenVectorSuite {
   protected abstract Observation applyGroup(String group, String key, StoreRequest request,
       long now);
 
-  /** How many group vectors each store replays. */
-  protected static final int GROUP_VECTORS = 5_000;
+  /** How many group vectors each store replays: a quarter of {@link #VECTORS}. */
+  protected static final int GROUP_VECTORS = VECTORS / 4;
 
   @Test
   public void everyGroupGoldenVector_leavesTheKeyAndTheParentAsCoreComputes() {

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Lincheck linearizability of every operation on one key. A store module extends this class
  * with a public no-argument constructor that passes its factory and the limits to check. Sizes
- * come from {@code -Dsluice.lincheck.iterations} (default 30).
+ * come from {@code -Dsluice.lincheck.iterations} (scenarios: 15 by default, 30 with
+ * {@code -Pthorough}) and the two below.
  *
  * <p>With {@code concurrentClock}, advancing the clock is itself a concurrent operation: right
  * for a store that reads the clock inside its atomic step (a lock, a script, a statement). A
@@ -94,8 +95,12 @@ public abstract class LinearizabilitySuite {
     limiter.reset("k");
   }
 
+  /**
+   * Scenarios per suite, each a random choice of operations for each thread: 15 by default, 30
+   * with {@code -Pthorough} ({@code -Dsluice.lincheck.iterations}).
+   */
   private static int iterations() {
-    return Integer.getInteger("sluice.lincheck.iterations", 30);
+    return Integer.getInteger("sluice.lincheck.iterations", 15);
   }
 
   /**
