@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
@@ -730,7 +731,7 @@ final class OverloadSimulation {
    * events made most of a run's time.
    */
   private static final class Events {
-    private static final java.util.Comparator<Event> ORDER =
+    private static final Comparator<Event> ORDER =
         (a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq);
     private final PriorityQueue<Event> heap = new PriorityQueue<>(ORDER);
     private final ArrayDeque<Event> inOrder = new ArrayDeque<>();
