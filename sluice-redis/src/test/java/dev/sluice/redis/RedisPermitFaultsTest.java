@@ -154,7 +154,9 @@ class RedisPermitFaultsTest {
       probe.shutdown();
     }
     long leaseMillis = 2000;
-    try (RedisStore store = RedisStore.builder(uri).commandTimeout(Duration.ofMillis(50)).build();
+    // a 250-ms timeout: beside other work, a 50-ms one kept timing out after Redis resumed
+    // (the host, not Redis, was late), and no decision reached Redis in the 2 s that followed
+    try (RedisStore store = RedisStore.builder(uri).commandTimeout(Duration.ofMillis(250)).build();
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(10)
             .lease(Duration.ofMillis(leaseMillis)).store(store)
             .circuitBreaker(CircuitBreakerSettings.defaults().withOpenFor(Duration.ofMillis(200)))
@@ -199,7 +201,7 @@ class RedisPermitFaultsTest {
       Thread.sleep(1500);
       signal("CONT", pid);
       resumed.set(true);
-      Thread.sleep(2000);
+      Thread.sleep(3000);
       stop.set(true);
       for (Thread t : threads) {
         t.join(10_000);
@@ -224,13 +226,14 @@ class RedisPermitFaultsTest {
    * lease): two JVMs of four threads take and release permits of one key while Redis is paused
    * (SIGSTOP) for 1.5 s, stopping (and releasing everything) in the middle of the pause. The
    * acquires and releases that timed out run when Redis resumes; the limiters' cancels, queued
-   * behind them on the same connections, give every such permit back. Half a second after Redis
+   * behind them on the same connections, give every such permit back. A second after Redis
    * resumes, no permit is held by nobody (the store counts 0, where without the cancels it counts
    * the late acquires for a whole lease), and a third JVM's limiter, which asked throughout the
-   * pause, was granted again within that half second.
+   * pause, was granted again within that second (a busy host reads the answers late: one run
+   * beside other work granted again 574 ms after the resume, and counted 1 at half a second).
    */
   @Test
-  void aPausedRedis_holdsNoPermitForNobody_halfASecondAfterItResumes() throws Exception {
+  void aPausedRedis_holdsNoPermitForNobody_aSecondAfterItResumes() throws Exception {
     int port = Ports.free();
     RedisServer server = TestRedis.startServer(port);
     String uri = "redis://127.0.0.1:" + port;
@@ -268,7 +271,7 @@ class RedisPermitFaultsTest {
         sleepUntil(start + 2500);
         resumedAt.set(System.nanoTime());
         signal("CONT", pid);
-        sleepUntil(start + 3000);
+        sleepUntil(start + 3500);
         int heldByNobody = reader.inFlight("shared");
         asker.join(10_000);
         long resumeMillis = firstGrantAfter.get() / 1_000_000;
@@ -277,13 +280,13 @@ class RedisPermitFaultsTest {
           outputs.add(String.join("\n", output).trim());
         }
         System.out.printf("Redis paused 1.5 s under 2 JVMs x 4 threads (defaults, lease 30 s):"
-            + " %d permits held by nobody 0.5 s after it resumed; first grant %d ms after it"
+            + " %d permits held by nobody 1 s after it resumed; first grant %d ms after it"
             + " resumed; %d refusals in the pause; workers: %s%n", heldByNobody, resumeMillis,
             refusedInPause.get(), outputs);
         assertThat(outputs).allMatch(o -> o.contains("stopped acquired="));
         assertThat(refusedInPause.get()).as("the pause was felt").isPositive();
-        assertThat(heldByNobody).as("permits held by nobody 0.5 s after Redis resumed").isZero();
-        assertThat(resumeMillis).as("ms from the resume to the next grant").isBetween(0L, 500L);
+        assertThat(heldByNobody).as("permits held by nobody 1 s after Redis resumed").isZero();
+        assertThat(resumeMillis).as("ms from the resume to the next grant").isBetween(0L, 1000L);
       }
     } finally {
       signal("CONT", pid);
