@@ -682,7 +682,7 @@ final class OverloadSimulation {
   // ------------------------------------------------------------------------------ the run
 
   /** A request: its arrival, deadline, priority, service time, and the strategy's token. */
-  private static final class Request {
+  static final class Request {
     final long arrival;
     final long deadline;
     final int priority;
@@ -721,7 +721,7 @@ final class OverloadSimulation {
     }
   }
 
-  private record Event(long at, long seq, int kind, Request request) {}
+  record Event(long at, long seq, int kind, Request request) {}
 
   /**
    * The run's events in time order, ties in the order they were added (the first attempts
@@ -730,7 +730,7 @@ final class OverloadSimulation {
    * events added in time order, and a heap for the others. One heap of hundreds of thousands of
    * events made most of a run's time.
    */
-  private static final class Events {
+  static final class Events {
     private static final Comparator<Event> ORDER =
         (a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq);
     private final PriorityQueue<Event> heap = new PriorityQueue<>(ORDER);
@@ -745,7 +745,15 @@ final class OverloadSimulation {
     /** The instant of the event polled last. */
     private long now = Long.MIN_VALUE;
 
+    /** Events whose first are {@code firstAttempts}, arrivals in time order. */
     Events(List<Request> firstAttempts) {
+      for (int i = 1; i < firstAttempts.size(); i++) {
+        if (firstAttempts.get(i).arrival < firstAttempts.get(i - 1).arrival) {
+          throw new IllegalArgumentException("first attempts must be in time order, but number "
+              + i + " arrives at " + firstAttempts.get(i).arrival + " ns, before "
+              + firstAttempts.get(i - 1).arrival + " ns");
+        }
+      }
       this.firstAttempts = firstAttempts;
       this.seq = firstAttempts.size();
     }
