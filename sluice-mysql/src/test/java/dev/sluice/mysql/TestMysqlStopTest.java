@@ -22,8 +22,7 @@ class TestMysqlStopTest {
     int port = Ports.free();
     DB db = TestMysql.start(port, dir);
     try {
-      List<ProcessHandle> servers = ProcessHandle.current().children()
-          .filter(p -> p.info().commandLine().orElse("").contains(dir.toString())).toList();
+      List<ProcessHandle> servers = TestMysql.serverProcesses(dir);
       assertThat(servers).as("the server's process").hasSize(1);
       Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(servers.get(0).pid()))
           .inheritIO().start();
